@@ -1,0 +1,1 @@
+//! PICA200 arithmetic (placeholder, being written).

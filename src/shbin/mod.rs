@@ -1,0 +1,1 @@
+//! SHBIN container (placeholder, being written).
