@@ -5,12 +5,14 @@
 //! types; nothing else looks at raw instruction bits.
 
 mod decode;
+mod disasm;
 mod encode;
 mod instruction;
 mod opdesc;
 mod register;
 
 pub use decode::decode;
+pub use disasm::{label_name, listing, resolve_descriptor, Disasm, ListingEntry};
 pub use encode::{encode, EncodeError};
 pub use instruction::{BinaryOp, CmpOp, CondOp, Condition, Guard, Instruction, UnaryOp};
 pub use opdesc::{OperandDescriptor, Swizzle, WriteMask};

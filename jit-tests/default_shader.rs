@@ -1,0 +1,122 @@
+//! The embedded default shader: its SHBIN asset is exactly what its assembly source
+//! produces, and it computes what a transform + lighting shader should.
+//!
+//! Regenerate the asset after editing `assets/default_shader.pica` with
+//! `UPDATE_GOLDEN=1 cargo test --test default_shader`.
+
+mod common;
+
+use common::{assemble, Case};
+use pica_jit::shbin::{ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, Shbin};
+use pica_jit::{Precision, ShaderKind, Stop};
+
+const SOURCE: &str = include_str!("../assets/default_shader.pica");
+const ASSET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_shader.shbin");
+
+fn build() -> Shbin {
+    let asm = assemble(SOURCE);
+    let mut dvle = Dvle {
+        version: 0x1002,
+        kind: ShaderKind::Vertex,
+        main: asm.label("main"),
+        end: asm.label("normalize_r4") - 1,
+        input_mask: 0b1111,
+        output_mask: 0b111,
+        constants: vec![
+            ConstantEntry { register: 95, value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]) },
+            ConstantEntry { register: 0, value: ConstantValue::Int([1, 0, 2, 0]) },
+            ConstantEntry { register: 0, value: ConstantValue::Bool(true) },
+        ],
+        outputs: vec![
+            OutputEntry { semantic: 0, register: 0, mask: 0xF },
+            OutputEntry { semantic: 2, register: 1, mask: 0xF },
+            OutputEntry { semantic: 3, register: 2, mask: 0x3 },
+        ],
+        ..Dvle::default()
+    };
+    // Uniform register numbering of the DVLE table: 0x10 + cN, 0x70 + iN, 0x78 + bN.
+    for (name, first, last) in [
+        ("mvp", 0x10, 0x13),
+        ("normal_matrix", 0x14, 0x16),
+        ("ambient", 0x17, 0x17),
+        ("lights", 0x18, 0x1F),
+        ("specular", 0x20, 0x20),
+        ("light_loop", 0x70, 0x70),
+        ("textured", 0x78, 0x78),
+    ] {
+        dvle.add_uniform(name, first, last);
+    }
+    let extras = vec![0; asm.descriptors.len()];
+    Shbin {
+        dvlp: Dvlp { version: 0, code: asm.code.clone(), descriptors: asm.descriptors.clone(), descriptor_extras: extras },
+        dvles: vec![dvle],
+    }
+}
+
+#[test]
+fn embedded_asset_matches_its_source() {
+    let bytes = build().to_bytes();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(ASSET, &bytes).unwrap();
+        return;
+    }
+    assert!(
+        bytes == pica_jit::DEFAULT_SHADER,
+        "assets/default_shader.shbin is stale: run UPDATE_GOLDEN=1 cargo test --test default_shader"
+    );
+    assert_eq!(Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap(), build());
+}
+
+/// Runs the default shader on one vertex with a simple scene.
+fn lit(precision: Precision, normal: [f32; 4], b0: bool) -> common::Outcome {
+    let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    let program = pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap();
+    let mut case = Case::from_program(program).precision(precision);
+    case.uniforms = pica_jit::Uniforms::default();
+    case.uniforms.apply_constants(&shbin.dvles[0].constants);
+    case.entry(shbin.dvles[0].main)
+        // mvp = identity scaled by 2; normal matrix = identity
+        .f(0, [2.0, 0.0, 0.0, 0.0])
+        .f(1, [0.0, 2.0, 0.0, 0.0])
+        .f(2, [0.0, 0.0, 2.0, 0.0])
+        .f(3, [0.0, 0.0, 0.0, 1.0])
+        .f(4, [1.0, 0.0, 0.0, 0.0])
+        .f(5, [0.0, 1.0, 0.0, 0.0])
+        .f(6, [0.0, 0.0, 1.0, 0.0])
+        .f(7, [0.25, 0.25, 0.25, 1.0])
+        // light 0 along +z, white-ish; light 1 along +x, red
+        .f(8, [0.0, 0.0, 1.0, 0.0])
+        .f(9, [0.5, 0.5, 0.5, 0.0])
+        .f(10, [1.0, 0.0, 0.0, 0.0])
+        .f(11, [0.5, 0.0, 0.0, 0.0])
+        .f(16, [0.125, 0.125, 0.125, 4.0])
+        .b(0, b0)
+        .input(0, [1.0, 2.0, 3.0, 1.0])
+        .input(1, normal)
+        .input(2, [1.0, 1.0, 1.0, 0.5])
+        .input(3, [0.25, 0.75, 0.0, 0.0])
+        .run()
+}
+
+#[test]
+fn transforms_and_lights_a_vertex() {
+    for precision in [Precision::F32, Precision::F24] {
+        // Normal (0, 0, 2) normalises to +z: light 0 fully on, light 1 off, and the
+        // half vector is +z so the specular term is 1^4 = 1.
+        let t = lit(precision, [0.0, 0.0, 2.0, 0.0], true);
+        assert_eq!(t.stop, Stop::End);
+        assert_eq!(t.out(0), [2.0, 4.0, 6.0, 1.0], "{precision:?}");
+        // 0.25 ambient + 0.5 diffuse + 0.125 specular, alpha = 1 * 0.5.
+        assert_eq!(t.out(1), [0.875, 0.875, 0.875, 0.5], "{precision:?}");
+        assert_eq!(t.out(2), [0.25, 0.75, 0.0, 0.0]);
+        // Normal along +x: only the red light is diffuse-lit; the half vector of
+        // light 0 is +z, so n.h = 0 and the specular term is ex2(4 * lg2(0)) = 0.
+        let t = lit(precision, [3.0, 0.0, 0.0, 0.0], false);
+        // In F24 the normalisation truncates: rsq(9) -> 0x3EAAAA80, 3 * that -> 1 - 2^-17,
+        // and 0.25 + 0.5 * (1 - 2^-17) truncates to 98303 * 2^-17.
+        let red = if precision == Precision::F24 { 98303.0 / 131072.0 } else { 0.75 };
+        assert_eq!(t.out(1), [red, 0.25, 0.25, 0.5], "{precision:?}");
+        // Untextured: texcoords are zero.
+        assert_eq!(t.out(2), [0.0; 4]);
+    }
+}

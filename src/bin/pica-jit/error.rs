@@ -1,0 +1,29 @@
+//! Everything that can go wrong on the command line, with actionable messages.
+
+use pica_jit::shbin::ShbinError;
+use pica_jit::{EngineError, ProgramError};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum CliError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path} is not a valid shader binary: {source}")]
+    Shbin { path: String, source: ShbinError },
+    #[error("{path}: {source}")]
+    Program { path: String, source: ProgramError },
+    #[error("{path} has {count} DVLE(s); --dvle {index} does not exist (use 0..{count})")]
+    NoSuchDvle { path: String, index: usize, count: usize },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("input is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("input {path}: {message}")]
+    Input { path: String, message: String },
+}
+
+impl CliError {
+    pub fn input(path: &str, message: impl Into<String>) -> CliError {
+        CliError::Input { path: path.to_string(), message: message.into() }
+    }
+}

@@ -1,0 +1,84 @@
+//! `pica-jit`: disassemble and run PICA200 shaders from the command line.
+//!
+//! The `run` JSON contract is documented in the README; it is a public interface.
+
+mod error;
+mod input;
+mod output;
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// PICA200 shader recompiler: disassemble or run a SHBIN shader.
+#[derive(Parser, Debug)]
+#[command(name = "pica-jit", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the DVLEs (type, entry, outputs, uniforms, constants) and the code listing.
+    Disasm {
+        /// SHBIN file; the embedded default shader when omitted.
+        file: Option<PathBuf>,
+    },
+    /// Run one invocation per input vertex and print the results as JSON.
+    Run {
+        /// SHBIN file; the embedded default shader when omitted.
+        file: Option<PathBuf>,
+        /// Which DVLE (entry point) to run.
+        #[arg(long, default_value_t = 0)]
+        dvle: usize,
+        /// Engine: interp, jit or auto (the best this host has).
+        #[arg(long, default_value = "auto")]
+        engine: String,
+        /// Arithmetic precision: f24 (hardware-faithful) or f32.
+        #[arg(long, default_value = "f24")]
+        precision: String,
+        /// Most instructions one invocation may execute.
+        #[arg(long, default_value_t = pica_jit::DEFAULT_BUDGET)]
+        budget: u64,
+        /// JSON input file, or `-` for standard input; `{}` when omitted.
+        #[arg(long)]
+        input: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with success; usage errors exit 1.
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Disasm { file } => commands::disasm(file.as_deref()),
+        Command::Run { file, dvle, engine, precision, budget, input } => {
+            commands::run(commands::RunArgs {
+                file: file.as_deref(),
+                dvle,
+                engine: &engine,
+                precision: &precision,
+                budget,
+                input: input.as_deref(),
+            })
+        }
+    };
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pica-jit: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

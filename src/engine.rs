@@ -1,0 +1,243 @@
+//! Engine selection and the [`Shader`] handle that runs invocations.
+
+use crate::arith::Precision;
+use crate::interp;
+use crate::program::{Program, ShaderKind};
+use crate::state::{EmitSink, UnitState, Uniforms};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Default execution budget: instructions one invocation may execute.
+///
+/// Real shaders execute at most a few thousand instructions per invocation; 2^20
+/// stops a runaway program in well under a second on every engine.
+pub const DEFAULT_BUDGET: u64 = 1 << 20;
+
+/// Which engine runs a shader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum EngineKind {
+    /// The reference interpreter (every host).
+    Interpreter,
+    /// The native recompiler for this host.
+    Jit,
+    /// The fastest engine this host supports.
+    #[default]
+    Auto,
+}
+
+impl EngineKind {
+    /// The command-line spelling: `interp`, `jit` or `auto`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Interpreter => "interp",
+            EngineKind::Jit => "jit",
+            EngineKind::Auto => "auto",
+        }
+    }
+
+    /// Engines that can run on this host (never includes `Auto`).
+    pub fn available() -> Vec<EngineKind> {
+        vec![EngineKind::Interpreter]
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "interp" | "interpreter" => Ok(EngineKind::Interpreter),
+            "jit" => Ok(EngineKind::Jit),
+            "auto" => Ok(EngineKind::Auto),
+            other => Err(EngineError::UnknownEngine(other.to_string())),
+        }
+    }
+}
+
+impl FromStr for Precision {
+    type Err = EngineError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "f24" => Ok(Precision::F24),
+            "f32" => Ok(Precision::F32),
+            other => Err(EngineError::UnknownPrecision(other.to_string())),
+        }
+    }
+}
+
+/// Why a shader cannot be prepared.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EngineError {
+    /// The requested engine does not exist on this host.
+    #[error("engine `{engine}` is not available on this host: {reason}")]
+    Unavailable {
+        /// The engine asked for.
+        engine: EngineKind,
+        /// Why not.
+        reason: String,
+    },
+    /// The entry point is outside the program.
+    #[error("entry point {entry:#06x} is outside the program ({len} code words)")]
+    EntryOutOfRange {
+        /// The entry point asked for.
+        entry: u32,
+        /// Code length.
+        len: usize,
+    },
+    /// An engine name that does not exist.
+    #[error("unknown engine `{0}` (expected interp, jit or auto)")]
+    UnknownEngine(String),
+    /// A precision name that does not exist.
+    #[error("unknown precision `{0}` (expected f24 or f32)")]
+    UnknownPrecision(String),
+}
+
+/// How to run a program: where it starts, what unit runs it, arithmetic and budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShaderConfig {
+    /// Address of the first instruction.
+    pub entry: u32,
+    /// Vertex or geometry unit.
+    pub kind: ShaderKind,
+    /// Arithmetic precision.
+    pub precision: Precision,
+    /// Most instructions one invocation may execute.
+    pub budget: u64,
+}
+
+impl Default for ShaderConfig {
+    fn default() -> Self {
+        ShaderConfig {
+            entry: 0,
+            kind: ShaderKind::Vertex,
+            precision: Precision::default(),
+            budget: DEFAULT_BUDGET,
+        }
+    }
+}
+
+/// Why an invocation stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stop {
+    /// An `end` instruction ran.
+    End,
+    /// The program counter left the program (treated as `end`).
+    EndOfCode,
+    /// The budget ran out before the program ended.
+    BudgetExceeded,
+    /// A `break` ran with an empty LOOP stack; the hardware hangs forever there.
+    BreakOutsideLoop,
+}
+
+/// The coarse outcome of an invocation, as the CLI reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunStatus {
+    /// The program finished.
+    Ok,
+    /// The program would not have finished within the budget.
+    BudgetExceeded,
+}
+
+impl Stop {
+    /// `Ok` for a finished program; a hang counts as an exceeded budget.
+    pub fn status(self) -> RunStatus {
+        match self {
+            Stop::End | Stop::EndOfCode => RunStatus::Ok,
+            Stop::BudgetExceeded | Stop::BreakOutsideLoop => RunStatus::BudgetExceeded,
+        }
+    }
+
+    /// Stable snake_case name (`end`, `end_of_code`, `budget`, `break_outside_loop`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::End => "end",
+            Stop::EndOfCode => "end_of_code",
+            Stop::BudgetExceeded => "budget",
+            Stop::BreakOutsideLoop => "break_outside_loop",
+        }
+    }
+}
+
+impl RunStatus {
+    /// Stable snake_case name (`ok`, `budget_exceeded`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::BudgetExceeded => "budget_exceeded",
+        }
+    }
+}
+
+#[derive(Debug)]
+enum Backend {
+    Interpreter,
+}
+
+/// A program prepared for one entry point, unit kind, precision and engine.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pica_jit::isa::{encode, Instruction};
+/// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Stop, UnitState, Uniforms};
+///
+/// let program = Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap());
+/// let shader = Shader::new(program, ShaderConfig::default(), EngineKind::Auto).unwrap();
+/// let mut state = UnitState::default();
+/// assert_eq!(shader.run(&Uniforms::default(), &mut state, &mut ()), Stop::End);
+/// ```
+#[derive(Debug)]
+pub struct Shader {
+    program: Arc<Program>,
+    config: ShaderConfig,
+    backend: Backend,
+}
+
+impl Shader {
+    /// Prepares `program` to run with `config` on `engine`.
+    pub fn new(program: Arc<Program>, config: ShaderConfig, engine: EngineKind) -> Result<Shader, EngineError> {
+        if config.entry as usize >= program.len() {
+            return Err(EngineError::EntryOutOfRange { entry: config.entry, len: program.len() });
+        }
+        let backend = match engine {
+            EngineKind::Interpreter | EngineKind::Auto => Backend::Interpreter,
+            EngineKind::Jit => {
+                return Err(EngineError::Unavailable {
+                    engine,
+                    reason: "no native code generator is built for this host".into(),
+                });
+            }
+        };
+        Ok(Shader { program, config, backend })
+    }
+
+    /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
+    pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
+        match self.backend {
+            Backend::Interpreter => interp::run(&self.program, &self.config, uniforms, state, sink),
+        }
+    }
+
+    /// The engine actually running this shader (never `Auto`).
+    pub fn engine(&self) -> EngineKind {
+        match self.backend {
+            Backend::Interpreter => EngineKind::Interpreter,
+        }
+    }
+
+    /// The configuration this shader was prepared with.
+    pub fn config(&self) -> &ShaderConfig {
+        &self.config
+    }
+
+    /// The program this shader runs.
+    pub fn program(&self) -> &Arc<Program> {
+        &self.program
+    }
+}
