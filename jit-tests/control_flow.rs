@@ -19,9 +19,15 @@ fn ifu_true_runs_then_part_and_skips_else() {
     ";
     let t = Case::new(src).b(0, true).run();
     assert_eq!(t.stop, Stop::End);
-    assert_eq!([t.out(0), t.out(1), t.out(2), t.out(3)], [ONES, ONES, ZEROS, ZEROS]);
+    assert_eq!(
+        [t.out(0), t.out(1), t.out(2), t.out(3)],
+        [ONES, ONES, ZEROS, ZEROS]
+    );
     let f = Case::new(src).b(0, false).run();
-    assert_eq!([f.out(0), f.out(1), f.out(2), f.out(3)], [ZEROS, ZEROS, ONES, ONES]);
+    assert_eq!(
+        [f.out(0), f.out(1), f.out(2), f.out(3)],
+        [ZEROS, ZEROS, ONES, ONES]
+    );
 }
 
 #[test]
@@ -43,12 +49,60 @@ fn if_without_else() {
 fn ifc_uses_cmp_flags_with_every_condop() {
     // cmp sets cmp.x = (v0.x == 1), cmp.y = (v0.y == 1).
     let conds = [
-        ("cmp.x", [(false, false, false), (true, false, true), (false, true, false), (true, true, true)]),
-        ("!cmp.y", [(false, false, true), (true, false, true), (false, true, false), (true, true, false)]),
-        ("cmp.x && !cmp.y", [(false, false, false), (true, false, true), (false, true, false), (true, true, false)]),
-        ("cmp.x || cmp.y", [(false, false, false), (true, false, true), (false, true, true), (true, true, true)]),
-        ("!cmp.x || !cmp.y", [(false, false, true), (true, false, true), (false, true, true), (true, true, false)]),
-        ("!cmp.x && !cmp.y", [(false, false, true), (true, false, false), (false, true, false), (true, true, false)]),
+        (
+            "cmp.x",
+            [
+                (false, false, false),
+                (true, false, true),
+                (false, true, false),
+                (true, true, true),
+            ],
+        ),
+        (
+            "!cmp.y",
+            [
+                (false, false, true),
+                (true, false, true),
+                (false, true, false),
+                (true, true, false),
+            ],
+        ),
+        (
+            "cmp.x && !cmp.y",
+            [
+                (false, false, false),
+                (true, false, true),
+                (false, true, false),
+                (true, true, false),
+            ],
+        ),
+        (
+            "cmp.x || cmp.y",
+            [
+                (false, false, false),
+                (true, false, true),
+                (false, true, true),
+                (true, true, true),
+            ],
+        ),
+        (
+            "!cmp.x || !cmp.y",
+            [
+                (false, false, true),
+                (true, false, true),
+                (false, true, true),
+                (true, true, false),
+            ],
+        ),
+        (
+            "!cmp.x && !cmp.y",
+            [
+                (false, false, true),
+                (true, false, false),
+                (false, true, false),
+                (true, true, false),
+            ],
+        ),
     ];
     for (cond, table) in conds {
         let src = format!(
@@ -62,11 +116,24 @@ fn ifc_uses_cmp_flags_with_every_condop() {
         "
         );
         for (x, y, expect) in table {
-            let v0 = [if x { 1.0 } else { 0.0 }, if y { 1.0 } else { 0.0 }, 0.0, 0.0];
+            let v0 = [
+                if x { 1.0 } else { 0.0 },
+                if y { 1.0 } else { 0.0 },
+                0.0,
+                0.0,
+            ];
             let t = Case::new(&src).input(0, v0).input(1, ONES).run();
             assert_eq!(t.state.cmp, [x, y]);
-            assert_eq!(t.out(0), if expect { ONES } else { ZEROS }, "{cond} with cmp = ({x}, {y})");
-            assert_eq!(t.out(1), if expect { ZEROS } else { ONES }, "{cond} with cmp = ({x}, {y})");
+            assert_eq!(
+                t.out(0),
+                if expect { ONES } else { ZEROS },
+                "{cond} with cmp = ({x}, {y})"
+            );
+            assert_eq!(
+                t.out(1),
+                if expect { ZEROS } else { ONES },
+                "{cond} with cmp = ({x}, {y})"
+            );
         }
     }
 }
@@ -87,7 +154,10 @@ fn call_returns_after_num_instructions() {
     )
     .run();
     assert_eq!(t.stop, Stop::End);
-    assert_eq!([t.out(0), t.out(1), t.out(2), t.temp(0)], [ONES, ONES, ZEROS, ONES]);
+    assert_eq!(
+        [t.out(0), t.out(1), t.out(2), t.temp(0)],
+        [ONES, ONES, ZEROS, ONES]
+    );
 }
 
 #[test]
@@ -157,17 +227,26 @@ fn call_stack_overflow_discards_the_oldest_return() {
         ",
                     next = k + 1,
                     lane = ["x", "y", "z", "w", "x"][k - 1],
-                    tail = if k == 1 { "mov o2, c1   ; reached only when l1's return was lost" } else { "nop" },
+                    tail = if k == 1 {
+                        "mov o2, c1   ; reached only when l1's return was lost"
+                    } else {
+                        "nop"
+                    },
                 );
             } else {
-                src += &format!("\n        l{k}:\n            mov o3, c1\n            nop\n            end\n");
+                src += &format!(
+                    "\n        l{k}:\n            mov o3, c1\n            nop\n            end\n"
+                );
             }
         }
         Case::new(&src).run()
     };
     let five = nested(5);
     assert_eq!(five.stop, Stop::End);
-    assert_eq!([five.out(0), five.out(1), five.out(2), five.out(3)], [ZEROS, ONES, ONES, ONES]);
+    assert_eq!(
+        [five.out(0), five.out(1), five.out(2), five.out(3)],
+        [ZEROS, ONES, ONES, ONES]
+    );
     let four = nested(4);
     assert_eq!(four.out(0), ONES);
     assert_eq!(four.out(2), ZEROS);
@@ -217,7 +296,10 @@ fn fourth_chained_call_pop_misses_its_update() {
         end
     ";
     let t = Case::new(three).run();
-    assert_eq!([t.out(0), t.out(1), t.out(2)], [ONES, [1.0, 1.0, 1.0, 0.0], ZEROS]);
+    assert_eq!(
+        [t.out(0), t.out(1), t.out(2)],
+        [ONES, [1.0, 1.0, 1.0, 0.0], ZEROS]
+    );
 }
 
 fn counting_loop(x: u8, y: u8, z: u8) -> common::Outcome {
@@ -393,9 +475,14 @@ fn jmp_as_last_instruction_of_an_if_is_overridden() {
         end
     ";
     let t = Case::new(src).b(0, true).b(1, true).run();
-    assert_eq!([t.out(0), t.out(1), t.out(2), t.out(3)], [ONES, ZEROS, ONES, ONES]);
+    assert_eq!(
+        [t.out(0), t.out(1), t.out(2), t.out(3)],
+        [ONES, ZEROS, ONES, ONES]
+    );
     // The same jump elsewhere is taken.
-    let t = Case::new("jmpu b1, skip\n mov o0, c1\n skip:\n mov o1, c1\n end").b(1, true).run();
+    let t = Case::new("jmpu b1, skip\n mov o0, c1\n skip:\n mov o1, c1\n end")
+        .b(1, true)
+        .run();
     assert_eq!([t.out(0), t.out(1)], [ZEROS, ONES]);
 }
 
@@ -503,7 +590,11 @@ fn jmpc_and_jmpu_inversion_bit() {
     ] {
         let src = format!("{line}\n mov o0, c1\n skip:\n end");
         let t = Case::new(&src).b(0, b0).with_state(|s| s.cmp = flags).run();
-        assert_eq!(t.out(0), if taken { ZEROS } else { ONES }, "{line} b0={b0} cmp={flags:?}");
+        assert_eq!(
+            t.out(0),
+            if taken { ZEROS } else { ONES },
+            "{line} b0={b0} cmp={flags:?}"
+        );
     }
 }
 
@@ -636,17 +727,23 @@ fn running_off_the_end_of_code_ends_normally() {
 
 #[test]
 fn entry_point_other_than_zero() {
-    let t = Case::new("mov o0, c1\n end\n mov o1, c1\n end").entry(2).run();
+    let t = Case::new("mov o0, c1\n end\n mov o1, c1\n end")
+        .entry(2)
+        .run();
     assert_eq!([t.out(0), t.out(1)], [ZEROS, ONES]);
 }
 
 #[test]
 fn unknown_opcodes_execute_as_nops_and_count() {
-    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end").budget(4).run();
+    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end")
+        .budget(4)
+        .run();
     assert_eq!(t.stop, Stop::End);
     assert_eq!(t.out(0), ONES);
     // The two unknown words count: with budget 3 the END never runs.
-    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end").budget(3).run();
+    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end")
+        .budget(3)
+        .run();
     assert_eq!(t.stop, Stop::BudgetExceeded);
     assert_eq!(t.out(0), ONES);
 }
@@ -669,11 +766,23 @@ fn geometry_shader_emits_in_order() {
     let summary: Vec<_> = t
         .emits
         .iter()
-        .map(|e| (e.vertex_id, e.primitive, e.winding, e.outputs[0][0], e.outputs[1][0]))
+        .map(|e| {
+            (
+                e.vertex_id,
+                e.primitive,
+                e.winding,
+                e.outputs[0][0],
+                e.outputs[1][0],
+            )
+        })
         .collect();
     assert_eq!(
         summary,
-        vec![(0, false, false, 1.0, 0.0), (1, false, false, 2.0, 0.0), (2, true, true, 2.0, 3.0)]
+        vec![
+            (0, false, false, 1.0, 0.0),
+            (1, false, false, 2.0, 0.0),
+            (2, true, true, 2.0, 3.0)
+        ]
     );
 }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assemble, Case};
+use common::{Case, assemble};
 use pica_jit::shbin::{ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, Shbin};
 use pica_jit::{Precision, ShaderKind, Stop};
 
@@ -23,14 +23,35 @@ fn build() -> Shbin {
         input_mask: 0b1111,
         output_mask: 0b111,
         constants: vec![
-            ConstantEntry { register: 95, value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]) },
-            ConstantEntry { register: 0, value: ConstantValue::Int([1, 0, 2, 0]) },
-            ConstantEntry { register: 0, value: ConstantValue::Bool(true) },
+            ConstantEntry {
+                register: 95,
+                value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]),
+            },
+            ConstantEntry {
+                register: 0,
+                value: ConstantValue::Int([1, 0, 2, 0]),
+            },
+            ConstantEntry {
+                register: 0,
+                value: ConstantValue::Bool(true),
+            },
         ],
         outputs: vec![
-            OutputEntry { semantic: 0, register: 0, mask: 0xF },
-            OutputEntry { semantic: 2, register: 1, mask: 0xF },
-            OutputEntry { semantic: 3, register: 2, mask: 0x3 },
+            OutputEntry {
+                semantic: 0,
+                register: 0,
+                mask: 0xF,
+            },
+            OutputEntry {
+                semantic: 2,
+                register: 1,
+                mask: 0xF,
+            },
+            OutputEntry {
+                semantic: 3,
+                register: 2,
+                mask: 0x3,
+            },
         ],
         ..Dvle::default()
     };
@@ -48,7 +69,12 @@ fn build() -> Shbin {
     }
     let extras = vec![0; asm.descriptors.len()];
     Shbin {
-        dvlp: Dvlp { version: 0, code: asm.code.clone(), descriptors: asm.descriptors.clone(), descriptor_extras: extras },
+        dvlp: Dvlp {
+            version: 0,
+            code: asm.code.clone(),
+            descriptors: asm.descriptors.clone(),
+            descriptor_extras: extras,
+        },
         dvles: vec![dvle],
     }
 }
@@ -70,7 +96,8 @@ fn embedded_asset_matches_its_source() {
 /// Runs the default shader on one vertex with a simple scene.
 fn lit(precision: Precision, normal: [f32; 4], b0: bool) -> common::Outcome {
     let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
-    let program = pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap();
+    let program =
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap();
     let mut case = Case::from_program(program).precision(precision);
     case.uniforms = pica_jit::Uniforms::default();
     case.uniforms.apply_constants(&shbin.dvles[0].constants);
@@ -114,7 +141,11 @@ fn transforms_and_lights_a_vertex() {
         let t = lit(precision, [3.0, 0.0, 0.0, 0.0], false);
         // In F24 the normalisation truncates: rsq(9) -> 0x3EAAAA80, 3 * that -> 1 - 2^-17,
         // and 0.25 + 0.5 * (1 - 2^-17) truncates to 98303 * 2^-17.
-        let red = if precision == Precision::F24 { 98303.0 / 131072.0 } else { 0.75 };
+        let red = if precision == Precision::F24 {
+            98303.0 / 131072.0
+        } else {
+            0.75
+        };
         assert_eq!(t.out(1), [red, 0.25, 0.25, 0.5], "{precision:?}");
         // Untextured: texcoords are zero.
         assert_eq!(t.out(2), [0.0; 4]);

@@ -1,6 +1,6 @@
 //! Human-readable report of a SHBIN file: every DVLE's metadata, then the listing.
 
-use crate::isa::{listing, ListingEntry};
+use crate::isa::{ListingEntry, listing};
 use crate::shbin::{ConstantValue, Dvle, Shbin, UniformRegister};
 use std::fmt::Write as _;
 
@@ -64,23 +64,42 @@ pub fn describe_shbin(name: &str, shbin: &Shbin) -> String {
             let _ = writeln!(out, ";   geometry mode bytes {:02x?}", dvle.gs_mode);
         }
         for o in &dvle.outputs {
-            let _ = writeln!(out, ";   output o{}.{} = {}", o.register, mask_name(o.mask), o.semantic_name());
+            let _ = writeln!(
+                out,
+                ";   output o{}.{} = {}",
+                o.register,
+                mask_name(o.mask),
+                o.semantic_name()
+            );
         }
         for u in &dvle.uniforms {
             let first = register_name(u.first_register(), u.first);
             let last = register_name(u.last_register(), u.last);
-            let range = if first == last { first } else { format!("{first}-{last}") };
+            let range = if first == last {
+                first
+            } else {
+                format!("{first}-{last}")
+            };
             let _ = writeln!(out, ";   uniform {range} = {}", u.name);
         }
         for c in &dvle.constants {
             let text = match c.value {
                 ConstantValue::Bool(b) => format!("b{} = {b}", c.register),
-                ConstantValue::Int(v) => format!("i{} = ({}, {}, {}, {})", c.register, v[0], v[1], v[2], v[3]),
-                ConstantValue::Float(v) => format!("c{} = ({:?}, {:?}, {:?}, {:?})", c.register, v[0], v[1], v[2], v[3]),
+                ConstantValue::Int(v) => {
+                    format!("i{} = ({}, {}, {}, {})", c.register, v[0], v[1], v[2], v[3])
+                }
+                ConstantValue::Float(v) => format!(
+                    "c{} = ({:?}, {:?}, {:?}, {:?})",
+                    c.register, v[0], v[1], v[2], v[3]
+                ),
             };
             let _ = writeln!(out, ";   constant {text}");
         }
-        let name = if k == 0 { "main".to_string() } else { format!("main_{k}") };
+        let name = if k == 0 {
+            "main".to_string()
+        } else {
+            format!("main_{k}")
+        };
         entries.push(
             ListingEntry::new(name, dvle.main)
                 .with_comment(format!("entry point ({} shader DVLE {k})", kind_name(dvle))),

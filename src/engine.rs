@@ -3,7 +3,7 @@
 use crate::arith::Precision;
 use crate::interp;
 use crate::program::{Program, ShaderKind};
-use crate::state::{EmitSink, UnitState, Uniforms};
+use crate::state::{EmitSink, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -201,9 +201,16 @@ pub struct Shader {
 
 impl Shader {
     /// Prepares `program` to run with `config` on `engine`.
-    pub fn new(program: Arc<Program>, config: ShaderConfig, engine: EngineKind) -> Result<Shader, EngineError> {
+    pub fn new(
+        program: Arc<Program>,
+        config: ShaderConfig,
+        engine: EngineKind,
+    ) -> Result<Shader, EngineError> {
         if config.entry as usize >= program.len() {
-            return Err(EngineError::EntryOutOfRange { entry: config.entry, len: program.len() });
+            return Err(EngineError::EntryOutOfRange {
+                entry: config.entry,
+                len: program.len(),
+            });
         }
         let backend = match engine {
             EngineKind::Interpreter | EngineKind::Auto => Backend::Interpreter,
@@ -214,7 +221,11 @@ impl Shader {
                 });
             }
         };
-        Ok(Shader { program, config, backend })
+        Ok(Shader {
+            program,
+            config,
+            backend,
+        })
     }
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.

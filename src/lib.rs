@@ -10,9 +10,9 @@ mod state;
 
 pub use arith::{Precision, Vec4};
 pub use describe::describe_shbin;
-pub use engine::{EngineError, EngineKind, RunStatus, Shader, ShaderConfig, Stop, DEFAULT_BUDGET};
+pub use engine::{DEFAULT_BUDGET, EngineError, EngineKind, RunStatus, Shader, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
-pub use state::{EmitSink, EmittedVertex, UnitState, Uniforms};
+pub use state::{EmitSink, EmittedVertex, Uniforms, UnitState};
 
 /// The embedded default shader (SHBIN bytes): a transform + Blinn-Phong lighting
 /// vertex shader, assembled from `assets/default_shader.pica`.

@@ -1,6 +1,6 @@
 //! A shader program: code words, their decoded form and the operand descriptors.
 
-use crate::isa::{self, Instruction, OperandDescriptor, MAX_CODE_WORDS, MAX_DESCRIPTORS};
+use crate::isa::{self, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor};
 use thiserror::Error;
 
 /// Which kind of shader unit runs a program.
@@ -77,14 +77,21 @@ impl Program {
             return Err(ProgramError::TooMuchCode { words: code.len() });
         }
         if descriptors.len() > MAX_DESCRIPTORS {
-            return Err(ProgramError::TooManyDescriptors { count: descriptors.len() });
+            return Err(ProgramError::TooManyDescriptors {
+                count: descriptors.len(),
+            });
         }
         let instructions = code.iter().map(|&w| isa::decode(w)).collect();
         let supplied_descriptors = descriptors.len();
         let mut table: Vec<OperandDescriptor> =
             descriptors.into_iter().map(OperandDescriptor).collect();
         table.resize(MAX_DESCRIPTORS, OperandDescriptor(0));
-        Ok(Program { code, instructions, descriptors: table, supplied_descriptors })
+        Ok(Program {
+            code,
+            instructions,
+            descriptors: table,
+            supplied_descriptors,
+        })
     }
 
     /// The raw code words.
@@ -104,7 +111,10 @@ impl Program {
 
     /// The descriptor words the program supplied (without the zero padding).
     pub fn descriptor_words(&self) -> Vec<u32> {
-        self.descriptors[..self.supplied_descriptors].iter().map(|d| d.0).collect()
+        self.descriptors[..self.supplied_descriptors]
+            .iter()
+            .map(|d| d.0)
+            .collect()
     }
 
     /// Number of code words.

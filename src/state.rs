@@ -69,7 +69,11 @@ impl Uniforms {
 
 impl Default for Uniforms {
     fn default() -> Self {
-        Uniforms { f: [[0.0; 4]; FLOAT_UNIFORM_COUNT], i: [[0; 4]; 4], b: [false; 16] }
+        Uniforms {
+            f: [[0.0; 4]; FLOAT_UNIFORM_COUNT],
+            i: [[0; 4]; 4],
+            b: [false; 16],
+        }
     }
 }
 

@@ -10,11 +10,11 @@
 
 #![allow(dead_code)]
 
-use pica_jit::isa::{
-    encode, AddrIndex, BinaryOp, CmpOp, CondOp, Condition, DstReg, Guard, Instruction,
-    OperandDescriptor, Source, SrcReg, Swizzle, UnaryOp, WriteMask,
-};
 use pica_jit::Program;
+use pica_jit::isa::{
+    AddrIndex, BinaryOp, CmpOp, CondOp, Condition, DstReg, Guard, Instruction, OperandDescriptor,
+    Source, SrcReg, Swizzle, UnaryOp, WriteMask, encode,
+};
 use std::collections::HashMap;
 
 pub struct Assembled {
@@ -83,14 +83,21 @@ fn parse_src(text: &str) -> Operand {
         }
         None => (body, AddrIndex::None),
     };
-    let n: u8 = name[1..].parse().unwrap_or_else(|_| panic!("bad register {name}"));
+    let n: u8 = name[1..]
+        .parse()
+        .unwrap_or_else(|_| panic!("bad register {name}"));
     let reg = match &name[..1] {
         "v" => SrcReg::Input(n),
         "r" => SrcReg::Temp(n),
         "c" => SrcReg::Const(n),
         _ => panic!("bad source register {name}"),
     };
-    Operand { reg, index, neg, swizzle }
+    Operand {
+        reg,
+        index,
+        neg,
+        swizzle,
+    }
 }
 
 fn parse_dst(text: &str) -> (DstReg, WriteMask) {
@@ -115,7 +122,11 @@ fn parse_cond(text: &str) -> Condition {
     let t = text.trim();
     let term = |s: &str| -> (char, bool) {
         let s = s.trim();
-        let (neg, s) = if let Some(rest) = s.strip_prefix('!') { (true, rest) } else { (false, s) };
+        let (neg, s) = if let Some(rest) = s.strip_prefix('!') {
+            (true, rest)
+        } else {
+            (false, s)
+        };
         match s {
             "cmp.x" => ('x', !neg),
             "cmp.y" => ('y', !neg),
@@ -124,26 +135,49 @@ fn parse_cond(text: &str) -> Condition {
     };
     if let Some((a, b)) = t.split_once("&&") {
         let ((_, rx), (_, ry)) = (term(a), term(b));
-        Condition { op: CondOp::And, ref_x: rx, ref_y: ry }
+        Condition {
+            op: CondOp::And,
+            ref_x: rx,
+            ref_y: ry,
+        }
     } else if let Some((a, b)) = t.split_once("||") {
         let ((_, rx), (_, ry)) = (term(a), term(b));
-        Condition { op: CondOp::Or, ref_x: rx, ref_y: ry }
+        Condition {
+            op: CondOp::Or,
+            ref_x: rx,
+            ref_y: ry,
+        }
     } else {
         match term(t) {
-            ('x', r) => Condition { op: CondOp::X, ref_x: r, ref_y: false },
-            (_, r) => Condition { op: CondOp::Y, ref_x: false, ref_y: r },
+            ('x', r) => Condition {
+                op: CondOp::X,
+                ref_x: r,
+                ref_y: false,
+            },
+            (_, r) => Condition {
+                op: CondOp::Y,
+                ref_x: false,
+                ref_y: r,
+            },
         }
     }
 }
 
 fn parse_bool(text: &str) -> (u8, bool) {
     let t = text.trim();
-    let (inv, t) = if let Some(rest) = t.strip_prefix('!') { (true, rest) } else { (false, t) };
+    let (inv, t) = if let Some(rest) = t.strip_prefix('!') {
+        (true, rest)
+    } else {
+        (false, t)
+    };
     (t[1..].parse().expect("bool uniform"), inv)
 }
 
 fn cmp_op(s: &str) -> CmpOp {
-    *CmpOp::ALL.iter().find(|op| op.name() == s.trim()).unwrap_or_else(|| panic!("bad cmp op {s}"))
+    *CmpOp::ALL
+        .iter()
+        .find(|op| op.name() == s.trim())
+        .unwrap_or_else(|| panic!("bad cmp op {s}"))
 }
 
 /// Splits an operand list on commas.
@@ -205,19 +239,30 @@ pub fn assemble(source: &str) -> Assembled {
     for line in &lines {
         let (mnemonic, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let ops = operands(rest);
-        let src = |o: &Operand| Source { reg: o.reg, index: o.index };
+        let src = |o: &Operand| Source {
+            reg: o.reg,
+            index: o.index,
+        };
         let instr = match mnemonic {
             "nop" => Instruction::Nop,
             "end" => Instruction::End,
             "emit" => Instruction::Emit,
-            "break" => Instruction::Break { guard: Guard::Always },
-            "breakc" => Instruction::Break { guard: Guard::Cond(parse_cond(&ops[0])) },
+            "break" => Instruction::Break {
+                guard: Guard::Always,
+            },
+            "breakc" => Instruction::Break {
+                guard: Guard::Cond(parse_cond(&ops[0])),
+            },
             "setemit" => Instruction::SetEmit {
                 vertex_id: ops[0].parse().unwrap(),
                 primitive: ops.iter().any(|o| o == "prim"),
                 winding: ops.iter().any(|o| o == "inv"),
             },
-            "call" => Instruction::Call { guard: Guard::Always, target: target(&ops[0]), num: ops[1].parse().unwrap() },
+            "call" => Instruction::Call {
+                guard: Guard::Always,
+                target: target(&ops[0]),
+                num: ops[1].parse().unwrap(),
+            },
             "callc" => Instruction::Call {
                 guard: Guard::Cond(parse_cond(&ops[0])),
                 target: target(&ops[1]),
@@ -238,7 +283,10 @@ pub fn assemble(source: &str) -> Assembled {
                 target: target(&ops[1]),
                 num: ops[2].parse().unwrap(),
             },
-            "loop" => Instruction::Loop { int_id: ops[0][1..].parse().unwrap(), end: target(&ops[1]) },
+            "loop" => Instruction::Loop {
+                int_id: ops[0][1..].parse().unwrap(),
+                end: target(&ops[1]),
+            },
             "jmpc" => Instruction::Jmp {
                 guard: Guard::Cond(parse_cond(&ops[0])),
                 target: target(&ops[1]),
@@ -246,44 +294,81 @@ pub fn assemble(source: &str) -> Assembled {
             },
             "jmpu" => {
                 let (b, inv) = parse_bool(&ops[0]);
-                Instruction::Jmp { guard: Guard::Bool(b), target: target(&ops[1]), invert: inv }
+                Instruction::Jmp {
+                    guard: Guard::Bool(b),
+                    target: target(&ops[1]),
+                    invert: inv,
+                }
             }
             "cmp" => {
                 let (a, b) = (parse_src(&ops[0]), parse_src(&ops[3]));
                 let desc = desc_of(WriteMask::ALL, &[&a, &b], false);
-                Instruction::Cmp { src1: src(&a), src2: src(&b), x: cmp_op(&ops[1]), y: cmp_op(&ops[2]), desc }
+                Instruction::Cmp {
+                    src1: src(&a),
+                    src2: src(&b),
+                    x: cmp_op(&ops[1]),
+                    y: cmp_op(&ops[2]),
+                    desc,
+                }
             }
             "mad" | "madi" => {
                 let (dst, mask) = parse_dst(&ops[0]);
                 let (a, b, c) = (parse_src(&ops[1]), parse_src(&ops[2]), parse_src(&ops[3]));
                 let desc = desc_of(mask, &[&a, &b, &c], true);
-                Instruction::Mad { inverted: mnemonic == "madi", dst, src1: src(&a), src2: src(&b), src3: src(&c), desc }
+                Instruction::Mad {
+                    inverted: mnemonic == "madi",
+                    dst,
+                    src1: src(&a),
+                    src2: src(&b),
+                    src3: src(&c),
+                    desc,
+                }
             }
             m => {
                 let unary = UnaryOp::ALL.iter().find(|op| op.mnemonic() == m);
-                let binary = BinaryOp::ALL
-                    .iter()
-                    .find(|op| op.mnemonic() == m || (op.has_inverted_form() && format!("{}i", op.mnemonic()) == m));
+                let binary = BinaryOp::ALL.iter().find(|op| {
+                    op.mnemonic() == m
+                        || (op.has_inverted_form() && format!("{}i", op.mnemonic()) == m)
+                });
                 if let Some(&op) = unary {
                     let (dst, mask) = if op == UnaryOp::Mova {
                         // `mova a0.xy, src`: the mask selects a0.x / a0.y.
                         let lanes = ops[0].trim().strip_prefix("a0").unwrap_or("");
-                        let m = match lanes { "" | ".xy" => 0xC, ".x" => 0x8, ".y" => 0x4, other => panic!("bad mova target {other}") };
+                        let m = match lanes {
+                            "" | ".xy" => 0xC,
+                            ".x" => 0x8,
+                            ".y" => 0x4,
+                            other => panic!("bad mova target {other}"),
+                        };
                         (DstReg::Output(0), WriteMask(m))
                     } else {
                         parse_dst(&ops[0])
                     };
                     let a = parse_src(&ops[1]);
                     let desc = desc_of(mask, &[&a], false);
-                    Instruction::Unary { op, dst, src: src(&a), desc }
+                    Instruction::Unary {
+                        op,
+                        dst,
+                        src: src(&a),
+                        desc,
+                    }
                 } else if let Some(&op) = binary {
                     let (dst, mask) = parse_dst(&ops[0]);
                     let (a, b) = (parse_src(&ops[1]), parse_src(&ops[2]));
                     let desc = desc_of(mask, &[&a, &b], false);
                     let inverted = m.len() > op.mnemonic().len();
-                    Instruction::Binary { op, inverted, dst, src1: src(&a), src2: src(&b), desc }
+                    Instruction::Binary {
+                        op,
+                        inverted,
+                        dst,
+                        src1: src(&a),
+                        src2: src(&b),
+                        desc,
+                    }
                 } else if let Some(hex) = m.strip_prefix("unk.") {
-                    Instruction::Unknown { opcode: u8::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap() }
+                    Instruction::Unknown {
+                        opcode: u8::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap(),
+                    }
                 } else if m == ".word" {
                     let w = u32::from_str_radix(ops[0].trim_start_matches("0x"), 16).unwrap();
                     code.push(w);
@@ -295,5 +380,9 @@ pub fn assemble(source: &str) -> Assembled {
         };
         code.push(encode(&instr).unwrap_or_else(|e| panic!("cannot encode `{line}`: {e}")));
     }
-    Assembled { code, descriptors: descs, labels }
+    Assembled {
+        code,
+        descriptors: descs,
+        labels,
+    }
 }

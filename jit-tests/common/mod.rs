@@ -8,11 +8,12 @@ pub mod asm;
 
 use pica_jit::{
     EmittedVertex, EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind, Stop,
-    UnitState, Uniforms,
+    Uniforms, UnitState,
 };
 use std::sync::Arc;
 
-pub use asm::{assemble, Assembled};
+#[allow(unused_imports)]
+pub use asm::{Assembled, assemble};
 
 /// The engines exercised by the suites: every engine this host can run.
 pub fn engines() -> Vec<EngineKind> {
@@ -50,7 +51,11 @@ pub fn fingerprint(o: &Outcome) -> Vec<u64> {
     for reg in s.outputs.iter().chain(s.temps.iter()) {
         v.extend(reg.iter().map(|x| x.to_bits() as u64));
     }
-    v.extend([s.a0[0] as u32 as u64, s.a0[1] as u32 as u64, s.al as u32 as u64]);
+    v.extend([
+        s.a0[0] as u32 as u64,
+        s.a0[1] as u32 as u64,
+        s.al as u32 as u64,
+    ]);
     v.extend([s.cmp[0] as u64, s.cmp[1] as u64]);
     for e in &o.emits {
         v.extend([e.vertex_id as u64, e.primitive as u64, e.winding as u64]);
@@ -81,7 +86,10 @@ impl Case {
         uniforms.f[1] = [1.0; 4];
         Case {
             program: Arc::new(program),
-            config: ShaderConfig { precision: Precision::F32, ..ShaderConfig::default() },
+            config: ShaderConfig {
+                precision: Precision::F32,
+                ..ShaderConfig::default()
+            },
             uniforms,
             state: UnitState::default(),
         }

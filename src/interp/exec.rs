@@ -1,12 +1,12 @@
 //! The instruction loop: one invocation, instruction by instruction.
 
 use super::flow::{CallEntry, FlowState, IfEntry, LoopEntry};
-use super::operands::{write, Operands};
+use super::operands::{Operands, write};
+use crate::Stop;
 use crate::arith::{self, Precision, Vec4};
 use crate::isa::{BinaryOp, Guard, Instruction, UnaryOp};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, EmittedVertex, UnitState};
-use crate::Stop;
 
 /// The `setemit` parameters the next `emit` uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,7 +54,12 @@ impl Invocation<'_> {
     }
 
     /// Runs from `progress` until the invocation stops.
-    pub fn run(&self, state: &mut UnitState, sink: &mut dyn EmitSink, progress: &mut Progress) -> Stop {
+    pub fn run(
+        &self,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+        progress: &mut Progress,
+    ) -> Stop {
         let code = self.program.instructions();
         loop {
             let pc = progress.flow.pc;
@@ -83,11 +88,23 @@ impl Invocation<'_> {
         instr: Instruction,
     ) -> Result<Option<u32>, Stop> {
         match instr {
-            Instruction::Binary { op, dst, src1, src2, desc, .. } => {
+            Instruction::Binary {
+                op,
+                dst,
+                src1,
+                src2,
+                desc,
+                ..
+            } => {
                 let d = self.program.descriptor(desc);
                 let a = self.operands.read(state, src1, d, 0);
                 let b = self.operands.read(state, src2, d, 1);
-                write(state, dst, d.mask(), binary(self.operands.precision, op, a, b));
+                write(
+                    state,
+                    dst,
+                    d.mask(),
+                    binary(self.operands.precision, op, a, b),
+                );
             }
             Instruction::Unary { op, dst, src, desc } => {
                 let d = self.program.descriptor(desc);
@@ -108,9 +125,9 @@ impl Invocation<'_> {
                     }
                     UnaryOp::Mova => {
                         let mask = d.mask();
-                        for lane in 0..2 {
+                        for (lane, register) in state.a0.iter_mut().enumerate() {
                             if mask.writes(lane) {
-                                state.a0[lane] = arith::mova(a[lane]);
+                                *register = arith::mova(a[lane]);
                             }
                         }
                         return Ok(None);
@@ -118,13 +135,26 @@ impl Invocation<'_> {
                 };
                 write(state, dst, d.mask(), value);
             }
-            Instruction::Cmp { src1, src2, x, y, desc } => {
+            Instruction::Cmp {
+                src1,
+                src2,
+                x,
+                y,
+                desc,
+            } => {
                 let d = self.program.descriptor(desc);
                 let a = self.operands.read(state, src1, d, 0);
                 let b = self.operands.read(state, src2, d, 1);
                 state.cmp = [arith::compare(x, a[0], b[0]), arith::compare(y, a[1], b[1])];
             }
-            Instruction::Mad { dst, src1, src2, src3, desc, .. } => {
+            Instruction::Mad {
+                dst,
+                src1,
+                src2,
+                src3,
+                desc,
+                ..
+            } => {
                 let d = self.program.descriptor(desc);
                 let a = self.operands.read(state, src1, d, 0);
                 let b = self.operands.read(state, src2, d, 1);
@@ -145,9 +175,17 @@ impl Invocation<'_> {
                     });
                 }
             }
-            Instruction::SetEmit { vertex_id, primitive, winding } => {
+            Instruction::SetEmit {
+                vertex_id,
+                primitive,
+                winding,
+            } => {
                 if self.kind == ShaderKind::Geometry {
-                    progress.emit = EmitConfig { vertex_id, primitive, winding };
+                    progress.emit = EmitConfig {
+                        vertex_id,
+                        primitive,
+                        winding,
+                    };
                 }
             }
             Instruction::Break { guard } => {
@@ -169,7 +207,10 @@ impl Invocation<'_> {
             Instruction::If { guard, target, num } => {
                 if self.guard(state, guard) {
                     let next = target as u32 + num as u32;
-                    progress.flow.ifs.push(IfEntry { check: target as u32, next });
+                    progress.flow.ifs.push(IfEntry {
+                        check: target as u32,
+                        next,
+                    });
                 } else {
                     return Ok(Some(target as u32));
                 }
@@ -184,7 +225,11 @@ impl Invocation<'_> {
                     increment: increment as u32,
                 });
             }
-            Instruction::Jmp { guard, target, invert } => {
+            Instruction::Jmp {
+                guard,
+                target,
+                invert,
+            } => {
                 if self.guard(state, guard) != invert {
                     return Ok(Some(target as u32));
                 }

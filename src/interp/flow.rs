@@ -24,7 +24,11 @@ pub struct RingStack<T: Copy + Default, const N: usize> {
 
 impl<T: Copy + Default, const N: usize> Default for RingStack<T, N> {
     fn default() -> Self {
-        RingStack { entries: [T::default(); N], next: 0, len: 0 }
+        RingStack {
+            entries: [T::default(); N],
+            next: 0,
+            len: 0,
+        }
     }
 }
 
@@ -131,7 +135,10 @@ pub struct FlowState {
 impl FlowState {
     /// A fresh invocation starting at `entry` with empty stacks.
     pub fn at(entry: u32) -> FlowState {
-        FlowState { pc: entry, ..FlowState::default() }
+        FlowState {
+            pc: entry,
+            ..FlowState::default()
+        }
     }
 
     /// Chooses the address after the instruction at `pc`.
@@ -216,26 +223,52 @@ mod tests {
     fn loop_beats_if_beats_call_beats_jump() {
         let mut f = FlowState::at(0);
         let mut al = 0;
-        f.calls.push(CallEntry { check: 10, ret: 100 });
-        f.ifs.push(IfEntry { check: 10, next: 200 });
-        f.loops.push(LoopEntry { check: 10, start: 3, remaining: 1, increment: 2 });
+        f.calls.push(CallEntry {
+            check: 10,
+            ret: 100,
+        });
+        f.ifs.push(IfEntry {
+            check: 10,
+            next: 200,
+        });
+        f.loops.push(LoopEntry {
+            check: 10,
+            start: 3,
+            remaining: 1,
+            increment: 2,
+        });
         assert_eq!(f.advance(9, Some(300), &mut al), 3);
         assert_eq!(al, 2);
         // All three matched and the IF and CALL entries were consumed.
         assert!(f.ifs.is_empty() && f.calls.is_empty());
         assert_eq!(f.loops.top().unwrap().remaining, 0);
 
-        f.ifs.push(IfEntry { check: 10, next: 200 });
-        f.calls.push(CallEntry { check: 10, ret: 100 });
+        f.ifs.push(IfEntry {
+            check: 10,
+            next: 200,
+        });
+        f.calls.push(CallEntry {
+            check: 10,
+            ret: 100,
+        });
         // Final iteration: the loop pops and still wins with pc + 1.
         assert_eq!(f.advance(9, Some(300), &mut al), 10);
         assert_eq!(al, 4);
         assert!(f.loops.is_empty() && f.ifs.is_empty() && f.calls.is_empty());
 
-        f.ifs.push(IfEntry { check: 10, next: 200 });
-        f.calls.push(CallEntry { check: 10, ret: 100 });
+        f.ifs.push(IfEntry {
+            check: 10,
+            next: 200,
+        });
+        f.calls.push(CallEntry {
+            check: 10,
+            ret: 100,
+        });
         assert_eq!(f.advance(9, Some(300), &mut al), 200);
-        f.calls.push(CallEntry { check: 10, ret: 100 });
+        f.calls.push(CallEntry {
+            check: 10,
+            ret: 100,
+        });
         assert_eq!(f.advance(9, Some(300), &mut al), 100);
     }
 
@@ -262,12 +295,28 @@ mod tests {
     fn if_and_loop_pop_at_most_once() {
         let mut f = FlowState::at(0);
         let mut al = 0;
-        f.ifs.push(IfEntry { check: 10, next: 10 });
-        f.ifs.push(IfEntry { check: 10, next: 10 });
+        f.ifs.push(IfEntry {
+            check: 10,
+            next: 10,
+        });
+        f.ifs.push(IfEntry {
+            check: 10,
+            next: 10,
+        });
         assert_eq!(f.advance(9, None, &mut al), 10);
         assert_eq!(f.ifs.len(), 1);
-        f.loops.push(LoopEntry { check: 10, start: 5, remaining: 0, increment: 1 });
-        f.loops.push(LoopEntry { check: 10, start: 7, remaining: 0, increment: 1 });
+        f.loops.push(LoopEntry {
+            check: 10,
+            start: 5,
+            remaining: 0,
+            increment: 1,
+        });
+        f.loops.push(LoopEntry {
+            check: 10,
+            start: 7,
+            remaining: 0,
+            increment: 1,
+        });
         assert_eq!(f.advance(9, None, &mut al), 10);
         assert_eq!(f.loops.len(), 1);
         assert_eq!(al, 1);

@@ -6,12 +6,12 @@ pub mod flow;
 mod operands;
 
 pub use exec::EmitConfig;
-pub use operands::{relative_constant_index, OUT_OF_RANGE_CONSTANT};
+pub use operands::{OUT_OF_RANGE_CONSTANT, relative_constant_index};
 
 use crate::engine::{ShaderConfig, Stop};
 use crate::program::Program;
-use crate::state::{EmitSink, UnitState, Uniforms};
-use exec::{enter, Invocation, Progress};
+use crate::state::{EmitSink, Uniforms, UnitState};
+use exec::{Invocation, Progress, enter};
 use flow::FlowState;
 
 /// Runs one invocation of `program` on `state` with the reference interpreter.
@@ -48,10 +48,16 @@ pub fn run(
     enter(config.precision, state);
     let invocation = Invocation {
         program,
-        operands: operands::Operands { precision: config.precision, uniforms },
+        operands: operands::Operands {
+            precision: config.precision,
+            uniforms,
+        },
         kind: config.kind,
         budget: config.budget,
     };
-    let mut progress = Progress { flow: FlowState::at(config.entry), ..Progress::default() };
+    let mut progress = Progress {
+        flow: FlowState::at(config.entry),
+        ..Progress::default()
+    };
     invocation.run(state, sink, &mut progress)
 }

@@ -2,7 +2,7 @@
 
 use crate::arith::{self, Precision, Vec4};
 use crate::isa::{AddrIndex, DstReg, OperandDescriptor, Source, SrcReg, WriteMask};
-use crate::state::{UnitState, Uniforms};
+use crate::state::{Uniforms, UnitState};
 
 /// What a constant read through an out-of-range relative index returns.
 pub const OUT_OF_RANGE_CONSTANT: Vec4 = [1.0; 4];
@@ -28,7 +28,11 @@ pub fn relative_constant_index(base: u8, index: AddrIndex, a0: [i32; 2], al: i32
         AddrIndex::A0Y => a0[1],
         AddrIndex::AL => al,
     };
-    let offset = if (-128..=127).contains(&offset) { offset } else { 0 };
+    let offset = if (-128..=127).contains(&offset) {
+        offset
+    } else {
+        0
+    };
     let slot = ((base as i32 + offset) & 0x7F) as usize;
     (slot < crate::isa::FLOAT_UNIFORM_COUNT).then_some(slot)
 }
@@ -47,21 +51,29 @@ impl Operands<'_> {
             SrcReg::Input(n) => state.inputs[n as usize].map(|x| arith::load(p, x)),
             // Temporaries were converted when the invocation started.
             SrcReg::Temp(n) => state.temps[n as usize],
-            SrcReg::Const(n) => {
-                match relative_constant_index(n, src.index, state.a0, state.al) {
-                    Some(slot) => self.uniforms.f[slot].map(|x| arith::load(p, x)),
-                    None => OUT_OF_RANGE_CONSTANT,
-                }
-            }
+            SrcReg::Const(n) => match relative_constant_index(n, src.index, state.a0, state.al) {
+                Some(slot) => self.uniforms.f[slot].map(|x| arith::load(p, x)),
+                None => OUT_OF_RANGE_CONSTANT,
+            },
         }
     }
 
     /// Source operand `slot` (0 = SRC1) after swizzle and negation.
-    pub fn read(&self, state: &UnitState, src: Source, desc: OperandDescriptor, slot: usize) -> Vec4 {
+    pub fn read(
+        &self,
+        state: &UnitState,
+        src: Source,
+        desc: OperandDescriptor,
+        slot: usize,
+    ) -> Vec4 {
         let raw = self.fetch(state, src);
         let lanes = desc.swizzle(slot).lanes();
         let value = lanes.map(|lane| raw[lane]);
-        if desc.negate(slot) { value.map(|x| arith::negate(self.precision, x)) } else { value }
+        if desc.negate(slot) {
+            value.map(|x| arith::negate(self.precision, x))
+        } else {
+            value
+        }
     }
 }
 

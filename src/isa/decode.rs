@@ -8,7 +8,10 @@ fn bits(word: u32, offset: u32, width: u32) -> u32 {
 }
 
 fn source(field: u32, index: AddrIndex) -> Source {
-    Source { reg: SrcReg::from_field(field), index }
+    Source {
+        reg: SrcReg::from_field(field),
+        index,
+    }
 }
 
 fn condition(word: u32) -> Condition {
@@ -101,10 +104,14 @@ pub fn decode(word: u32) -> Instruction {
         0x1A => inverted(BinaryOp::Sge),
         0x1B => inverted(BinaryOp::Slt),
         0x10 | 0x11 | 0x14..=0x17 | 0x1C..=0x1F => Instruction::Unknown { opcode },
-        0x20 => Instruction::Break { guard: Guard::Always },
+        0x20 => Instruction::Break {
+            guard: Guard::Always,
+        },
         0x21 => Instruction::Nop,
         0x22 => Instruction::End,
-        0x23 => Instruction::Break { guard: Guard::Cond(condition(word)) },
+        0x23 => Instruction::Break {
+            guard: Guard::Cond(condition(word)),
+        },
         0x24 => Instruction::Call {
             guard: Guard::Always,
             target: flow_target(word),

@@ -56,7 +56,10 @@ fn long_source(src: Source, slot: u8) -> Result<u32, EncodeError> {
 fn short_source(src: Source, slot: u8, index_allowed: bool) -> Result<u32, EncodeError> {
     check_register(src)?;
     if !src.reg.fits_short_field() {
-        return Err(EncodeError::ConstantInShortField { slot, reg: src.reg.to_string() });
+        return Err(EncodeError::ConstantInShortField {
+            slot,
+            reg: src.reg.to_string(),
+        });
     }
     if !index_allowed && src.index != AddrIndex::None {
         return Err(EncodeError::IndexNotEncodable { slot });
@@ -70,7 +73,11 @@ fn check_register(src: Source) -> Result<(), EncodeError> {
         SrcReg::Input(n) | SrcReg::Temp(n) => n < 16,
         SrcReg::Const(n) => n < 96,
     };
-    if ok { Ok(()) } else { Err(EncodeError::RegisterOutOfRange(src.reg.to_string())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(EncodeError::RegisterOutOfRange(src.reg.to_string()))
+    }
 }
 
 fn dst_field(dst: super::register::DstReg) -> Result<u32, EncodeError> {
@@ -82,11 +89,19 @@ fn dst_field(dst: super::register::DstReg) -> Result<u32, EncodeError> {
 }
 
 fn desc_field(desc: u8, limit: u8) -> Result<u32, EncodeError> {
-    if desc < limit { Ok(desc as u32) } else { Err(EncodeError::DescriptorOutOfRange { desc, limit }) }
+    if desc < limit {
+        Ok(desc as u32)
+    } else {
+        Err(EncodeError::DescriptorOutOfRange { desc, limit })
+    }
 }
 
 fn target_field(target: u16) -> Result<u32, EncodeError> {
-    if target < 0x1000 { Ok((target as u32) << 10) } else { Err(EncodeError::TargetOutOfRange(target)) }
+    if target < 0x1000 {
+        Ok((target as u32) << 10)
+    } else {
+        Err(EncodeError::TargetOutOfRange(target))
+    }
 }
 
 fn condition_fields(c: Condition) -> u32 {
@@ -100,7 +115,11 @@ fn condition_fields(c: Condition) -> u32 {
 }
 
 fn bool_field(id: u8) -> Result<u32, EncodeError> {
-    if id < 16 { Ok((id as u32) << 22) } else { Err(EncodeError::FieldOutOfRange("bool uniform id")) }
+    if id < 16 {
+        Ok((id as u32) << 22)
+    } else {
+        Err(EncodeError::FieldOutOfRange("bool uniform id"))
+    }
 }
 
 /// Encodes an instruction into its 32-bit word.
@@ -116,8 +135,17 @@ fn bool_field(id: u8) -> Result<u32, EncodeError> {
 pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
     let opcode = |op: u8| (op as u32) << 26;
     Ok(match *instr {
-        Instruction::Binary { op, inverted, dst, src1, src2, desc } => {
-            let code = op.opcode(inverted).ok_or(EncodeError::NoInvertedForm(op.mnemonic()))?;
+        Instruction::Binary {
+            op,
+            inverted,
+            dst,
+            src1,
+            src2,
+            desc,
+        } => {
+            let code = op
+                .opcode(inverted)
+                .ok_or(EncodeError::NoInvertedForm(op.mnemonic()))?;
             let common = opcode(code) | (dst_field(dst)? << 21) | desc_field(desc, 128)?;
             if inverted {
                 common
@@ -138,7 +166,13 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
                 | (long_source(src, 1)? << 12)
                 | desc_field(desc, 128)?
         }
-        Instruction::Cmp { src1, src2, x, y, desc } => {
+        Instruction::Cmp {
+            src1,
+            src2,
+            x,
+            y,
+            desc,
+        } => {
             // CMP's opcode is 5 bits wide (0x2E/0x2F); bit 26 is the top bit of CMPX.
             (0x17 << 27)
                 | (x.field() << 24)
@@ -148,7 +182,14 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
                 | (short_source(src2, 2, false)? << 7)
                 | desc_field(desc, 128)?
         }
-        Instruction::Mad { inverted, dst, src1, src2, src3, desc } => {
+        Instruction::Mad {
+            inverted,
+            dst,
+            src1,
+            src2,
+            src3,
+            desc,
+        } => {
             let common = (dst_field(dst)? << 24)
                 | (short_source(src1, 1, false)? << 17)
                 | desc_field(desc, 32)?;
@@ -169,7 +210,11 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
         Instruction::Nop => opcode(0x21),
         Instruction::End => opcode(0x22),
         Instruction::Emit => opcode(0x2A),
-        Instruction::SetEmit { vertex_id, primitive, winding } => {
+        Instruction::SetEmit {
+            vertex_id,
+            primitive,
+            winding,
+        } => {
             if vertex_id > 3 {
                 return Err(EncodeError::FieldOutOfRange("setemit vertex id"));
             }
@@ -205,7 +250,11 @@ pub fn encode(instr: &Instruction) -> Result<u32, EncodeError> {
             }
             opcode(0x29) | ((int_id as u32) << 22) | target_field(end)?
         }
-        Instruction::Jmp { guard, target, invert } => {
+        Instruction::Jmp {
+            guard,
+            target,
+            invert,
+        } => {
             let body = target_field(target)? | invert as u32;
             match guard {
                 Guard::Always => return Err(EncodeError::InvalidGuard("jmp")),

@@ -30,7 +30,10 @@ pub enum BinaryOp {
 impl BinaryOp {
     /// Whether an inverted (`…I`, format 1i) encoding of this operation exists.
     pub fn has_inverted_form(self) -> bool {
-        matches!(self, BinaryOp::Dph | BinaryOp::Dst | BinaryOp::Sge | BinaryOp::Slt)
+        matches!(
+            self,
+            BinaryOp::Dph | BinaryOp::Dst | BinaryOp::Sge | BinaryOp::Slt
+        )
     }
 
     /// The opcode of the normal (format 1) or inverted (format 1i) encoding.

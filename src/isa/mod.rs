@@ -11,12 +11,15 @@ mod instruction;
 mod opdesc;
 mod register;
 
+#[cfg(test)]
+mod tests;
+
 pub use decode::decode;
-pub use disasm::{label_name, listing, resolve_descriptor, Disasm, ListingEntry};
-pub use encode::{encode, EncodeError};
+pub use disasm::{Disasm, ListingEntry, label_name, listing, resolve_descriptor};
+pub use encode::{EncodeError, encode};
 pub use instruction::{BinaryOp, CmpOp, CondOp, Condition, Guard, Instruction, UnaryOp};
 pub use opdesc::{OperandDescriptor, Swizzle, WriteMask};
-pub use register::{AddrIndex, DstReg, Source, SrcReg, FLOAT_UNIFORM_COUNT, REGISTER_COUNT};
+pub use register::{AddrIndex, DstReg, FLOAT_UNIFORM_COUNT, REGISTER_COUNT, Source, SrcReg};
 
 /// Most instruction words a program may have (12-bit flow-control targets).
 pub const MAX_CODE_WORDS: usize = 4096;

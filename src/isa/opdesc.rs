@@ -29,11 +29,7 @@ impl Swizzle {
 
     /// Builds a selector from four lane numbers (each 0..=3).
     pub fn from_lanes(lanes: [usize; 4]) -> Swizzle {
-        Swizzle(
-            lanes
-                .iter()
-                .fold(0u8, |acc, &l| (acc << 2) | (l as u8 & 3)),
-        )
+        Swizzle(lanes.iter().fold(0u8, |acc, &l| (acc << 2) | (l as u8 & 3)))
     }
 }
 

@@ -161,7 +161,10 @@ pub struct Source {
 impl Source {
     /// A source without relative addressing.
     pub fn direct(reg: SrcReg) -> Source {
-        Source { reg, index: AddrIndex::None }
+        Source {
+            reg,
+            index: AddrIndex::None,
+        }
     }
 }
 

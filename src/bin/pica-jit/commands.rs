@@ -17,12 +17,18 @@ fn load(file: Option<&Path>) -> Result<(String, Shbin), CliError> {
     let (name, bytes) = match file {
         Some(path) => {
             let name = path.display().to_string();
-            let bytes = std::fs::read(path).map_err(|source| CliError::Io { path: name.clone(), source })?;
+            let bytes = std::fs::read(path).map_err(|source| CliError::Io {
+                path: name.clone(),
+                source,
+            })?;
             (name, bytes)
         }
         None => (DEFAULT_NAME.to_string(), pica_jit::DEFAULT_SHADER.to_vec()),
     };
-    let shbin = Shbin::parse(&bytes).map_err(|source| CliError::Shbin { path: name.clone(), source })?;
+    let shbin = Shbin::parse(&bytes).map_err(|source| CliError::Shbin {
+        path: name.clone(),
+        source,
+    })?;
     Ok((name, shbin))
 }
 
@@ -47,10 +53,16 @@ fn read_input(input: Option<&str>) -> Result<String, CliError> {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
-                .map_err(|source| CliError::Io { path: "<stdin>".into(), source })?;
+                .map_err(|source| CliError::Io {
+                    path: "<stdin>".into(),
+                    source,
+                })?;
             Ok(text)
         }
-        Some(path) => std::fs::read_to_string(path).map_err(|source| CliError::Io { path: path.into(), source }),
+        Some(path) => std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            path: path.into(),
+            source,
+        }),
     }
 }
 
@@ -59,12 +71,25 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
     let precision: Precision = args.precision.parse()?;
     let (name, shbin) = load(args.file)?;
     let count = shbin.dvles.len();
-    let dvle = shbin.dvles.get(args.dvle).ok_or(CliError::NoSuchDvle { path: name.clone(), index: args.dvle, count })?;
+    let dvle = shbin.dvles.get(args.dvle).ok_or(CliError::NoSuchDvle {
+        path: name.clone(),
+        index: args.dvle,
+        count,
+    })?;
     let input = input::parse(&read_input(args.input)?)?;
 
-    let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-        .map_err(|source| CliError::Program { path: name.clone(), source })?;
-    let config = ShaderConfig { entry: dvle.main, kind: dvle.kind, precision, budget: args.budget };
+    let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).map_err(
+        |source| CliError::Program {
+            path: name.clone(),
+            source,
+        },
+    )?;
+    let config = ShaderConfig {
+        entry: dvle.main,
+        kind: dvle.kind,
+        precision,
+        budget: args.budget,
+    };
     let shader = Shader::new(Arc::new(program), config, engine)?;
 
     let mut uniforms = Uniforms::default();

@@ -7,13 +7,20 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum CliError {
     #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path} is not a valid shader binary: {source}")]
     Shbin { path: String, source: ShbinError },
     #[error("{path}: {source}")]
     Program { path: String, source: ProgramError },
     #[error("{path} has {count} DVLE(s); --dvle {index} does not exist (use 0..{count})")]
-    NoSuchDvle { path: String, index: usize, count: usize },
+    NoSuchDvle {
+        path: String,
+        index: usize,
+        count: usize,
+    },
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("input is not valid JSON: {0}")]
@@ -24,6 +31,9 @@ pub enum CliError {
 
 impl CliError {
     pub fn input(path: &str, message: impl Into<String>) -> CliError {
-        CliError::Input { path: path.to_string(), message: message.into() }
+        CliError::Input {
+            path: path.to_string(),
+            message: message.into(),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Parsing the `run` command's JSON input (contract in the README).
 
 use crate::error::CliError;
-use pica_jit::{UnitState, Uniforms, Vec4};
+use pica_jit::{Uniforms, UnitState, Vec4};
 use serde_json::{Map, Value};
 
 /// The parsed input: uniform overrides, the starting state and the vertices.
@@ -29,7 +29,8 @@ impl RunInput {
 }
 
 fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, CliError> {
-    v.as_object().ok_or_else(|| CliError::input(path, "expected a JSON object"))
+    v.as_object()
+        .ok_or_else(|| CliError::input(path, "expected a JSON object"))
 }
 
 fn check_keys(map: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<(), CliError> {
@@ -37,7 +38,10 @@ fn check_keys(map: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<
         if !allowed.contains(&key.as_str()) {
             return Err(CliError::input(
                 path,
-                format!("unknown field `{key}` (expected one of: {})", allowed.join(", ")),
+                format!(
+                    "unknown field `{key}` (expected one of: {})",
+                    allowed.join(", ")
+                ),
             ));
         }
     }
@@ -48,7 +52,13 @@ fn index(key: &str, path: &str, limit: usize) -> Result<usize, CliError> {
     let ok = !key.is_empty() && key.len() <= 3 && key.bytes().all(|b| b.is_ascii_digit());
     match key.parse::<usize>() {
         Ok(n) if ok && n < limit => Ok(n),
-        _ => Err(CliError::input(path, format!("register key `{key}` must be a decimal number 0-{}", limit - 1))),
+        _ => Err(CliError::input(
+            path,
+            format!(
+                "register key `{key}` must be a decimal number 0-{}",
+                limit - 1
+            ),
+        )),
     }
 }
 
@@ -60,14 +70,22 @@ pub fn component(v: &Value, path: &str) -> Result<f32, CliError> {
             .map(|x| x as f32)
             .ok_or_else(|| CliError::input(path, "number out of range")),
         Value::String(s) if s.len() == 8 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            Ok(f32::from_bits(u32::from_str_radix(s, 16).map_err(|_| CliError::input(path, "bad hex"))?))
+            Ok(f32::from_bits(
+                u32::from_str_radix(s, 16).map_err(|_| CliError::input(path, "bad hex"))?,
+            ))
         }
-        _ => Err(CliError::input(path, "expected a number or a string of exactly 8 hex digits (raw f32 bits)")),
+        _ => Err(CliError::input(
+            path,
+            "expected a number or a string of exactly 8 hex digits (raw f32 bits)",
+        )),
     }
 }
 
 fn vec4(v: &Value, path: &str) -> Result<Vec4, CliError> {
-    let items = v.as_array().filter(|a| a.len() == 4).ok_or_else(|| CliError::input(path, "expected [x, y, z, w]"))?;
+    let items = v
+        .as_array()
+        .filter(|a| a.len() == 4)
+        .ok_or_else(|| CliError::input(path, "expected [x, y, z, w]"))?;
     let mut out = [0.0; 4];
     for (i, item) in items.iter().enumerate() {
         out[i] = component(item, &format!("{path}[{i}]"))?;
@@ -76,7 +94,10 @@ fn vec4(v: &Value, path: &str) -> Result<Vec4, CliError> {
 }
 
 fn int4(v: &Value, path: &str) -> Result<[u8; 4], CliError> {
-    let items = v.as_array().filter(|a| a.len() == 4).ok_or_else(|| CliError::input(path, "expected [x, y, z, w]"))?;
+    let items = v
+        .as_array()
+        .filter(|a| a.len() == 4)
+        .ok_or_else(|| CliError::input(path, "expected [x, y, z, w]"))?;
     let mut out = [0u8; 4];
     for (i, item) in items.iter().enumerate() {
         out[i] = item
@@ -88,7 +109,8 @@ fn int4(v: &Value, path: &str) -> Result<[u8; 4], CliError> {
 }
 
 fn boolean(v: &Value, path: &str) -> Result<bool, CliError> {
-    v.as_bool().ok_or_else(|| CliError::input(path, "expected true or false"))
+    v.as_bool()
+        .ok_or_else(|| CliError::input(path, "expected true or false"))
 }
 
 fn integer(v: &Value, path: &str) -> Result<i32, CliError> {
@@ -146,21 +168,37 @@ pub fn parse(text: &str) -> Result<RunInput, CliError> {
             }
         }
         if let Some(a0) = s.get("a0") {
-            let items = a0.as_array().filter(|a| a.len() == 2).ok_or_else(|| CliError::input("$.state.a0", "expected [x, y]"))?;
-            input.state.a0 = [integer(&items[0], "$.state.a0[0]")?, integer(&items[1], "$.state.a0[1]")?];
+            let items = a0
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| CliError::input("$.state.a0", "expected [x, y]"))?;
+            input.state.a0 = [
+                integer(&items[0], "$.state.a0[0]")?,
+                integer(&items[1], "$.state.a0[1]")?,
+            ];
         }
         if let Some(al) = s.get("aL") {
             input.state.al = integer(al, "$.state.aL")?;
         }
         if let Some(cc) = s.get("cc") {
-            let items = cc.as_array().filter(|a| a.len() == 2).ok_or_else(|| CliError::input("$.state.cc", "expected [x, y]"))?;
-            input.state.cmp = [boolean(&items[0], "$.state.cc[0]")?, boolean(&items[1], "$.state.cc[1]")?];
+            let items = cc
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| CliError::input("$.state.cc", "expected [x, y]"))?;
+            input.state.cmp = [
+                boolean(&items[0], "$.state.cc[0]")?,
+                boolean(&items[1], "$.state.cc[1]")?,
+            ];
         }
     }
     if let Some(vs) = root.get("vertices") {
-        let vs = vs.as_array().ok_or_else(|| CliError::input("$.vertices", "expected an array of objects"))?;
+        let vs = vs
+            .as_array()
+            .ok_or_else(|| CliError::input("$.vertices", "expected an array of objects"))?;
         for (k, v) in vs.iter().enumerate() {
-            input.vertices.push(registers(v, &format!("$.vertices[{k}]"), 16, vec4)?);
+            input
+                .vertices
+                .push(registers(v, &format!("$.vertices[{k}]"), 16, vec4)?);
         }
     }
     Ok(input)
@@ -173,13 +211,24 @@ mod tests {
     #[test]
     fn components_accept_numbers_and_raw_bits() {
         assert_eq!(component(&serde_json::json!(1.5), "p").unwrap(), 1.5);
-        assert_eq!(component(&serde_json::json!("7fc00001"), "p").unwrap().to_bits(), 0x7fc0_0001);
-        assert_eq!(component(&serde_json::json!("FF800000"), "p").unwrap(), f32::NEG_INFINITY);
+        assert_eq!(
+            component(&serde_json::json!("7fc00001"), "p")
+                .unwrap()
+                .to_bits(),
+            0x7fc0_0001
+        );
+        assert_eq!(
+            component(&serde_json::json!("FF800000"), "p").unwrap(),
+            f32::NEG_INFINITY
+        );
         assert!(component(&serde_json::json!("7fc0000"), "p").is_err());
         assert!(component(&serde_json::json!("0x7fc000"), "p").is_err());
         assert!(component(&serde_json::json!(true), "p").is_err());
         // Beyond f32 range rounds to infinity, as an f64 -> f32 conversion does.
-        assert_eq!(component(&serde_json::json!(1e300), "p").unwrap(), f32::INFINITY);
+        assert_eq!(
+            component(&serde_json::json!(1e300), "p").unwrap(),
+            f32::INFINITY
+        );
     }
 
     #[test]
@@ -206,10 +255,22 @@ mod tests {
         for (text, needle) in [
             ("[]", "$"),
             ("{\"unifroms\": {}}", "unknown field `unifroms`"),
-            ("{\"uniforms\": {\"f\": {\"96\": [0,0,0,0]}}}", "$.uniforms.f.96"),
-            ("{\"uniforms\": {\"f\": {\"c1\": [0,0,0,0]}}}", "register key `c1`"),
-            ("{\"uniforms\": {\"f\": {\"1\": [0,0,0]}}}", "expected [x, y, z, w]"),
-            ("{\"uniforms\": {\"i\": {\"0\": [0,0,0,256]}}}", "$.uniforms.i.0[3]"),
+            (
+                "{\"uniforms\": {\"f\": {\"96\": [0,0,0,0]}}}",
+                "$.uniforms.f.96",
+            ),
+            (
+                "{\"uniforms\": {\"f\": {\"c1\": [0,0,0,0]}}}",
+                "register key `c1`",
+            ),
+            (
+                "{\"uniforms\": {\"f\": {\"1\": [0,0,0]}}}",
+                "expected [x, y, z, w]",
+            ),
+            (
+                "{\"uniforms\": {\"i\": {\"0\": [0,0,0,256]}}}",
+                "$.uniforms.i.0[3]",
+            ),
             ("{\"uniforms\": {\"b\": {\"16\": true}}}", "$.uniforms.b.16"),
             ("{\"state\": {\"a0\": [1]}}", "$.state.a0"),
             ("{\"state\": {\"aL\": 1.5}}", "$.state.aL"),
@@ -217,7 +278,10 @@ mod tests {
             ("{\"vertices\": {}}", "$.vertices"),
             ("{\"vertices\": [{\"16\": [0,0,0,0]}]}", "$.vertices[0].16"),
         ] {
-            let err = parse(text).err().unwrap_or_else(|| panic!("{text} parsed")).to_string();
+            let err = parse(text)
+                .err()
+                .unwrap_or_else(|| panic!("{text} parsed"))
+                .to_string();
             assert!(err.contains(needle), "{text}: {err}");
         }
         assert!(matches!(parse("{"), Err(CliError::Json(_))));

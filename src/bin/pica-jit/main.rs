@@ -2,10 +2,10 @@
 //!
 //! The `run` JSON contract is documented in the README; it is a public interface.
 
+mod commands;
 mod error;
 mod input;
 mod output;
-mod commands;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -60,16 +60,21 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Disasm { file } => commands::disasm(file.as_deref()),
-        Command::Run { file, dvle, engine, precision, budget, input } => {
-            commands::run(commands::RunArgs {
-                file: file.as_deref(),
-                dvle,
-                engine: &engine,
-                precision: &precision,
-                budget,
-                input: input.as_deref(),
-            })
-        }
+        Command::Run {
+            file,
+            dvle,
+            engine,
+            precision,
+            budget,
+            input,
+        } => commands::run(commands::RunArgs {
+            file: file.as_deref(),
+            dvle,
+            engine: &engine,
+            precision: &precision,
+            budget,
+            input: input.as_deref(),
+        }),
     };
     match result {
         Ok(text) => {

@@ -1,7 +1,7 @@
 //! Formatting `run` results as the contract's JSON.
 
 use pica_jit::{EmittedVertex, Stop, UnitState, Vec4};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// A float as 8 lowercase hex digits of its f32 bits.
 pub fn hex(x: f32) -> String {
@@ -9,7 +9,11 @@ pub fn hex(x: f32) -> String {
 }
 
 fn registers(regs: &[Vec4]) -> Value {
-    Value::Array(regs.iter().map(|r| Value::Array(r.iter().map(|&x| Value::String(hex(x))).collect())).collect())
+    Value::Array(
+        regs.iter()
+            .map(|r| Value::Array(r.iter().map(|&x| Value::String(hex(x))).collect()))
+            .collect(),
+    )
 }
 
 fn emit(e: &EmittedVertex) -> Value {
@@ -57,12 +61,21 @@ mod tests {
         let v = result(Stop::End, &state, &[]);
         assert_eq!(v["status"], "ok");
         assert_eq!(v["o"].as_array().unwrap().len(), 16);
-        assert_eq!(v["o"][3], json!(["3f800000", "40000000", "3f000000", "bf800000"]));
-        assert_eq!(v["r"][15], json!(["00000000", "00000000", "00000000", "00000000"]));
+        assert_eq!(
+            v["o"][3],
+            json!(["3f800000", "40000000", "3f000000", "bf800000"])
+        );
+        assert_eq!(
+            v["r"][15],
+            json!(["00000000", "00000000", "00000000", "00000000"])
+        );
         assert_eq!(v["a0"], json!([-3, 4]));
         assert_eq!(v["aL"], 9);
         assert_eq!(v["cc"], json!([true, false]));
         assert_eq!(v["emits"], json!([]));
-        assert_eq!(result(Stop::BreakOutsideLoop, &state, &[])["status"], "budget_exceeded");
+        assert_eq!(
+            result(Stop::BreakOutsideLoop, &state, &[])["status"],
+            "budget_exceeded"
+        );
     }
 }
