@@ -39,7 +39,11 @@ impl EngineKind {
 
     /// Engines that can run on this host (never includes `Auto`).
     pub fn available() -> Vec<EngineKind> {
-        vec![EngineKind::Interpreter]
+        let mut engines = vec![EngineKind::Interpreter];
+        if crate::jit::host_support().is_ok() {
+            engines.push(EngineKind::Jit);
+        }
+        engines
     }
 }
 
@@ -91,6 +95,9 @@ pub enum EngineError {
         /// Code length.
         len: usize,
     },
+    /// Native code generation failed (an internal error; the interpreter still works).
+    #[error("native compilation failed: {0}")]
+    Compile(String),
     /// An engine name that does not exist.
     #[error("unknown engine `{0}` (expected interp, jit or auto)")]
     UnknownEngine(String),
@@ -178,6 +185,7 @@ impl RunStatus {
 #[derive(Debug)]
 enum Backend {
     Interpreter,
+    Jit(Arc<crate::jit::CompiledShader>),
 }
 
 /// A program prepared for one entry point, unit kind, precision and engine.
@@ -213,13 +221,18 @@ impl Shader {
             });
         }
         let backend = match engine {
-            EngineKind::Interpreter | EngineKind::Auto => Backend::Interpreter,
-            EngineKind::Jit => {
-                return Err(EngineError::Unavailable {
-                    engine,
-                    reason: "no native code generator is built for this host".into(),
-                });
-            }
+            EngineKind::Interpreter => Backend::Interpreter,
+            EngineKind::Auto if crate::jit::host_support().is_err() => Backend::Interpreter,
+            EngineKind::Auto | EngineKind::Jit => match crate::jit::compile(&program, &config) {
+                Ok(code) => Backend::Jit(code),
+                Err(crate::jit::JitError::Unsupported(reason)) => {
+                    return Err(EngineError::Unavailable {
+                        engine,
+                        reason: reason.to_string(),
+                    });
+                }
+                Err(other) => return Err(EngineError::Compile(other.to_string())),
+            },
         };
         Ok(Shader {
             program,
@@ -232,6 +245,7 @@ impl Shader {
     pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
         match self.backend {
             Backend::Interpreter => interp::run(&self.program, &self.config, uniforms, state, sink),
+            Backend::Jit(ref code) => code.run(&self.program, &self.config, uniforms, state, sink),
         }
     }
 
@@ -239,6 +253,7 @@ impl Shader {
     pub fn engine(&self) -> EngineKind {
         match self.backend {
             Backend::Interpreter => EngineKind::Interpreter,
+            Backend::Jit(_) => EngineKind::Jit,
         }
     }
 

@@ -1,9 +1,11 @@
 //! pica-jit: PICA200 shader recompiler.
+pub mod analysis;
 pub mod arith;
 mod describe;
 mod engine;
 pub mod interp;
 pub mod isa;
+pub mod jit;
 mod program;
 pub mod shbin;
 mod state;

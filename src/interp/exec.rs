@@ -44,7 +44,24 @@ pub(crate) fn enter(precision: Precision, state: &mut UnitState) {
     }
 }
 
-impl Invocation<'_> {
+impl<'a> Invocation<'a> {
+    /// The invocation of `program` configured by `config` over `uniforms`.
+    pub fn new(
+        program: &'a Program,
+        config: &crate::ShaderConfig,
+        uniforms: &'a crate::Uniforms,
+    ) -> Invocation<'a> {
+        Invocation {
+            program,
+            operands: Operands {
+                precision: config.precision,
+                uniforms,
+            },
+            kind: config.kind,
+            budget: config.budget,
+        }
+    }
+
     fn guard(&self, state: &UnitState, guard: Guard) -> bool {
         match guard {
             Guard::Always => true,
@@ -76,6 +93,21 @@ impl Invocation<'_> {
             };
             progress.flow.pc = progress.flow.advance(pc, jump, &mut state.al);
         }
+    }
+
+    /// Executes the instruction at `pc` and chooses the next PC (`Err` when the
+    /// invocation stops). Native engines call this for the instructions they
+    /// delegate to the runtime, so both share one definition of control flow.
+    pub fn step_and_advance(
+        &self,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+        progress: &mut Progress,
+        pc: u32,
+    ) -> Result<u32, Stop> {
+        let instr = self.program.instructions()[pc as usize];
+        let jump = self.step(state, sink, progress, pc, instr)?;
+        Ok(progress.flow.advance(pc, jump, &mut state.al))
     }
 
     /// Executes one instruction; returns its own PC change, or why the invocation stops.

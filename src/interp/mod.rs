@@ -11,7 +11,7 @@ pub use operands::{OUT_OF_RANGE_CONSTANT, relative_constant_index};
 use crate::engine::{ShaderConfig, Stop};
 use crate::program::Program;
 use crate::state::{EmitSink, Uniforms, UnitState};
-use exec::{Invocation, Progress, enter};
+pub(crate) use exec::{Invocation, Progress, enter};
 use flow::FlowState;
 
 /// Runs one invocation of `program` on `state` with the reference interpreter.

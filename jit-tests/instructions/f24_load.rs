@@ -1,0 +1,175 @@
+//! F24 load conversion (`f24::load`): values entering the unit (inputs and uniforms
+//! as they are read, temporaries and outputs at invocation start) are truncated onto
+//! the float24 grid; F32 keeps every bit. Plus source negation in each mode.
+
+use crate::common::Case;
+use crate::*;
+use pica_jit::Precision::{F24, F32};
+
+#[test]
+fn inputs_are_truncated_when_read_in_f24() {
+    // 1 + 2^-20 (0x3F800008), its negation, 1 + 2^-16 + 2^-17, and an exact value.
+    let v = [fb(0x3F80_0008), fb(0xBF80_0008), fb(0x3F80_00C0), 3.0];
+    check(unary(F32, "mov", v), bits(v), "mov F32");
+    check(
+        unary(F24, "mov", v),
+        [ONE_BITS, 0xBF80_0000, 0x3F80_0080, 0x4040_0000],
+        "mov F24",
+    );
+    // The caller's inputs are not modified.
+    let t = run(F24, "mov o0, v0", &[v]);
+    check(bits(t.state.inputs[0]), bits(v), "inputs after F24 run");
+}
+
+#[test]
+fn uniforms_are_truncated_when_read_in_f24() {
+    let v = [fb(0x3F80_0008), fb(0xBF80_0008), fb(0x3F80_00C0), 3.0];
+    let t = Case::new("mov o0, c5").precision(F32).f(5, v).run();
+    check(t.out_bits(0), bits(v), "mov c5 F32");
+    let t = Case::new("mov o0, c5").precision(F24).f(5, v).run();
+    check(
+        t.out_bits(0),
+        [ONE_BITS, 0xBF80_0000, 0x3F80_0080, 0x4040_0000],
+        "mov c5 F24",
+    );
+}
+
+#[test]
+fn each_operand_is_truncated_before_arithmetic() {
+    // (1 + 2^-17) + 2^-17: truncating the first operand on load gives 1 + 2^-17 -> 1;
+    // without the load conversion the sum would be 1 + 2^-16, a float24 value.
+    let a = [1.0 + pow2(-17); 4];
+    let b = [pow2(-17); 4];
+    check(binary(F24, "add", a, b), splat(ONE_BITS), "add F24");
+    check(
+        binary(F32, "add", a, b),
+        splat((1.0 + pow2(-16)).to_bits()),
+        "add F32",
+    );
+    let t = Case::new("add o0, c5, v0")
+        .precision(F24)
+        .f(5, a)
+        .input(0, b)
+        .run();
+    check(t.out_bits(0), splat(ONE_BITS), "add c5 F24");
+}
+
+#[test]
+fn temporaries_and_outputs_are_converted_at_invocation_start() {
+    let r3 = [fb(0x3F80_0008), PAYLOAD_NAN, NEG_ZERO, 1.0e20];
+    let o1 = [
+        fb(0xBF80_0008),
+        fb(0x207F_FF01),
+        -pow2(-90),
+        fb(0x5F80_0000),
+    ];
+    // r3 and o1 are never written; r3 is read into o2.
+    let src = "mov o0, c1\nmov o2, r3";
+    for p in BOTH {
+        let t = Case::new(src)
+            .precision(p)
+            .temp(3, r3)
+            .with_state(|s| s.outputs[1] = o1)
+            .run();
+        check(t.out_bits(0), splat(ONE_BITS), &format!("o0 {p:?}"));
+        let (temp, out) = match p {
+            F32 => (bits(r3), bits(o1)),
+            F24 => (
+                [ONE_BITS, QNAN_BITS, 0, INF_BITS],
+                [0xBF80_0000, S_BITS, 0, INF_BITS],
+            ),
+        };
+        check(t.temp_bits(3), temp, &format!("r3 {p:?}"));
+        check(t.out_bits(1), out, &format!("o1 {p:?}"));
+        check(t.out_bits(2), temp, &format!("o2 = r3 {p:?}"));
+    }
+}
+
+#[test]
+fn magnitudes_of_2_pow_64_and_above_become_infinite_in_f24() {
+    // 2^64, 1e20, -2^64, and the f32 just below 2^64 (truncated to float24 MAX).
+    let v = [fb(0x5F80_0000), 1.0e20, fb(0xDF80_0000), fb(0x5F7F_FFFF)];
+    check(unary(F32, "mov", v), bits(v), "mov F32");
+    check(
+        unary(F24, "mov", v),
+        [INF_BITS, INF_BITS, NEG_INF_BITS, 0x5F7F_FF80],
+        "mov F24",
+    );
+    // float24 MAX and the infinities themselves are unchanged.
+    let v = [fb(0x5F7F_FF80), NEG_INF, INF, fb(0xDF7F_FFFF)];
+    check(unary(F32, "mov", v), bits(v), "mov F32");
+    check(
+        unary(F24, "mov", v),
+        [0x5F7F_FF80, NEG_INF_BITS, INF_BITS, 0xDF7F_FF80],
+        "mov F24",
+    );
+}
+
+#[test]
+fn mov_preserves_nan_payloads_only_in_f32() {
+    let v = [PAYLOAD_NAN, NEG_PAYLOAD_NAN, fb(0xFF80_0001), QNAN];
+    check(
+        unary(F32, "mov", v),
+        [0x7F80_0001, 0xFFC0_0123, 0xFF80_0001, QNAN_BITS],
+        "mov F32",
+    );
+    check(unary(F24, "mov", v), splat(QNAN_BITS), "mov F24");
+    for p in BOTH {
+        let t = Case::new("mov o0, c5").precision(p).f(5, v).run();
+        check(
+            t.out_bits(0),
+            pick(p, bits(v), splat(QNAN_BITS)),
+            &format!("mov c5 {p:?}"),
+        );
+    }
+}
+
+#[test]
+fn negation_flips_the_sign_bit_in_f32_and_subtracts_from_zero_in_f24() {
+    let v = [0.0, 1.5, NEG_ZERO, PAYLOAD_NAN];
+    check(
+        o0(F32, "mov o0, -v0", &[v]),
+        [NEG_ZERO_BITS, 0xBFC0_0000, 0, 0xFF80_0001],
+        "-v0 F32",
+    );
+    check(
+        o0(F24, "mov o0, -v0", &[v]),
+        [0, 0xBFC0_0000, 0, QNAN_BITS],
+        "-v0 F24",
+    );
+    let v = [S, NEG_INF, INF, -2.0];
+    for p in BOTH {
+        check(
+            o0(p, "mov o0, -v0", &[v]),
+            bits([-S, INF, NEG_INF, 2.0]),
+            &format!("-v0 {p:?}"),
+        );
+        let t = Case::new("mov o0, -c5").precision(p).f(5, v).run();
+        check(
+            t.out_bits(0),
+            bits([-S, INF, NEG_INF, 2.0]),
+            &format!("-c5 {p:?}"),
+        );
+    }
+}
+
+#[test]
+fn small_values_are_truncated_to_multiples_of_2_pow_minus_78_in_f24() {
+    // S + 2^-86 -> S; -2^-90 -> +0; -S kept; 2^-78 + 2^-80 -> 2^-78.
+    let v = [fb(0x207F_FF01), -pow2(-90), -S, pow2(-78) + pow2(-80)];
+    check(unary(F32, "mov", v), bits(v), "mov F32");
+    check(
+        unary(F24, "mov", v),
+        bits([S, 0.0, -S, pow2(-78)]),
+        "mov F24",
+    );
+    // 2^-63 + 2^-86 -> 2^-63 (a float24 subnormal); -(2^-79) -> +0; -0 -> +0;
+    // 2^-62 + 2^-85 (a normal) -> 2^-62.
+    let v = [fb(0x2000_0001), -pow2(-79), NEG_ZERO, fb(0x2080_0001)];
+    check(unary(F32, "mov", v), bits(v), "mov F32");
+    check(
+        unary(F24, "mov", v),
+        [pow2(-63).to_bits(), 0, 0, N_BITS],
+        "mov F24",
+    );
+}

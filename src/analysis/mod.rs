@@ -1,0 +1,274 @@
+//! Backend-independent program analysis: where the hardware's stacks can pop,
+//! where control can arrive, and how the code splits into basic blocks.
+//!
+//! The hardware has no structured control flow, only three stacks checked after
+//! every instruction. Their entries come from static instructions, so the set of
+//! addresses at which a stack can pop is known ahead of time:
+//! `target` of every IF, `end + 1` of every LOOP and `target + num` of every CALL.
+//! After an instruction at `pc` with `pc + 1` outside that set no stack can pop,
+//! so the instruction simply falls through (or jumps). Backends emit the exact
+//! stack check only after the other instructions ("check points").
+
+use crate::isa::{Instruction, UnaryOp};
+use crate::program::{Program, ShaderKind};
+
+/// How an instruction is executed by a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstrClass {
+    /// Pure data flow: registers, address registers and flags only.
+    Data,
+    /// `end`: stops the invocation.
+    End,
+    /// Touches the control-flow stacks, the PC or the emit sink: executed by the
+    /// engine-independent runtime (flow instructions, `emit`/`setemit` in a
+    /// geometry shader).
+    Runtime,
+    /// No effect (`nop`, unknown opcodes, `emit`/`setemit` in a vertex shader).
+    Nop,
+}
+
+/// A maximal straight-line run of instructions `start..=last`: control enters only
+/// at `start` and leaves only after `last` (or by `end`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// First instruction (a leader).
+    pub start: u32,
+    /// Last instruction.
+    pub last: u32,
+}
+
+impl Block {
+    /// Number of instructions in the block.
+    pub fn len(&self) -> u32 {
+        self.last - self.start + 1
+    }
+
+    /// Whether the block is empty (never: blocks hold at least one instruction).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// The analysis products every backend consumes.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// Per instruction: how it executes.
+    pub class: Vec<InstrClass>,
+    /// Per address `0..=len`: a stack entry may be checked against this address.
+    pub pop_address: Vec<bool>,
+    /// Per instruction: after it, the stacks must be checked (`pc + 1` is a pop address).
+    pub check_after: Vec<bool>,
+    /// Per instruction: control may arrive here other than by falling through.
+    pub leader: Vec<bool>,
+    /// Basic blocks in address order, covering every instruction.
+    pub blocks: Vec<Block>,
+    /// Per instruction: reachable from the entry point under any stack behaviour.
+    pub reachable: Vec<bool>,
+}
+
+/// Classifies an instruction for a unit kind.
+pub fn classify(instr: &Instruction, kind: ShaderKind) -> InstrClass {
+    match instr {
+        Instruction::End => InstrClass::End,
+        Instruction::Break { .. }
+        | Instruction::Call { .. }
+        | Instruction::If { .. }
+        | Instruction::Loop { .. }
+        | Instruction::Jmp { .. } => InstrClass::Runtime,
+        Instruction::Emit | Instruction::SetEmit { .. } => match kind {
+            ShaderKind::Geometry => InstrClass::Runtime,
+            ShaderKind::Vertex => InstrClass::Nop,
+        },
+        Instruction::Nop | Instruction::Unknown { .. } => InstrClass::Nop,
+        Instruction::Unary {
+            op: UnaryOp::Mova, ..
+        }
+        | Instruction::Unary { .. }
+        | Instruction::Binary { .. }
+        | Instruction::Cmp { .. }
+        | Instruction::Mad { .. } => InstrClass::Data,
+    }
+}
+
+/// Every address the instruction can make the PC take, other than `pc + 1`.
+fn flow_targets(pc: u32, instr: &Instruction) -> Vec<u32> {
+    match *instr {
+        Instruction::Call { target, num, .. } => vec![target as u32, target as u32 + num as u32],
+        Instruction::If { target, num, .. } => vec![target as u32, target as u32 + num as u32],
+        Instruction::Loop { end, .. } => vec![pc + 1, end as u32 + 1],
+        Instruction::Jmp { target, .. } => vec![target as u32],
+        _ => vec![],
+    }
+}
+
+/// Analyses `program` for an invocation starting at `entry`.
+pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
+    let code = program.instructions();
+    let len = code.len();
+    let class: Vec<InstrClass> = code.iter().map(|i| classify(i, kind)).collect();
+
+    let mut pop_address = vec![false; len + 1];
+    let mark = |addr: u32, set: &mut Vec<bool>| {
+        if let Some(slot) = set.get_mut(addr as usize) {
+            *slot = true;
+        }
+    };
+    for instr in code {
+        match *instr {
+            Instruction::If { target, .. } => mark(target as u32, &mut pop_address),
+            Instruction::Loop { end, .. } => mark(end as u32 + 1, &mut pop_address),
+            Instruction::Call { target, num, .. } => {
+                mark(target as u32 + num as u32, &mut pop_address)
+            }
+            _ => {}
+        }
+    }
+    let check_after: Vec<bool> = (0..len).map(|pc| pop_address[pc + 1]).collect();
+
+    // Leaders: the entry, every address a runtime instruction or a stack pop can
+    // produce, and every instruction after a block-ending one.
+    let mut leader = vec![false; len];
+    mark(entry, &mut leader);
+    for (pc, instr) in code.iter().enumerate() {
+        let pc32 = pc as u32;
+        for t in flow_targets(pc32, instr) {
+            mark(t, &mut leader);
+        }
+        if let Instruction::Call { .. } = instr {
+            mark(pc32 + 1, &mut leader); // return address
+        }
+        if ends_block(&class, &check_after, pc) {
+            mark(pc32 + 1, &mut leader);
+        }
+    }
+    for (addr, &is_pop) in pop_address.iter().enumerate() {
+        if is_pop {
+            mark(addr as u32, &mut leader);
+        }
+    }
+
+    let mut blocks = Vec::new();
+    let mut pc = 0usize;
+    while pc < len {
+        let start = pc;
+        while pc + 1 < len && !leader[pc + 1] && !ends_block(&class, &check_after, pc) {
+            pc += 1;
+        }
+        blocks.push(Block {
+            start: start as u32,
+            last: pc as u32,
+        });
+        pc += 1;
+    }
+
+    let reachable = reachability(code, entry, &pop_address);
+    Analysis {
+        class,
+        pop_address,
+        check_after,
+        leader,
+        blocks,
+        reachable,
+    }
+}
+
+fn ends_block(class: &[InstrClass], check_after: &[bool], pc: usize) -> bool {
+    matches!(class[pc], InstrClass::Runtime | InstrClass::End) || check_after[pc]
+}
+
+/// Conservative reachability: from the entry, follow fall-through, every static
+/// target, and every address a stack pop can produce.
+fn reachability(code: &[Instruction], entry: u32, pop_address: &[bool]) -> Vec<bool> {
+    let len = code.len();
+    let mut seen = vec![false; len];
+    // Stack pops can continue at: IF `target + num`, LOOP start, CALL return,
+    // or (exits) the pop address itself; include them all as roots once any
+    // stack-pushing instruction is reachable.
+    let mut work = vec![entry];
+    while let Some(pc) = work.pop() {
+        let Some(slot) = seen.get_mut(pc as usize) else {
+            continue;
+        };
+        if *slot {
+            continue;
+        }
+        *slot = true;
+        let instr = &code[pc as usize];
+        if *instr != Instruction::End {
+            work.push(pc + 1);
+        }
+        work.extend(flow_targets(pc, instr));
+        if let Instruction::Call { .. } = instr {
+            work.push(pc + 1);
+        }
+        if pop_address.get(pc as usize + 1) == Some(&true) {
+            work.push(pc + 1);
+        }
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Guard, encode};
+
+    fn program(code: &[Instruction]) -> Program {
+        Program::new(code.iter().map(|i| encode(i).unwrap()).collect(), vec![]).unwrap()
+    }
+
+    #[test]
+    fn blocks_split_at_flow_control_and_pop_addresses() {
+        let mov = crate::isa::decode(0x13 << 26);
+        let code = [
+            mov,                                     // 0
+            Instruction::Loop { int_id: 0, end: 3 }, // 1
+            mov,                                     // 2
+            mov,                                     // 3 (end of loop: check after)
+            Instruction::If {
+                guard: Guard::Bool(0),
+                target: 6,
+                num: 1,
+            }, // 4
+            mov,                                     // 5 (then; check after: 6 is a pop address)
+            mov,                                     // 6 (else)
+            mov,                                     // 7 (end = 6+1)
+            Instruction::End,                        // 8
+            mov,                                     // 9 (unreachable)
+        ];
+        let a = analyse(&program(&code), 0, ShaderKind::Vertex);
+        assert_eq!(
+            a.pop_address,
+            vec![
+                false, false, false, false, true, false, true, false, false, false, false
+            ]
+        );
+        assert_eq!(
+            a.check_after,
+            vec![
+                false, false, false, true, false, true, false, false, false, false
+            ]
+        );
+        let spans: Vec<(u32, u32)> = a.blocks.iter().map(|b| (b.start, b.last)).collect();
+        assert_eq!(
+            spans,
+            vec![(0, 1), (2, 3), (4, 4), (5, 5), (6, 6), (7, 8), (9, 9)]
+        );
+        assert_eq!(
+            a.reachable,
+            vec![true, true, true, true, true, true, true, true, true, false]
+        );
+        assert_eq!(a.class[8], InstrClass::End);
+        assert_eq!(a.class[1], InstrClass::Runtime);
+    }
+
+    #[test]
+    fn emit_is_a_runtime_instruction_only_in_geometry_shaders() {
+        let p = program(&[Instruction::Emit, Instruction::End]);
+        assert_eq!(analyse(&p, 0, ShaderKind::Vertex).class[0], InstrClass::Nop);
+        assert_eq!(
+            analyse(&p, 0, ShaderKind::Geometry).class[0],
+            InstrClass::Runtime
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! The calling convention between Rust and generated code, and the runtime
+//! helpers generated code calls for control flow.
+//!
+//! Generated code is `extern "sysv64" fn(frame, state, uniforms, entry_pc) -> exit`.
+//! It reads and writes the caller's [`UnitState`] in place and keeps the
+//! control-flow stacks, budget and emit parameters in the [`Frame`]. Every
+//! instruction that touches the stacks, the PC or the emit sink is executed by
+//! [`runtime_step`], which calls the interpreter's own implementation, so the
+//! JIT cannot disagree with it on control flow.
+
+use crate::engine::Stop;
+use crate::interp::flow::FlowState;
+use crate::interp::{Invocation, Progress};
+use crate::state::{EmitSink, UnitState};
+
+/// Exit: an `end` ran.
+pub const EXIT_END: u32 = 0;
+/// Exit: the PC left the program.
+pub const EXIT_END_OF_CODE: u32 = 1;
+/// Exit: `break` with an empty LOOP stack.
+pub const EXIT_BREAK_OUTSIDE_LOOP: u32 = 2;
+/// Exit: continue in the interpreter at `Frame::resume_pc` (budget nearly spent).
+pub const EXIT_RESUME: u32 = 3;
+
+/// Helper results at or above this value are `STOP_BASE + exit code`.
+pub const STOP_BASE: u32 = 0xFFFF_0000;
+
+/// Marker for an empty stack in `Frame::top_checks` (no PC equals it).
+pub const NO_CHECK: u32 = u32::MAX;
+
+/// Per-invocation data shared by generated code and the runtime helpers.
+#[repr(C)]
+pub struct Frame<'a> {
+    /// Instructions the invocation may still execute. Offset 0.
+    pub remaining: u64,
+    /// The `check` address of the LOOP, IF and CALL stack tops ([`NO_CHECK`] when
+    /// empty): generated code compares these inline. Offsets 8, 12, 16.
+    pub top_checks: [u32; 3],
+    /// Where the interpreter resumes after [`EXIT_RESUME`]. Offset 20.
+    pub resume_pc: u32,
+    /// Saved host MXCSR / FPCR while generated code runs. Offset 24.
+    pub saved_fp_control: u64,
+    /// The invocation being run (program, uniforms, precision, kind, budget).
+    pub invocation: *const Invocation<'a>,
+    /// The caller's state.
+    pub state: *mut UnitState,
+    /// The caller's emit sink.
+    pub sink: *mut (dyn EmitSink + 'a),
+    /// Control-flow stacks, emit parameters, executed count.
+    pub progress: Progress,
+}
+
+/// Byte offsets generated code uses.
+pub const OFFSET_REMAINING: i32 = 0;
+/// Offset of `top_checks[0]` (LOOP); IF and CALL follow at +4 and +8.
+pub const OFFSET_TOP_CHECKS: i32 = 8;
+/// Offset of `resume_pc`.
+pub const OFFSET_RESUME_PC: i32 = 20;
+/// Offset of `saved_fp_control`.
+pub const OFFSET_SAVED_FP: i32 = 24;
+
+const _: () = {
+    assert!(std::mem::offset_of!(Frame<'static>, remaining) == OFFSET_REMAINING as usize);
+    assert!(std::mem::offset_of!(Frame<'static>, top_checks) == OFFSET_TOP_CHECKS as usize);
+    assert!(std::mem::offset_of!(Frame<'static>, resume_pc) == OFFSET_RESUME_PC as usize);
+    assert!(std::mem::offset_of!(Frame<'static>, saved_fp_control) == OFFSET_SAVED_FP as usize);
+};
+
+impl Frame<'_> {
+    /// Recomputes the inline-checked stack tops after the runtime touched the stacks.
+    pub fn refresh_top_checks(&mut self) {
+        self.top_checks = top_checks(&self.progress.flow);
+    }
+}
+
+/// The `check` addresses of the three stack tops.
+pub fn top_checks(flow: &FlowState) -> [u32; 3] {
+    [
+        flow.loops.top().map_or(NO_CHECK, |e| e.check),
+        flow.ifs.top().map_or(NO_CHECK, |e| e.check),
+        flow.calls.top().map_or(NO_CHECK, |e| e.check),
+    ]
+}
+
+fn stop_code(stop: Stop) -> u32 {
+    STOP_BASE
+        + match stop {
+            Stop::End => EXIT_END,
+            Stop::EndOfCode => EXIT_END_OF_CODE,
+            Stop::BreakOutsideLoop => EXIT_BREAK_OUTSIDE_LOOP,
+            Stop::BudgetExceeded => EXIT_RESUME,
+        }
+}
+
+/// Executes the runtime instruction at `pc` and returns the next PC, or
+/// `STOP_BASE + exit code`.
+///
+/// # Safety
+/// `frame` must point to a live `Frame` whose pointers are valid, with no other
+/// reference to the frame, the state or the sink alive; `pc` must be inside the
+/// program.
+pub unsafe extern "sysv64" fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
+    // SAFETY: guaranteed by the caller (generated code passes its own frame).
+    let frame = unsafe { &mut *frame };
+    // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
+    let (invocation, state, sink) =
+        unsafe { (&*frame.invocation, &mut *frame.state, &mut *frame.sink) };
+    let next = match invocation.step_and_advance(state, sink, &mut frame.progress, pc) {
+        Ok(next) => next,
+        Err(stop) => stop_code(stop),
+    };
+    frame.refresh_top_checks();
+    next
+}
+
+/// Applies the after-instruction stack check for the (non-runtime) instruction at
+/// `pc` whose `pc + 1` matched a stack top, and returns the next PC.
+///
+/// # Safety
+/// As for [`runtime_step`].
+pub unsafe extern "sysv64" fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
+    // SAFETY: guaranteed by the caller.
+    let frame = unsafe { &mut *frame };
+    // SAFETY: the state pointer is valid and unaliased while generated code runs.
+    let state = unsafe { &mut *frame.state };
+    let next = frame.progress.flow.advance(pc, None, &mut state.al);
+    frame.refresh_top_checks();
+    next
+}

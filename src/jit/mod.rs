@@ -1,0 +1,189 @@
+//! The native recompiler runtime: compilation cache, executable memory, the
+//! calling convention, and the per-architecture code generators.
+//!
+//! Generated code covers every data instruction natively and delegates the
+//! control-flow stacks to a runtime helper (`frame::runtime_step`) at exactly the PCs where
+//! analysis says a stack can change (see [`crate::analysis`]); when the budget
+//! cannot cover a whole basic block it hands the invocation to the interpreter at
+//! the block's start, so budget stops are exact.
+
+pub(crate) mod frame;
+mod memory;
+// dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::useless_conversion)]
+mod x64;
+
+use crate::analysis;
+use crate::arith::Precision;
+use crate::engine::{ShaderConfig, Stop};
+use crate::interp::flow::FlowState;
+use crate::interp::{self, Invocation, Progress};
+use crate::program::{Program, ShaderKind};
+use crate::state::{EmitSink, Uniforms, UnitState};
+use frame::{EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, Frame, NO_CHECK};
+use memory::ExecRegion;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use thiserror::Error;
+
+pub use memory::MemoryError;
+
+/// Why native code could not be produced.
+#[derive(Debug, Error)]
+pub enum JitError {
+    /// This host has no code generator.
+    #[error("no native code generator for this host ({0})")]
+    Unsupported(&'static str),
+    /// The assembler rejected the generated code (a bug in pica-jit).
+    #[error("internal assembler error: {0}")]
+    Assemble(String),
+    /// Executable memory could not be provided.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+/// Whether this host has a native code generator, and if not, why.
+pub fn host_support() -> Result<(), &'static str> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if x64::host_supported() {
+            Ok(())
+        } else {
+            Err("x86-64 without SSE4.1")
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Err("no code generator for this architecture")
+    }
+}
+
+/// Host features that change the generated code (part of the cache key).
+fn host_features() -> u32 {
+    0
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    code: Vec<u32>,
+    descriptors: Vec<u32>,
+    entry: u32,
+    kind: ShaderKind,
+    precision: Precision,
+    features: u32,
+}
+
+static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::new(None);
+
+/// Native code for one (program, entry, unit kind, precision).
+#[derive(Debug)]
+pub struct CompiledShader {
+    region: ExecRegion,
+}
+
+type EntryFn =
+    unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const Uniforms, u32) -> u32;
+
+/// Returns the compiled shader for `program` and `config`, compiling it on first
+/// use. Compiled code is shared while any [`crate::Shader`] holds it.
+pub fn compile(program: &Program, config: &ShaderConfig) -> Result<Arc<CompiledShader>, JitError> {
+    host_support().map_err(JitError::Unsupported)?;
+    let key = CacheKey {
+        code: program.code().to_vec(),
+        descriptors: program.descriptor_words(),
+        entry: config.entry,
+        kind: config.kind,
+        precision: config.precision,
+        features: host_features(),
+    };
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if let Some(shader) = map.get(&key).and_then(Weak::upgrade) {
+        return Ok(shader);
+    }
+    let shader = Arc::new(compile_uncached(program, config)?);
+    map.retain(|_, weak| weak.strong_count() > 0);
+    map.insert(key, Arc::downgrade(&shader));
+    Ok(shader)
+}
+
+/// Compiles without consulting the cache (benchmarks measure this).
+pub fn compile_uncached(
+    program: &Program,
+    config: &ShaderConfig,
+) -> Result<CompiledShader, JitError> {
+    host_support().map_err(JitError::Unsupported)?;
+    let analysis = analysis::analyse(program, config.entry, config.kind);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let compiled = x64::compile(program, &analysis, config.precision)?;
+        let region = ExecRegion::new(&compiled.code)?;
+        Ok(CompiledShader { region })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = analysis;
+        Err(JitError::Unsupported(
+            "no code generator for this architecture",
+        ))
+    }
+}
+
+impl CompiledShader {
+    /// Size of the generated code in bytes.
+    pub fn code_size(&self) -> usize {
+        self.region.code_len()
+    }
+
+    /// Runs one invocation; the same contract as [`interp::run`].
+    pub(crate) fn run(
+        &self,
+        program: &Program,
+        config: &ShaderConfig,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        interp::enter(config.precision, state);
+        let invocation = Invocation::new(program, config, uniforms);
+        let state_ptr: *mut UnitState = state;
+        let sink_ptr: *mut dyn EmitSink = sink;
+        let mut frame = Frame {
+            remaining: config.budget,
+            top_checks: [NO_CHECK; 3],
+            resume_pc: 0,
+            saved_fp_control: 0,
+            invocation: &invocation,
+            state: state_ptr,
+            sink: sink_ptr,
+            progress: Progress {
+                flow: FlowState::at(config.entry),
+                ..Progress::default()
+            },
+        };
+        // SAFETY: the region holds a function compiled by `compile_uncached` with the
+        // `EntryFn` signature; it stays mapped while `self` lives.
+        let entry: EntryFn =
+            unsafe { std::mem::transmute::<*const u8, EntryFn>(self.region.as_ptr()) };
+        // SAFETY: the frame, state and uniforms outlive the call; the generated code
+        // only accesses them through these pointers (and the helpers through the
+        // frame), and no Rust reference to them is used until it returns.
+        let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        match exit {
+            EXIT_END => Stop::End,
+            EXIT_END_OF_CODE => Stop::EndOfCode,
+            EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
+            EXIT_RESUME => {
+                let mut progress = frame.progress;
+                progress.flow.pc = frame.resume_pc;
+                progress.executed = config.budget - frame.remaining;
+                // SAFETY: generated code has returned; these are the caller's
+                // exclusive references again.
+                let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
+                invocation.run(state, sink, &mut progress)
+            }
+            other => unreachable!("generated code returned unknown exit code {other}"),
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! x86-64 backend (SSE4.1): emits one native function per (program, entry,
+//! precision, unit kind).
+//!
+//! Register conventions inside generated code:
+//! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
+//!   `r14` = address of the PC → code offset table (for dispatch).
+//! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
+//!   are scratch. No vector value lives across instructions: every PICA register
+//!   stays in memory, so runtime helpers can read and write the same state.
+
+mod alu;
+mod consts;
+mod operands;
+
+use super::JitError;
+use super::frame::{
+    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
+    OFFSET_SAVED_FP, OFFSET_TOP_CHECKS, STOP_BASE,
+};
+use crate::analysis::{Analysis, InstrClass};
+use crate::arith::Precision;
+use crate::isa::Instruction;
+use crate::program::Program;
+use dynasmrt::x64::X64Relocation;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
+
+pub(crate) type Asm = VecAssembler<X64Relocation>;
+
+/// Whether this host can run the x86-64 backend (SSE4.1 is the baseline).
+pub fn host_supported() -> bool {
+    std::arch::is_x86_feature_detected!("sse4.1")
+}
+
+/// Out-of-line code emitted after the main body.
+enum Cold {
+    /// Budget too small for the block at `pc` (of `len` instructions): undo the
+    /// subtraction and resume in the interpreter at `pc`.
+    Budget {
+        label: DynamicLabel,
+        pc: u32,
+        len: u32,
+    },
+    /// A stack top matched `pc + 1`: run the exact stack check.
+    StackCheck { label: DynamicLabel, pc: u32 },
+}
+
+pub(crate) struct Emitter<'p> {
+    pub ops: Asm,
+    program: &'p Program,
+    analysis: &'p Analysis,
+    pub precision: Precision,
+    pc_labels: Vec<DynamicLabel>,
+    cold: Vec<Cold>,
+}
+
+/// A compiled function: machine code plus the offset of its entry.
+pub(crate) struct Compiled {
+    pub code: Vec<u8>,
+}
+
+pub(crate) fn compile(
+    program: &Program,
+    analysis: &Analysis,
+    precision: Precision,
+) -> Result<Compiled, JitError> {
+    let len = program.len();
+    let mut ops = Asm::new(0);
+    let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let mut e = Emitter {
+        ops,
+        program,
+        analysis,
+        precision,
+        pc_labels,
+        cold: Vec::new(),
+    };
+    e.prologue();
+    for pc in 0..len as u32 {
+        e.instruction(pc);
+    }
+    // Falling off the last instruction leaves the program.
+    dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
+    e.cold_paths();
+    let resume = e.ops.new_dynamic_label();
+    e.shared_paths(len as u32, resume);
+    consts::emit(&mut e.ops);
+    // The dispatch table: one i32 per PC, the code offset relative to the table.
+    // PCs that do not start a block go to `resume` (the interpreter continues
+    // there), which keeps the budget exact.
+    dynasm!(e.ops ; .arch x64 ; .align 16 ; ->table:);
+    let table = e.ops.offset().0 as i64;
+    let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
+    e.ops.commit().map_err(assemble)?;
+    let mut entries = Vec::with_capacity(len);
+    for pc in 0..len {
+        let target = if analysis.leader[pc] {
+            e.pc_labels[pc]
+        } else {
+            resume
+        };
+        let offset = e.ops.labels().resolve_dynamic(target).map_err(assemble)?.0 as i64;
+        entries.push((offset - table) as i32);
+    }
+    for entry in entries {
+        e.ops.push_i32(entry);
+    }
+    let code = e.ops.finalize().map_err(assemble)?;
+    Ok(Compiled { code })
+}
+
+impl Emitter<'_> {
+    fn prologue(&mut self) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; push rbx
+            ; push rbp
+            ; push r12
+            ; push r13
+            ; push r14
+            ; push r15
+            ; sub rsp, 8
+            ; mov rbx, rdi
+            ; mov r12, rsi
+            ; mov r13, rdx
+            ; lea r14, [->table]
+            // Run with the default floating-point environment whatever the host set.
+            ; stmxcsr [rbx + OFFSET_SAVED_FP]
+            ; ldmxcsr [->mxcsr_default]
+            ; mov eax, ecx
+            ; jmp ->dispatch
+        );
+    }
+
+    fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
+        dynasm!(self.ops
+            ; .arch x64
+            // eax = PC < len: jump to its code.
+            ; ->dispatch:
+            ; cmp eax, len as i32
+            ; jae ->past_end
+            ; movsxd rcx, DWORD [r14 + rax * 4]
+            ; add rcx, r14
+            ; jmp rcx
+            // eax = a helper's result: a PC or STOP_BASE + exit code.
+            ; ->after_helper:
+            ; cmp eax, len as i32
+            ; jb ->dispatch
+            ; cmp eax, STOP_BASE as i32
+            ; jae ->stop
+            ; ->past_end:
+            ; mov eax, EXIT_END_OF_CODE as i32
+            ; jmp ->epilogue
+            ; ->stop:
+            ; sub eax, STOP_BASE as i32
+            ; jmp ->epilogue
+            // eax = PC with no compiled entry: let the interpreter continue there.
+            ; ->resume:
+            ; =>resume
+            ; mov [rbx + OFFSET_RESUME_PC], eax
+            ; mov eax, EXIT_RESUME as i32
+            ; ->epilogue:
+            ; ldmxcsr [rbx + OFFSET_SAVED_FP]
+            ; add rsp, 8
+            ; pop r15
+            ; pop r14
+            ; pop r13
+            ; pop r12
+            ; pop rbp
+            ; pop rbx
+            ; ret
+        );
+    }
+
+    fn call_helper(&mut self, helper: usize, pc: u32) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov rdi, rbx
+            ; mov esi, pc as i32
+            ; mov rax, QWORD helper as i64
+            ; call rax
+            ; jmp ->after_helper
+        );
+    }
+
+    fn cold_paths(&mut self) {
+        for cold in std::mem::take(&mut self.cold) {
+            match cold {
+                Cold::Budget { label, pc, len } => {
+                    dynasm!(self.ops
+                        ; .arch x64
+                        ; =>label
+                        ; add QWORD [rbx + OFFSET_REMAINING], len as i32
+                        ; mov eax, pc as i32
+                        ; jmp ->resume
+                    );
+                }
+                Cold::StackCheck { label, pc } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.call_helper(frame::stack_check as *const () as usize, pc);
+                }
+            }
+        }
+    }
+
+    fn instruction(&mut self, pc: u32) {
+        let i = pc as usize;
+        let label = self.pc_labels[i];
+        dynasm!(self.ops ; .arch x64 ; =>label);
+        if self.analysis.leader[i] {
+            let block_len = self
+                .analysis
+                .blocks
+                .iter()
+                .find(|b| b.start == pc)
+                .map_or(1, |b| b.len());
+            let fail = self.ops.new_dynamic_label();
+            dynasm!(self.ops
+                ; .arch x64
+                ; sub QWORD [rbx + OFFSET_REMAINING], block_len as i32
+                ; jb =>fail
+            );
+            self.cold.push(Cold::Budget {
+                label: fail,
+                pc,
+                len: block_len,
+            });
+        }
+        let instr = self.program.instructions()[i];
+        match self.analysis.class[i] {
+            InstrClass::End => {
+                dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
+                return;
+            }
+            InstrClass::Runtime => {
+                self.call_helper(frame::runtime_step as *const () as usize, pc);
+                return;
+            }
+            InstrClass::Nop => {}
+            InstrClass::Data => self.data(instr),
+        }
+        if self.analysis.check_after[i] {
+            let slow = self.ops.new_dynamic_label();
+            let next = (pc + 1) as i32;
+            dynasm!(self.ops
+                ; .arch x64
+                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS], next
+                ; je =>slow
+                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS + 4], next
+                ; je =>slow
+                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS + 8], next
+                ; je =>slow
+            );
+            self.cold.push(Cold::StackCheck { label: slow, pc });
+        }
+    }
+
+    fn data(&mut self, instr: Instruction) {
+        alu::emit(self, instr);
+    }
+
+    pub fn program(&self) -> &Program {
+        self.program
+    }
+}
