@@ -159,15 +159,3 @@ pub(crate) fn scalar(p: Precision, op: &str, x: f32) -> u32 {
 pub(crate) fn check1(actual: u32, expected: u32, what: &str) {
     check(splat(actual), splat(expected), what);
 }
-
-#[test]
-fn zz_debug() {
-    use pica_jit::EngineKind;
-    for p in BOTH {
-        let c = case(p, "mov o0, v0", &[[S, -S, pow2(-78), 0.0]]);
-        for e in [EngineKind::Interpreter, EngineKind::Jit] {
-            let o = c.run_on(e);
-            eprintln!("{p:?} {e}: {}", show(o.out_bits(0)));
-        }
-    }
-}

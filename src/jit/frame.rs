@@ -92,6 +92,27 @@ fn stop_code(stop: Stop) -> u32 {
         }
 }
 
+/// Declares a function with the ABI generated code uses: System V on x86-64 (on
+/// every OS), the platform C ABI (AAPCS64) elsewhere.
+macro_rules! jit_abi {
+    ($(#[$meta:meta])* pub unsafe fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$meta])*
+        #[cfg(target_arch = "x86_64")]
+        pub unsafe extern "sysv64" fn $name($($arg: $ty),*) -> $ret $body
+        $(#[$meta])*
+        #[cfg(not(target_arch = "x86_64"))]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+
+/// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
+#[cfg(target_arch = "x86_64")]
+pub type EntryFn = unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
+/// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
+#[cfg(not(target_arch = "x86_64"))]
+pub type EntryFn = unsafe extern "C" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
+
+jit_abi! {
 /// Executes the runtime instruction at `pc` and returns the next PC, or
 /// `STOP_BASE + exit code`.
 ///
@@ -99,7 +120,7 @@ fn stop_code(stop: Stop) -> u32 {
 /// `frame` must point to a live `Frame` whose pointers are valid, with no other
 /// reference to the frame, the state or the sink alive; `pc` must be inside the
 /// program.
-pub unsafe extern "sysv64" fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
+pub unsafe fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
     // SAFETY: guaranteed by the caller (generated code passes its own frame).
     let frame = unsafe { &mut *frame };
     // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
@@ -112,13 +133,15 @@ pub unsafe extern "sysv64" fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u3
     frame.refresh_top_checks();
     next
 }
+}
 
+jit_abi! {
 /// Applies the after-instruction stack check for the (non-runtime) instruction at
 /// `pc` whose `pc + 1` matched a stack top, and returns the next PC.
 ///
 /// # Safety
 /// As for [`runtime_step`].
-pub unsafe extern "sysv64" fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
+pub unsafe fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
     // SAFETY: guaranteed by the caller.
     let frame = unsafe { &mut *frame };
     // SAFETY: the state pointer is valid and unaliased while generated code runs.
@@ -126,4 +149,5 @@ pub unsafe extern "sysv64" fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32
     let next = frame.progress.flow.advance(pc, None, &mut state.al);
     frame.refresh_top_checks();
     next
+}
 }

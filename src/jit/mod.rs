@@ -21,7 +21,7 @@ use crate::interp::flow::FlowState;
 use crate::interp::{self, Invocation, Progress};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
-use frame::{EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, Frame, NO_CHECK};
+use frame::{EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, EntryFn, Frame, NO_CHECK};
 use memory::ExecRegion;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -82,8 +82,6 @@ pub struct CompiledShader {
     region: ExecRegion,
 }
 
-type EntryFn =
-    unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const Uniforms, u32) -> u32;
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
 /// use. Compiled code is shared while any [`crate::Shader`] holds it.
