@@ -254,3 +254,54 @@ fn negation_on_every_source_slot() {
         );
     }
 }
+
+#[test]
+fn destination_aliasing_a_source() {
+    // Each instruction reads all of its sources before writing any lane.
+    let src = "
+        mov r0, r0.wzyx
+        add r1, r1.yzwx, r1
+        mad r2, r2.wzyx, r2, r2.yxwz
+        dp4 r3.xz, r3, r3.wzyx
+        dst r4, r4.wzyx, r4
+        flr r5.yw, r5.xxzz
+        max r6, r6.wzyx, r6
+        rcp r7.xw, r7.w
+        madi r8.yz, r8.zzzz, r8.xyxy, r8
+    ";
+    for p in BOTH {
+        let t = (0..9).fold(Case::new(src).precision(p), |c, n| c.temp(n, A)).run();
+        let what = |n: usize| format!("r{n} {p:?}");
+        check(t.temp_bits(0), bits([4.0, 3.0, 2.0, 1.0]), &what(0));
+        check(t.temp_bits(1), bits([3.0, 5.0, 7.0, 5.0]), &what(1));
+        check(t.temp_bits(2), bits([6.0, 7.0, 10.0, 7.0]), &what(2));
+        check(t.temp_bits(3), bits([20.0, 2.0, 20.0, 4.0]), &what(3));
+        check(t.temp_bits(4), bits([1.0, 6.0, 2.0, 4.0]), &what(4));
+        check(t.temp_bits(5), bits([1.0, 1.0, 3.0, 3.0]), &what(5));
+        check(t.temp_bits(6), bits([4.0, 3.0, 3.0, 4.0]), &what(6));
+        check(t.temp_bits(7), bits([0.25, 2.0, 3.0, 0.25]), &what(7));
+        check(t.temp_bits(8), bits([1.0, 8.0, 6.0, 4.0]), &what(8));
+    }
+}
+
+#[test]
+fn highest_and_lowest_register_numbers() {
+    let src = "
+        mov o15, v15
+        add r15, c95, v15
+        mad o14, v15, c95, r15
+        mov o13, c0
+        mul o12, c95, r0
+        madi o11, v0, r15, c0
+    ";
+    for p in BOTH {
+        let t = Case::new(src).precision(p).input(15, A).input(0, B).f(95, B).f(0, C).temp(0, [2.0; 4]).run();
+        let what = |n: usize| format!("o{n} {p:?}");
+        check(t.out_bits(15), bits(A), &what(15));
+        check(t.temp_bits(15), bits([11.0, 22.0, 33.0, 44.0]), "r15");
+        check(t.out_bits(14), bits([21.0, 62.0, 123.0, 204.0]), &what(14));
+        check(t.out_bits(13), bits(C), &what(13));
+        check(t.out_bits(12), bits([20.0, 40.0, 60.0, 80.0]), &what(12));
+        check(t.out_bits(11), bits([210.0, 540.0, 1090.0, 1860.0]), &what(11));
+    }
+}

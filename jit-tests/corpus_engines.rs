@@ -1,0 +1,1 @@
+//! Corpus on every engine (being written).

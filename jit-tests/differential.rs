@@ -1,0 +1,1 @@
+//! Differential proptests (being written).
