@@ -4,7 +4,8 @@
 //! a rule is precision specific) in both precisions. Every case runs on every engine
 //! (see `common::Case::run`), and every expectation is derived from the documented
 //! rules (`docs/semantics.md`, `src/arith/SEMANTICS_NOTES.md`, the spec), compared
-//! bit for bit where exactness matters.
+//! bit for bit where exactness matters. `sweep` adds pseudo-random and special
+//! operands checked against a model transcribed from those documents.
 
 mod common;
 
@@ -26,6 +27,8 @@ mod litp;
 mod operands;
 #[path = "instructions/relative.rs"]
 mod relative;
+#[path = "instructions/sweep.rs"]
+mod sweep;
 
 use common::{Case, Outcome};
 use pica_jit::Precision;

@@ -40,10 +40,10 @@ fn every_operator_on_x_and_y_independently() {
         for x in CmpOp::ALL {
             for y in CmpOp::ALL {
                 let src = format!("cmp v0, {}, {}, v1", x.name(), y.name());
-                for i in 0..PAIRS.len() {
+                for (i, &a) in PAIRS.iter().enumerate() {
                     // y gets a different pair than x.
                     let j = (i + 3) % PAIRS.len();
-                    let (a, b) = (PAIRS[i], PAIRS[j]);
+                    let b = PAIRS[j];
                     // Start from the opposite flags so both are really written.
                     let before = [!truth(x)[i], !truth(y)[j]];
                     let t = Case::new(&src)

@@ -49,7 +49,7 @@ fn litp_ordinary_values_and_clamps() {
             [false, true],
         ),
         (
-            [0.5, 127.99609375, 1.0, 0.0],
+            [0.5, fb(CLAMP_BITS), 1.0, 0.0],
             [f(0.5), CLAMP_BITS, 0, 0],
             [true, true],
         ),

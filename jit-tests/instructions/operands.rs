@@ -270,7 +270,9 @@ fn destination_aliasing_a_source() {
         madi r8.yz, r8.zzzz, r8.xyxy, r8
     ";
     for p in BOTH {
-        let t = (0..9).fold(Case::new(src).precision(p), |c, n| c.temp(n, A)).run();
+        let t = (0..9)
+            .fold(Case::new(src).precision(p), |c, n| c.temp(n, A))
+            .run();
         let what = |n: usize| format!("r{n} {p:?}");
         check(t.temp_bits(0), bits([4.0, 3.0, 2.0, 1.0]), &what(0));
         check(t.temp_bits(1), bits([3.0, 5.0, 7.0, 5.0]), &what(1));
@@ -295,13 +297,24 @@ fn highest_and_lowest_register_numbers() {
         madi o11, v0, r15, c0
     ";
     for p in BOTH {
-        let t = Case::new(src).precision(p).input(15, A).input(0, B).f(95, B).f(0, C).temp(0, [2.0; 4]).run();
+        let t = Case::new(src)
+            .precision(p)
+            .input(15, A)
+            .input(0, B)
+            .f(95, B)
+            .f(0, C)
+            .temp(0, [2.0; 4])
+            .run();
         let what = |n: usize| format!("o{n} {p:?}");
         check(t.out_bits(15), bits(A), &what(15));
         check(t.temp_bits(15), bits([11.0, 22.0, 33.0, 44.0]), "r15");
         check(t.out_bits(14), bits([21.0, 62.0, 123.0, 204.0]), &what(14));
         check(t.out_bits(13), bits(C), &what(13));
         check(t.out_bits(12), bits([20.0, 40.0, 60.0, 80.0]), &what(12));
-        check(t.out_bits(11), bits([210.0, 540.0, 1090.0, 1860.0]), &what(11));
+        check(
+            t.out_bits(11),
+            bits([210.0, 540.0, 1090.0, 1860.0]),
+            &what(11),
+        );
     }
 }

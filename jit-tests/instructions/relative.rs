@@ -380,3 +380,43 @@ fn mova_ignores_the_destination_register_field() {
         check(t.temp_bits(5), bits([-1.0; 4]), &format!("r5 {p:?}"));
     }
 }
+
+#[test]
+fn address_registers_change_between_reads() {
+    let src = "
+        mova a0.x, v0
+        mov o0, c10[a0.x]
+        mova a0.x, v0.y
+        mov o1, c10[a0.x]
+        mova a0.x, v0.z
+        mov o2, c10[a0.x]
+        mova a0.y, v0.x
+        mov o3, c10[a0.y]
+        mov o4, c10[a0.x]
+    ";
+    for p in BOTH {
+        let t = filled(p, src).input(0, [3.0, -5.0, 100.0, 0.0]).run();
+        check(
+            t.out_bits(0),
+            expected(Some(13)),
+            &format!("a0.x = 3 {p:?}"),
+        );
+        check(
+            t.out_bits(1),
+            expected(Some(5)),
+            &format!("a0.x = -5 {p:?}"),
+        );
+        check(t.out_bits(2), expected(None), &format!("a0.x = 100 {p:?}"));
+        check(
+            t.out_bits(3),
+            expected(Some(13)),
+            &format!("a0.y = 3 {p:?}"),
+        );
+        check(
+            t.out_bits(4),
+            expected(None),
+            &format!("a0.x still 100 {p:?}"),
+        );
+        assert_eq!(t.state.a0, [100, 3]);
+    }
+}
