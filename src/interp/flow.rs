@@ -33,6 +33,13 @@ impl<T: Copy + Default, const N: usize> Default for RingStack<T, N> {
 }
 
 impl<T: Copy + Default, const N: usize> RingStack<T, N> {
+    /// Byte offset of the entry array (for generated code).
+    pub const ENTRIES_OFFSET: usize = std::mem::offset_of!(Self, entries);
+    /// Byte offset of the next-slot index (for generated code).
+    pub const NEXT_OFFSET: usize = std::mem::offset_of!(Self, next);
+    /// Byte offset of the entry count (for generated code).
+    pub const LEN_OFFSET: usize = std::mem::offset_of!(Self, len);
+
     /// Pushes `entry`; when full, the oldest entry is overwritten.
     pub fn push(&mut self, entry: T) {
         self.entries[self.next as usize] = entry;

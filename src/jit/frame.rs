@@ -28,6 +28,11 @@ pub const STOP_BASE: u32 = 0xFFFF_0000;
 /// Marker for an empty stack in `Frame::top_checks` (no PC equals it).
 pub const NO_CHECK: u32 = u32::MAX;
 
+/// Sixteen vector registers, 16-byte aligned for aligned vector loads.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+pub struct AlignedRegs(pub [crate::arith::Vec4; 16]);
+
 /// Per-invocation data shared by generated code and the runtime helpers.
 #[repr(C)]
 pub struct Frame<'a> {
@@ -48,7 +53,13 @@ pub struct Frame<'a> {
     pub sink: *mut (dyn EmitSink + 'a),
     /// Control-flow stacks, emit parameters, executed count.
     pub progress: Progress,
+    /// F24: the inputs the program reads, converted once by the prologue.
+    pub converted_inputs: AlignedRegs,
 }
+
+/// Offset of `converted_inputs`.
+pub const OFFSET_CONVERTED_INPUTS: i32 =
+    std::mem::offset_of!(Frame<'static>, converted_inputs) as i32;
 
 /// Byte offsets generated code uses.
 pub const OFFSET_REMAINING: i32 = 0;
@@ -59,7 +70,52 @@ pub const OFFSET_RESUME_PC: i32 = 20;
 /// Offset of `saved_fp_control`.
 pub const OFFSET_SAVED_FP: i32 = 24;
 
+/// Where one control-flow stack lives in the frame (offsets from the frame).
+#[derive(Clone, Copy, Debug)]
+pub struct RingLayout {
+    /// Offset of entry 0.
+    pub entries: i32,
+    /// Offset of the next-slot index (`u32`).
+    pub next: i32,
+    /// Offset of the entry count (`u32`).
+    pub len: i32,
+    /// Number of slots (a power of two).
+    pub slots: i32,
+    /// Bytes per entry.
+    pub stride: i32,
+}
+
+const FLOW: usize =
+    std::mem::offset_of!(Frame<'static>, progress) + std::mem::offset_of!(Progress, flow);
+
+const fn ring<T: Copy + Default, const N: usize>(at: usize) -> RingLayout {
+    use crate::interp::flow::RingStack;
+    RingLayout {
+        entries: (FLOW + at + RingStack::<T, N>::ENTRIES_OFFSET) as i32,
+        next: (FLOW + at + RingStack::<T, N>::NEXT_OFFSET) as i32,
+        len: (FLOW + at + RingStack::<T, N>::LEN_OFFSET) as i32,
+        slots: N as i32,
+        stride: std::mem::size_of::<T>() as i32,
+    }
+}
+
+/// The CALL stack: entries `{check, ret}`.
+pub const CALLS: RingLayout = ring::<
+    crate::interp::flow::CallEntry,
+    { crate::interp::flow::CALL_DEPTH },
+>(std::mem::offset_of!(FlowState, calls));
+/// The IF stack: entries `{check, next}`.
+pub const IFS: RingLayout = ring::<crate::interp::flow::IfEntry, { crate::interp::flow::IF_DEPTH }>(
+    std::mem::offset_of!(FlowState, ifs),
+);
+/// The LOOP stack: entries `{check, start, remaining, increment}`.
+pub const LOOPS: RingLayout = ring::<
+    crate::interp::flow::LoopEntry,
+    { crate::interp::flow::LOOP_DEPTH },
+>(std::mem::offset_of!(FlowState, loops));
+
 const _: () = {
+    assert!(CALLS.stride == 8 && IFS.stride == 8 && LOOPS.stride == 16);
     assert!(std::mem::offset_of!(Frame<'static>, remaining) == OFFSET_REMAINING as usize);
     assert!(std::mem::offset_of!(Frame<'static>, top_checks) == OFFSET_TOP_CHECKS as usize);
     assert!(std::mem::offset_of!(Frame<'static>, resume_pc) == OFFSET_RESUME_PC as usize);
@@ -107,10 +163,12 @@ macro_rules! jit_abi {
 
 /// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
 #[cfg(target_arch = "x86_64")]
-pub type EntryFn = unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
+pub type EntryFn =
+    unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
 /// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
 #[cfg(not(target_arch = "x86_64"))]
-pub type EntryFn = unsafe extern "C" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
+pub type EntryFn =
+    unsafe extern "C" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
 
 jit_abi! {
 /// Executes the runtime instruction at `pc` and returns the next PC, or

@@ -18,10 +18,12 @@ use crate::analysis;
 use crate::arith::Precision;
 use crate::engine::{ShaderConfig, Stop};
 use crate::interp::flow::FlowState;
-use crate::interp::{self, Invocation, Progress};
+use crate::interp::{Invocation, Progress};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
-use frame::{EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, EntryFn, Frame, NO_CHECK};
+use frame::{
+    EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, EntryFn, Frame, NO_CHECK,
+};
 use memory::ExecRegion;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -81,7 +83,6 @@ static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::ne
 pub struct CompiledShader {
     region: ExecRegion,
 }
-
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
 /// use. Compiled code is shared while any [`crate::Shader`] holds it.
@@ -143,7 +144,8 @@ impl CompiledShader {
         state: &mut UnitState,
         sink: &mut dyn EmitSink,
     ) -> Stop {
-        interp::enter(config.precision, state);
+        // Generated code converts the registers entering the unit itself (see the
+        // backends' prologues), exactly as `interp::enter` does.
         let invocation = Invocation::new(program, config, uniforms);
         let state_ptr: *mut UnitState = state;
         let sink_ptr: *mut dyn EmitSink = sink;
@@ -159,6 +161,7 @@ impl CompiledShader {
                 flow: FlowState::at(config.entry),
                 ..Progress::default()
             },
+            converted_inputs: frame::AlignedRegs::default(),
         };
         // SAFETY: the region holds a function compiled by `compile_uncached` with the
         // `EntryFn` signature; it stays mapped while `self` lives.

@@ -6,7 +6,7 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum CliError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read or write {path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -15,7 +15,7 @@ pub enum CliError {
     Shbin { path: String, source: ShbinError },
     #[error("{path}: {source}")]
     Program { path: String, source: ProgramError },
-    #[error("{path} has {count} DVLE(s); --dvle {index} does not exist (use 0..{count})")]
+    #[error("{path} has {count} DVLE(s); --dvle {index} does not exist{}", if *count == 0 { String::new() } else { format!(" (valid: 0 to {})", count - 1) })]
     NoSuchDvle {
         path: String,
         index: usize,

@@ -51,11 +51,20 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: print to stdout and succeed.
+            return match write_stdout(&e.to_string()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => fail(&err),
+            };
+        }
         Err(e) => {
-            // Help and version go to stdout with success; usage errors exit 1.
-            let code = if e.use_stderr() { 1 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
+            // One line, like every other error: clap's first line plus a pointer.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("pica-jit: error: {first} (see `pica-jit --help`)");
+            return ExitCode::from(1);
         }
     };
     let result = match cli.command {
@@ -76,14 +85,25 @@ fn main() -> ExitCode {
             input: input.as_deref(),
         }),
     };
-    match result {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("pica-jit: error: {e}");
-            ExitCode::from(1)
-        }
+    match result.and_then(|text| write_stdout(&text)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
     }
+}
+
+fn fail(e: &error::CliError) -> ExitCode {
+    eprintln!("pica-jit: error: {e}");
+    ExitCode::from(1)
+}
+
+/// Writes the whole output, reporting (not panicking on) a closed or full stdout.
+fn write_stdout(text: &str) -> Result<(), error::CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| error::CliError::Io {
+            path: "<stdout>".into(),
+            source,
+        })
 }

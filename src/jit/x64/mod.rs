@@ -10,12 +10,13 @@
 
 mod alu;
 mod consts;
+mod flow;
 mod operands;
 
 use super::JitError;
 use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
-    OFFSET_SAVED_FP, OFFSET_TOP_CHECKS, STOP_BASE,
+    OFFSET_SAVED_FP, STOP_BASE,
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
@@ -31,6 +32,35 @@ pub fn host_supported() -> bool {
     std::arch::is_x86_feature_detected!("sse4.1")
 }
 
+/// Which inputs `v0`–`v15` any instruction of the program reads.
+fn inputs_read(program: &Program) -> [bool; 16] {
+    use crate::isa::SrcReg;
+    let mut read = [false; 16];
+    let mut mark = |s: crate::isa::Source| {
+        if let SrcReg::Input(n) = s.reg {
+            read[n as usize & 15] = true;
+        }
+    };
+    for instr in program.instructions() {
+        match *instr {
+            Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
+                mark(src1);
+                mark(src2);
+            }
+            Instruction::Unary { src, .. } => mark(src),
+            Instruction::Mad {
+                src1, src2, src3, ..
+            } => {
+                mark(src1);
+                mark(src2);
+                mark(src3);
+            }
+            _ => {}
+        }
+    }
+    read
+}
+
 /// Out-of-line code emitted after the main body.
 enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
@@ -40,16 +70,14 @@ enum Cold {
         pc: u32,
         len: u32,
     },
-    /// A stack top matched `pc + 1`: run the exact stack check.
-    StackCheck { label: DynamicLabel, pc: u32 },
 }
 
 pub(crate) struct Emitter<'p> {
     pub ops: Asm,
     program: &'p Program,
-    analysis: &'p Analysis,
+    pub(super) analysis: &'p Analysis,
     pub precision: Precision,
-    pc_labels: Vec<DynamicLabel>,
+    pub(super) pc_labels: Vec<DynamicLabel>,
     cold: Vec<Cold>,
 }
 
@@ -81,6 +109,7 @@ pub(crate) fn compile(
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
+    e.flow_stubs();
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
@@ -126,6 +155,14 @@ impl Emitter<'_> {
             // Run with the default floating-point environment whatever the host set.
             ; stmxcsr [rbx + OFFSET_SAVED_FP]
             ; ldmxcsr [->mxcsr_default]
+            ; push rcx
+            ; push rcx
+        );
+        self.f24_entry_conversion(inputs_read(self.program));
+        dynasm!(self.ops
+            ; .arch x64
+            ; pop rcx
+            ; pop rcx
             ; mov eax, ecx
             ; jmp ->dispatch
         );
@@ -194,10 +231,6 @@ impl Emitter<'_> {
                         ; jmp ->resume
                     );
                 }
-                Cold::StackCheck { label, pc } => {
-                    dynasm!(self.ops ; .arch x64 ; =>label);
-                    self.call_helper(frame::stack_check as *const () as usize, pc);
-                }
             }
         }
     }
@@ -232,26 +265,26 @@ impl Emitter<'_> {
                 return;
             }
             InstrClass::Runtime => {
-                self.call_helper(frame::runtime_step as *const () as usize, pc);
+                match instr {
+                    Instruction::Jmp {
+                        guard,
+                        target,
+                        invert,
+                    } => self.flow_jmp(pc, guard, target, invert),
+                    Instruction::If { guard, target, num } => self.flow_if(pc, guard, target, num),
+                    Instruction::Call { guard, target, num } => {
+                        self.flow_call(pc, guard, target, num)
+                    }
+                    Instruction::Loop { int_id, end } => self.flow_loop(pc, int_id, end),
+                    // Rare or sink-bound: the interpreter's own step.
+                    _ => self.call_helper(frame::runtime_step as *const () as usize, pc),
+                }
                 return;
             }
             InstrClass::Nop => {}
             InstrClass::Data => self.data(instr),
         }
-        if self.analysis.check_after[i] {
-            let slow = self.ops.new_dynamic_label();
-            let next = (pc + 1) as i32;
-            dynasm!(self.ops
-                ; .arch x64
-                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS], next
-                ; je =>slow
-                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS + 4], next
-                ; je =>slow
-                ; cmp DWORD [rbx + OFFSET_TOP_CHECKS + 8], next
-                ; je =>slow
-            );
-            self.cold.push(Cold::StackCheck { label: slow, pc });
-        }
+        self.checkpoint(pc);
     }
 
     fn data(&mut self, instr: Instruction) {

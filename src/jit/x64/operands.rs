@@ -4,6 +4,7 @@
 use super::Emitter;
 use crate::arith::Precision;
 use crate::isa::{AddrIndex, DstReg, OperandDescriptor, Source, SrcReg, WriteMask};
+use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::state::{Uniforms, UnitState};
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::offset_of;
@@ -33,11 +34,17 @@ impl Emitter<'_> {
     /// precision's load conversion, then swizzle, then negate.
     pub fn load_source(&mut self, x: u8, src: Source, desc: OperandDescriptor, slot: usize) {
         match src.reg {
-            SrcReg::Input(n) => {
-                let off = INPUTS + n as i32 * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [r12 + off]);
-                self.f24_load(x);
-            }
+            SrcReg::Input(n) => match self.precision {
+                Precision::F32 => {
+                    let off = INPUTS + n as i32 * 16;
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [r12 + off]);
+                }
+                // Converted once by the prologue.
+                Precision::F24 => {
+                    let off = OFFSET_CONVERTED_INPUTS + n as i32 * 16;
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [rbx + off]);
+                }
+            },
             SrcReg::Temp(n) => {
                 let off = TEMPS + n as i32 * 16;
                 dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [r12 + off]);
@@ -116,6 +123,30 @@ impl Emitter<'_> {
                     ; blendps xmm7, Rx(x), imm
                     ; movaps [r12 + off], xmm7
                 );
+            }
+        }
+    }
+
+    /// F24 prologue: converts the registers entering the unit (`interp::enter`
+    /// for temporaries and outputs, in place; the inputs the program reads into
+    /// the frame).
+    pub fn f24_entry_conversion(&mut self, inputs_read: [bool; 16]) {
+        if self.precision != Precision::F24 {
+            return;
+        }
+        for n in 0..16 {
+            for base in [TEMPS, OUTPUTS] {
+                let off = base + n * 16;
+                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
+                self.f24_load(1);
+                dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
+            }
+            if inputs_read[n as usize] {
+                let from = INPUTS + n * 16;
+                let to = OFFSET_CONVERTED_INPUTS + n * 16;
+                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + from]);
+                self.f24_load(1);
+                dynasm!(self.ops ; .arch x64 ; movaps [rbx + to], xmm1);
             }
         }
     }
