@@ -5,9 +5,113 @@ use super::Emitter;
 use super::operands::{A0, CMP};
 use crate::arith::Precision;
 use crate::isa::{BinaryOp, CmpOp, Instruction, UnaryOp};
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
-pub(super) fn emit(e: &mut Emitter<'_>, instr: Instruction) {
+/// Emits a data instruction. In F32 the operations whose PICA rules only differ
+/// from plain IEEE arithmetic when a NaN appears (add, mul, mad, dp3/dp4/dph,
+/// dst) run as plain IEEE operations; if any lane of the result is NaN, control
+/// goes to the returned cold label, where [`emit_exact`] redoes the instruction
+/// from its sources (not yet overwritten) and then jumps to the returned `done`
+/// label.
+pub(super) fn emit(
+    e: &mut Emitter<'_>,
+    instr: Instruction,
+) -> Option<(DynamicLabel, DynamicLabel)> {
+    if e.precision != Precision::F32 {
+        emit_exact(e, instr);
+        return None;
+    }
+    let (dst, mask) = match instr {
+        Instruction::Binary {
+            op,
+            dst,
+            src1,
+            src2,
+            desc,
+            ..
+        } if fast_binary(op) => {
+            let d = e.program().descriptor(desc);
+            e.load_source(1, src1, d, 0);
+            e.load_source(2, src2, d, 1);
+            match op {
+                BinaryOp::Add => dynasm!(e.ops ; .arch x64 ; addps xmm1, xmm2),
+                BinaryOp::Mul => dynasm!(e.ops ; .arch x64 ; mulps xmm1, xmm2),
+                BinaryOp::Dst => dynasm!(e.ops
+                    ; .arch x64
+                    ; movaps xmm3, xmm1
+                    ; blendps xmm3, xmm2, 8
+                    ; mulps xmm1, xmm2
+                    ; blendps xmm3, xmm1, 2
+                    ; blendps xmm3, [->ones], 1
+                    ; movaps xmm1, xmm3
+                ),
+                _ => {
+                    if op == BinaryOp::Dph {
+                        dynasm!(e.ops ; .arch x64 ; blendps xmm1, [->ones], 8);
+                    }
+                    dynasm!(e.ops ; .arch x64 ; mulps xmm1, xmm2);
+                    if op == BinaryOp::Dp3 {
+                        dynasm!(e.ops ; .arch x64 ; xorps xmm4, xmm4 ; blendps xmm1, xmm4, 8);
+                    }
+                    dynasm!(e.ops
+                        ; .arch x64
+                        ; pshufd xmm4, xmm1, 0xB1u8 as i8
+                        ; addps xmm1, xmm4
+                        ; pshufd xmm4, xmm1, 0x4E
+                        ; addps xmm1, xmm4
+                    );
+                }
+            }
+            (dst, d.mask())
+        }
+        Instruction::Mad {
+            dst,
+            src1,
+            src2,
+            src3,
+            desc,
+            ..
+        } => {
+            let d = e.program().descriptor(desc);
+            e.load_source(1, src1, d, 0);
+            e.load_source(2, src2, d, 1);
+            e.load_source(3, src3, d, 2);
+            dynasm!(e.ops ; .arch x64 ; mulps xmm1, xmm2 ; addps xmm1, xmm3);
+            (dst, d.mask())
+        }
+        _ => {
+            emit_exact(e, instr);
+            return None;
+        }
+    };
+    let cold = e.ops.new_dynamic_label();
+    let done = e.ops.new_dynamic_label();
+    dynasm!(e.ops
+        ; .arch x64
+        ; movaps xmm0, xmm1
+        ; cmpps xmm0, xmm0, 3
+        ; ptest xmm0, xmm0
+        ; jnz =>cold
+    );
+    e.store(1, dst, mask);
+    dynasm!(e.ops ; .arch x64 ; =>done);
+    Some((cold, done))
+}
+
+fn fast_binary(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Add
+            | BinaryOp::Mul
+            | BinaryOp::Dp3
+            | BinaryOp::Dp4
+            | BinaryOp::Dph
+            | BinaryOp::Dst
+    )
+}
+
+/// Emits a data instruction with the exact PICA sequence.
+pub(super) fn emit_exact(e: &mut Emitter<'_>, instr: Instruction) {
     match instr {
         Instruction::Binary {
             op,

@@ -70,6 +70,13 @@ enum Cold {
         pc: u32,
         len: u32,
     },
+    /// An F32 fast path produced a NaN: redo the instruction with the exact
+    /// PICA sequence, then continue at `done`.
+    Exact {
+        label: DynamicLabel,
+        done: DynamicLabel,
+        instr: Instruction,
+    },
 }
 
 pub(crate) struct Emitter<'p> {
@@ -79,6 +86,8 @@ pub(crate) struct Emitter<'p> {
     pub precision: Precision,
     pub(super) pc_labels: Vec<DynamicLabel>,
     cold: Vec<Cold>,
+    /// Per leader: the length of the block it starts.
+    block_len: Vec<u32>,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -94,6 +103,10 @@ pub(crate) fn compile(
     let len = program.len();
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let mut block_len = vec![1; len];
+    for block in &analysis.blocks {
+        block_len[block.start as usize] = block.len();
+    }
     let mut e = Emitter {
         ops,
         program,
@@ -101,6 +114,7 @@ pub(crate) fn compile(
         precision,
         pc_labels,
         cold: Vec::new(),
+        block_len,
     };
     e.prologue();
     for pc in 0..len as u32 {
@@ -149,6 +163,7 @@ impl Emitter<'_> {
             ; push r15
             ; sub rsp, 8
             ; mov rbx, rdi
+            ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
             ; mov r13, rdx
             ; lea r14, [->table]
@@ -196,6 +211,7 @@ impl Emitter<'_> {
             ; mov [rbx + OFFSET_RESUME_PC], eax
             ; mov eax, EXIT_RESUME as i32
             ; ->epilogue:
+            ; mov [rbx + OFFSET_REMAINING], r15
             ; ldmxcsr [rbx + OFFSET_SAVED_FP]
             ; add rsp, 8
             ; pop r15
@@ -226,10 +242,15 @@ impl Emitter<'_> {
                     dynasm!(self.ops
                         ; .arch x64
                         ; =>label
-                        ; add QWORD [rbx + OFFSET_REMAINING], len as i32
+                        ; add r15, len as i32
                         ; mov eax, pc as i32
                         ; jmp ->resume
                     );
+                }
+                Cold::Exact { label, done, instr } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    alu::emit_exact(self, instr);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>done);
                 }
             }
         }
@@ -240,16 +261,11 @@ impl Emitter<'_> {
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
         if self.analysis.leader[i] {
-            let block_len = self
-                .analysis
-                .blocks
-                .iter()
-                .find(|b| b.start == pc)
-                .map_or(1, |b| b.len());
+            let block_len = self.block_len[i];
             let fail = self.ops.new_dynamic_label();
             dynasm!(self.ops
                 ; .arch x64
-                ; sub QWORD [rbx + OFFSET_REMAINING], block_len as i32
+                ; sub r15, block_len as i32
                 ; jb =>fail
             );
             self.cold.push(Cold::Budget {
@@ -288,7 +304,9 @@ impl Emitter<'_> {
     }
 
     fn data(&mut self, instr: Instruction) {
-        alu::emit(self, instr);
+        if let Some((label, done)) = alu::emit(self, instr) {
+            self.cold.push(Cold::Exact { label, done, instr });
+        }
     }
 
     pub fn program(&self) -> &Program {
