@@ -6,7 +6,7 @@ use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use thiserror::Error;
 
 /// Default execution budget: instructions one invocation may execute.
@@ -185,13 +185,16 @@ impl RunStatus {
 #[derive(Debug)]
 enum Backend {
     Interpreter,
-    Jit(Arc<crate::jit::CompiledShader>),
+    /// Compiled on first use (or by [`Shader::prepare`]). `None` inside the cell
+    /// records a failed compilation: the shader then runs on the interpreter,
+    /// which gives the same bits.
+    Jit(OnceLock<Option<Arc<crate::jit::CompiledShader>>>),
 }
 
 /// A program prepared for one entry point, unit kind, precision and engine.
 ///
 /// ```
-/// use std::sync::Arc;
+/// use std::sync::{Arc, OnceLock};
 /// use pica_jit::isa::{encode, Instruction};
 /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Stop, UnitState, Uniforms};
 ///
@@ -223,15 +226,14 @@ impl Shader {
         let backend = match engine {
             EngineKind::Interpreter => Backend::Interpreter,
             EngineKind::Auto if crate::jit::host_support().is_err() => Backend::Interpreter,
-            EngineKind::Auto | EngineKind::Jit => match crate::jit::compile(&program, &config) {
-                Ok(code) => Backend::Jit(code),
-                Err(crate::jit::JitError::Unsupported(reason)) => {
+            EngineKind::Auto | EngineKind::Jit => match crate::jit::host_support() {
+                Ok(()) => Backend::Jit(OnceLock::new()),
+                Err(reason) => {
                     return Err(EngineError::Unavailable {
                         engine,
                         reason: reason.to_string(),
                     });
                 }
-                Err(other) => return Err(EngineError::Compile(other.to_string())),
             },
         };
         Ok(Shader {
@@ -243,9 +245,45 @@ impl Shader {
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
     pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
-        match self.backend {
-            Backend::Interpreter => interp::run(&self.program, &self.config, uniforms, state, sink),
-            Backend::Jit(ref code) => code.run(&self.program, &self.config, uniforms, state, sink),
+        match self.compiled() {
+            Some(code) => code.run(&self.program, &self.config, uniforms, state, sink),
+            None => interp::run(&self.program, &self.config, uniforms, state, sink),
+        }
+    }
+
+    /// Compiles native code now instead of on the first [`run`](Shader::run), and
+    /// reports a compilation failure (after which the shader would silently run on
+    /// the interpreter). Does nothing for the interpreter.
+    pub fn prepare(&self) -> Result<(), EngineError> {
+        match &self.backend {
+            Backend::Interpreter => Ok(()),
+            Backend::Jit(cell) => {
+                let mut error = None;
+                let compiled =
+                    cell.get_or_init(|| match crate::jit::compile(&self.program, &self.config) {
+                        Ok(code) => Some(code),
+                        Err(e) => {
+                            error = Some(EngineError::Compile(e.to_string()));
+                            None
+                        }
+                    });
+                match (compiled, error) {
+                    (_, Some(e)) => Err(e),
+                    (Some(_), None) => Ok(()),
+                    (None, None) => Err(EngineError::Compile(
+                        "an earlier compilation of this shader failed".into(),
+                    )),
+                }
+            }
+        }
+    }
+
+    fn compiled(&self) -> Option<&crate::jit::CompiledShader> {
+        match &self.backend {
+            Backend::Interpreter => None,
+            Backend::Jit(cell) => cell
+                .get_or_init(|| crate::jit::compile(&self.program, &self.config).ok())
+                .as_deref(),
         }
     }
 

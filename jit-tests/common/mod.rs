@@ -154,7 +154,27 @@ impl Case {
         Outcome { stop, state, emits }
     }
 
-    /// Runs on every engine, asserts they agree bit for bit, returns the result.
+    /// Runs the JIT compiled with the baseline instruction set only (no AVX).
+    pub fn run_baseline_jit(&self) -> Option<Outcome> {
+        let features = pica_jit::jit::Features::baseline();
+        if pica_jit::jit::Features::host() == features {
+            return None; // the host's own variant is the baseline: covered by run_on
+        }
+        let code = pica_jit::jit::compile_with(&self.program, &self.config, features).ok()?;
+        let mut state = self.state.clone();
+        let mut emits = Vec::new();
+        let stop = code.run(
+            &self.program,
+            &self.config,
+            &self.uniforms,
+            &mut state,
+            &mut emits,
+        );
+        Some(Outcome { stop, state, emits })
+    }
+
+    /// Runs on every engine (and every JIT code variant), asserts they agree bit
+    /// for bit, returns the result.
     pub fn run(&self) -> Outcome {
         let reference = self.run_on(EngineKind::Interpreter);
         for engine in engines() {
@@ -163,6 +183,13 @@ impl Case {
                 fingerprint(&reference),
                 fingerprint(&other),
                 "engine {engine} disagrees with the interpreter"
+            );
+        }
+        if let Some(baseline) = self.run_baseline_jit() {
+            assert_eq!(
+                fingerprint(&reference),
+                fingerprint(&baseline),
+                "the baseline (SSE4.1) JIT disagrees with the interpreter"
             );
         }
         reference

@@ -13,6 +13,10 @@ mod memory;
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::useless_conversion)]
 mod x64;
+// The same for `V(..)`, `Q(..)`, `X(..)` in dynasm's aarch64 syntax.
+#[cfg(target_arch = "aarch64")]
+#[allow(clippy::useless_conversion)]
+mod a64;
 
 use crate::analysis;
 use crate::arith::Precision;
@@ -55,15 +59,45 @@ pub fn host_support() -> Result<(), &'static str> {
             Err("x86-64 without SSE4.1")
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        if a64::host_supported() {
+            Ok(())
+        } else {
+            Err("AArch64 without NEON")
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         Err("no code generator for this architecture")
     }
 }
 
-/// Host features that change the generated code (part of the cache key).
-fn host_features() -> u32 {
-    0
+/// Optional instruction-set extensions the code generator may use. The results
+/// never depend on them (every variant is bit-identical); only speed does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Features {
+    /// x86-64: use VEX (AVX) encodings instead of legacy SSE.
+    pub avx: bool,
+}
+
+impl Features {
+    /// The best features this host supports.
+    pub fn host() -> Features {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Features { avx: std::arch::is_x86_feature_detected!("avx") }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Features::baseline()
+        }
+    }
+
+    /// The baseline every supported host has (SSE4.1 on x86-64, NEON on AArch64).
+    pub fn baseline() -> Features {
+        Features { avx: false }
+    }
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -73,7 +107,7 @@ struct CacheKey {
     entry: u32,
     kind: ShaderKind,
     precision: Precision,
-    features: u32,
+    features: Features,
 }
 
 static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::new(None);
@@ -94,7 +128,7 @@ pub fn compile(program: &Program, config: &ShaderConfig) -> Result<Arc<CompiledS
         entry: config.entry,
         kind: config.kind,
         precision: config.precision,
-        features: host_features(),
+        features: Features::host(),
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
@@ -112,15 +146,34 @@ pub fn compile_uncached(
     program: &Program,
     config: &ShaderConfig,
 ) -> Result<CompiledShader, JitError> {
+    compile_with(program, config, Features::host())
+}
+
+/// Compiles with explicit `features` (a subset of [`Features::host`]), without
+/// the cache. Tests use it to check that every code variant gives the same bits.
+pub fn compile_with(
+    program: &Program,
+    config: &ShaderConfig,
+    features: Features,
+) -> Result<CompiledShader, JitError> {
+    if features.avx && !Features::host().avx {
+        return Err(JitError::Unsupported("AVX requested on a host without AVX"));
+    }
     host_support().map_err(JitError::Unsupported)?;
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(target_arch = "x86_64")]
     {
-        let compiled = x64::compile(program, &analysis, config.precision)?;
+        let compiled = x64::compile(program, &analysis, config.precision, features)?;
         let region = ExecRegion::new(&compiled.code)?;
         Ok(CompiledShader { region })
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        let compiled = a64::compile(program, &analysis, config.precision)?;
+        let region = ExecRegion::new(&compiled.code)?;
+        Ok(CompiledShader { region })
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = analysis;
         Err(JitError::Unsupported(
@@ -135,8 +188,10 @@ impl CompiledShader {
         self.region.code_len()
     }
 
-    /// Runs one invocation; the same contract as [`interp::run`].
-    pub(crate) fn run(
+    /// Runs one invocation of the program it was compiled from; the same
+    /// contract as [`crate::interp::run`]. `program` and `config` must be the ones
+    /// passed to the compiler (only the budget may differ).
+    pub fn run(
         &self,
         program: &Program,
         config: &ShaderConfig,

@@ -202,6 +202,17 @@ fn intermediate_result(e: &mut Emitter<'_>) {
 
 /// xmm1 = PICA product of xmm1 and xmm2 (`inf * 0 = +0`), NaNs not yet canonical.
 fn mul_rule(e: &mut Emitter<'_>) {
+    if e.avx {
+        dynasm!(e.ops
+            ; .arch x64
+            ; vmulps xmm4, xmm1, xmm2
+            ; vcmpps xmm5, xmm1, xmm2, 7   // neither input NaN
+            ; vcmpps xmm6, xmm4, xmm4, 3   // product NaN
+            ; vandps xmm6, xmm6, xmm5      // inf * 0
+            ; vandnps xmm1, xmm6, xmm4     // → +0
+        );
+        return;
+    }
     dynasm!(e.ops
         ; .arch x64
         ; movaps xmm4, xmm1

@@ -28,6 +28,7 @@ pub fn emit(ops: &mut Asm) {
     // float24
     splat!(ops, f24_mant_mask, 0xFFFF_FF80);
     splat!(ops, f24_min_normal, 0x2080_0000);
+    splat!(ops, f24_min_normal_m1, 0x207F_FFFF);
     splat!(ops, f24_overflow_m1, 0x5F7F_FFFF);
     splat!(ops, f24_sub_scale, f24::SUBNORMAL_SCALE.to_bits()); // 2^78
     splat!(ops, f24_sub_quantum, f24::SUBNORMAL_QUANTUM.to_bits()); // 2^-78

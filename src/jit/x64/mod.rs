@@ -88,6 +88,8 @@ pub(crate) struct Emitter<'p> {
     cold: Vec<Cold>,
     /// Per leader: the length of the block it starts.
     block_len: Vec<u32>,
+    /// Use VEX encodings (3-operand forms) in the hot sequences.
+    pub avx: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -99,6 +101,7 @@ pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
+    features: super::Features,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
     let mut ops = Asm::new(0);
@@ -115,6 +118,7 @@ pub(crate) fn compile(
         pc_labels,
         cold: Vec::new(),
         block_len,
+        avx: features.avx,
     };
     e.prologue();
     for pc in 0..len as u32 {

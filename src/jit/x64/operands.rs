@@ -156,30 +156,56 @@ impl Emitter<'_> {
         if self.precision != Precision::F24 {
             return;
         }
-        dynasm!(self.ops
-            ; .arch x64
-            // xmm4 = |bits|
-            ; movaps xmm4, Rx(x)
-            ; andps xmm4, [->abs_mask]
-            // xmm5 = normal path: truncated mantissa
-            ; movaps xmm5, Rx(x)
-            ; andps xmm5, [->f24_mant_mask]
-            // xmm6 = subnormal path: trunc(x * 2^78) * 2^-78
-            ; movaps xmm6, Rx(x)
-            ; mulps xmm6, [->f24_sub_scale]
-            ; cvttps2dq xmm6, xmm6
-            ; cvtdq2ps xmm6, xmm6
-            ; mulps xmm6, [->f24_sub_quantum]
-            ; movdqa xmm0, [->f24_min_normal]
-            ; pcmpgtd xmm0, xmm4
-            ; blendvps xmm5, xmm6
-        );
+        if self.avx {
+            dynasm!(self.ops
+                ; .arch x64
+                ; vandps xmm4, Rx(x), [->abs_mask]
+                ; vandps xmm5, Rx(x), [->f24_mant_mask]
+                ; vmulps xmm6, Rx(x), [->f24_sub_scale]
+                ; vcvttps2dq xmm6, xmm6
+                ; vcvtdq2ps xmm6, xmm6
+                ; vmulps xmm6, xmm6, [->f24_sub_quantum]
+                ; vpcmpgtd xmm0, xmm4, [->f24_min_normal_m1]   // normal range
+                ; vblendvps xmm5, xmm6, xmm5, xmm0
+            );
+        } else {
+            dynasm!(self.ops
+                ; .arch x64
+                // xmm4 = |bits|
+                ; movaps xmm4, Rx(x)
+                ; andps xmm4, [->abs_mask]
+                // xmm5 = normal path: truncated mantissa
+                ; movaps xmm5, Rx(x)
+                ; andps xmm5, [->f24_mant_mask]
+                // xmm6 = subnormal path: trunc(x * 2^78) * 2^-78
+                ; movaps xmm6, Rx(x)
+                ; mulps xmm6, [->f24_sub_scale]
+                ; cvttps2dq xmm6, xmm6
+                ; cvtdq2ps xmm6, xmm6
+                ; mulps xmm6, [->f24_sub_quantum]
+                ; movdqa xmm0, [->f24_min_normal]
+                ; pcmpgtd xmm0, xmm4
+                ; blendvps xmm5, xmm6
+            );
+        }
         self.f24_overflow_and_nan(x);
     }
 
     /// Shared tail of the float24 conversions: xmm4 = |bits of x|, xmm5 = the
     /// finite result; writes `x` = ±inf for |x| ≥ 2^64, canonical NaN for NaN.
     fn f24_overflow_and_nan(&mut self, x: u8) {
+        if self.avx {
+            dynasm!(self.ops
+                ; .arch x64
+                ; vandps xmm6, Rx(x), [->sign_mask]
+                ; vorps xmm6, xmm6, [->inf]
+                ; vpcmpgtd xmm0, xmm4, [->f24_overflow_m1]
+                ; vblendvps xmm5, xmm5, xmm6, xmm0
+                ; vpcmpgtd xmm0, xmm4, [->inf]
+                ; vblendvps Rx(x), xmm5, [->canon_nan], xmm0
+            );
+            return;
+        }
         dynasm!(self.ops
             ; .arch x64
             ; movaps xmm6, Rx(x)
@@ -200,6 +226,15 @@ impl Emitter<'_> {
         if self.precision != Precision::F24 {
             return;
         }
+        if self.avx {
+            dynasm!(self.ops
+                ; .arch x64
+                ; vandps xmm4, Rx(x), [->abs_mask]
+                ; vpcmpgtd xmm4, xmm4, [->f24_min_normal_m1]
+                ; vandps Rx(x), Rx(x), xmm4
+            );
+            return;
+        }
         dynasm!(self.ops
             ; .arch x64
             ; movaps xmm4, Rx(x)
@@ -215,6 +250,17 @@ impl Emitter<'_> {
     pub fn arith_result(&mut self, x: u8) {
         match self.precision {
             Precision::F32 => self.canonicalize(x),
+            Precision::F24 if self.avx => {
+                dynasm!(self.ops
+                    ; .arch x64
+                    ; vandps xmm4, Rx(x), [->abs_mask]
+                    ; vandps xmm5, Rx(x), [->f24_mant_mask]
+                    // |r| < 2^-62 → +0
+                    ; vpcmpgtd xmm0, xmm4, [->f24_min_normal_m1]
+                    ; vandps xmm5, xmm5, xmm0
+                );
+                self.f24_overflow_and_nan(x);
+            }
             Precision::F24 => {
                 dynasm!(self.ops
                     ; .arch x64
@@ -235,6 +281,14 @@ impl Emitter<'_> {
 
     /// Replaces NaN lanes of `xmm{x}` with the canonical NaN.
     pub fn canonicalize(&mut self, x: u8) {
+        if self.avx {
+            dynasm!(self.ops
+                ; .arch x64
+                ; vcmpps xmm0, Rx(x), Rx(x), 3
+                ; vblendvps Rx(x), Rx(x), [->canon_nan], xmm0
+            );
+            return;
+        }
         dynasm!(self.ops
             ; .arch x64
             ; movaps xmm0, Rx(x)
