@@ -1325,7 +1325,7 @@ fn random_bytes_are_rejected() {
 }
 
 /// Checks `disasm` (and, every `run_every` lengths, `run`) on every prefix of
-/// `full`. Files may end without their trailing zero padding (FORMAT_NOTES,
+/// `full`. Files may end without their trailing zero padding (`docs/semantics.md`,
 /// "Unpadded files"), so prefixes that only drop trailing zero bytes may be
 /// accepted; every shorter prefix must be rejected cleanly.
 fn check_truncations(full: &[u8], lengths: impl Iterator<Item = usize>, run_every: usize) {

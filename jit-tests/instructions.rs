@@ -3,7 +3,7 @@
 //! CMP, EX2/LG2, LITP and DST, each exercised through real instructions and (unless
 //! a rule is precision specific) in both precisions. Every case runs on every engine
 //! (see `common::Case::run`), and every expectation is derived from the documented
-//! rules (`docs/semantics.md`, `src/arith/SEMANTICS_NOTES.md`, the spec), compared
+//! rules (`docs/semantics.md`, the spec), compared
 //! bit for bit where exactness matters. `sweep` adds pseudo-random and special
 //! operands checked against a model transcribed from those documents.
 

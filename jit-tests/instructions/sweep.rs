@@ -1,5 +1,5 @@
 //! Many pseudo-random and special values through the arithmetic instructions,
-//! compared with a model transcribed from `src/arith/SEMANTICS_NOTES.md` (load,
+//! compared with a model transcribed from `docs/semantics.md` ("Arithmetic": load,
 //! input flush, result step, the PICA multiply rule, the dot-product order, ...).
 //! Complements the hand-worked cases: every engine sees a wide range of operands
 //! (F24 overflow / underflow / subnormal paths, infinities, NaN payloads).

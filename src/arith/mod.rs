@@ -16,7 +16,7 @@
 //!   over already-computed values) that map to `blendvps` / `bsl`.
 //!
 //! Each function's doc comment spells out its algorithm step by step. The
-//! same rules are summarised in `src/arith/SEMANTICS_NOTES.md`.
+//! same rules are summarised in `docs/semantics.md` (section 6, "Arithmetic").
 //!
 //! # Precision modes
 //!

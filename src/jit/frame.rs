@@ -1,12 +1,15 @@
 //! The calling convention between Rust and generated code, and the runtime
 //! helpers generated code calls for control flow.
 //!
-//! Generated code is `extern "sysv64" fn(frame, state, uniforms, entry_pc) -> exit`.
-//! It reads and writes the caller's [`UnitState`] in place and keeps the
-//! control-flow stacks, budget and emit parameters in the [`Frame`]. Every
-//! instruction that touches the stacks, the PC or the emit sink is executed by
-//! [`runtime_step`], which calls the interpreter's own implementation, so the
-//! JIT cannot disagree with it on control flow.
+//! Generated code is `fn(frame, state, uniforms, entry_pc) -> exit` (System V ABI
+//! on x86-64, AAPCS64 on AArch64). It reads and writes the caller's
+//! [`UnitState`] in place and keeps the control-flow stacks, budget and emit
+//! parameters in the [`Frame`], laid out exactly as the interpreter's
+//! `FlowState`. Generated code pushes and pops the stacks inline in the common
+//! single-stack cases; [`stack_check`] (the interpreter's `FlowState::advance`)
+//! decides every other stack check, and [`runtime_step`] (the interpreter's own
+//! `step`) executes `break`, `emit` and `setemit`, so the JIT cannot disagree
+//! with the interpreter on control flow.
 
 use crate::engine::Stop;
 use crate::interp::flow::FlowState;
@@ -53,8 +56,9 @@ pub struct Frame<'a> {
     pub sink: *mut (dyn EmitSink + 'a),
     /// Control-flow stacks, emit parameters, executed count.
     pub progress: Progress,
-    /// F24: the inputs the program reads, converted once by the prologue.
-    pub converted_inputs: AlignedRegs,
+    /// F24: the inputs the program reads, converted once by the prologue before
+    /// any read (never read by Rust, so it needs no initialisation).
+    pub converted_inputs: std::mem::MaybeUninit<AlignedRegs>,
 }
 
 /// Offset of `converted_inputs`.

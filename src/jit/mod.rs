@@ -1,11 +1,15 @@
 //! The native recompiler runtime: compilation cache, executable memory, the
 //! calling convention, and the per-architecture code generators.
 //!
-//! Generated code covers every data instruction natively and delegates the
-//! control-flow stacks to a runtime helper (`frame::runtime_step`) at exactly the PCs where
-//! analysis says a stack can change (see [`crate::analysis`]); when the budget
-//! cannot cover a whole basic block it hands the invocation to the interpreter at
-//! the block's start, so budget stops are exact.
+//! Generated code runs every data instruction natively, mirroring
+//! [`crate::arith`] step by step. The hardware's control-flow stacks live in the
+//! frame with the interpreter's exact layout: pushes and single-stack pops are
+//! inline, checked only at the PCs where analysis says a stack can pop (see
+//! [`crate::analysis`]); whenever several stacks match or the CALL stack would
+//! chain, and for `break`/`emit`/`setemit`, the interpreter's own code decides.
+//! When the budget cannot cover a whole basic block, the invocation is handed to
+//! the interpreter at the block's start, so budget stops are exact. See
+//! `docs/semantics.md`, "Engines".
 
 pub(crate) mod frame;
 mod memory;
@@ -86,7 +90,9 @@ impl Features {
     pub fn host() -> Features {
         #[cfg(target_arch = "x86_64")]
         {
-            Features { avx: std::arch::is_x86_feature_detected!("avx") }
+            Features {
+                avx: std::arch::is_x86_feature_detected!("avx"),
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -188,6 +194,13 @@ impl CompiledShader {
         self.region.code_len()
     }
 
+    /// The generated machine code, for inspection with a disassembler.
+    pub fn code(&self) -> &[u8] {
+        // SAFETY: the region is mapped read+execute and immutable for the life of
+        // `self`; reading it is always allowed.
+        unsafe { std::slice::from_raw_parts(self.region.as_ptr(), self.region.code_len()) }
+    }
+
     /// Runs one invocation of the program it was compiled from; the same
     /// contract as [`crate::interp::run`]. `program` and `config` must be the ones
     /// passed to the compiler (only the budget may differ).
@@ -216,7 +229,7 @@ impl CompiledShader {
                 flow: FlowState::at(config.entry),
                 ..Progress::default()
             },
-            converted_inputs: frame::AlignedRegs::default(),
+            converted_inputs: std::mem::MaybeUninit::uninit(),
         };
         // SAFETY: the region holds a function compiled by `compile_uncached` with the
         // `EntryFn` signature; it stays mapped while `self` lives.

@@ -20,8 +20,8 @@
 //!   +0x14 geometry mode bytes, then (offset, count) pairs for the constant
 //!   (20-byte), label (16), output (8), uniform (8) and symbol (1) tables.
 //!
-//! See `FORMAT_NOTES.md` in this directory for every decision the loader
-//! and writer make.
+//! See `docs/semantics.md` (section 7, "SHBIN files") for every decision the
+//! loader and writer make.
 //!
 //! # Examples
 //!

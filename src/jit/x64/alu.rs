@@ -9,18 +9,19 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// Emits a data instruction. In F32 the operations whose PICA rules only differ
 /// from plain IEEE arithmetic when a NaN appears (add, mul, mad, dp3/dp4/dph,
-/// dst) run as plain IEEE operations; if any lane of the result is NaN, control
-/// goes to the returned cold label, where [`emit_exact`] redoes the instruction
-/// from its sources (not yet overwritten) and then jumps to the returned `done`
-/// label.
-pub(super) fn emit(
-    e: &mut Emitter<'_>,
-    instr: Instruction,
-) -> Option<(DynamicLabel, DynamicLabel)> {
+/// dst) run as plain IEEE operations; if any lane of the result is NaN, the
+/// instruction is redone from its sources (not yet overwritten) with the exact
+/// sequence ([`emit_exact`]), emitted right after from the same register-cache
+/// state so both paths leave the cache identical.
+pub(super) fn emit(e: &mut Emitter<'_>, instr: Instruction) {
     if e.precision != Precision::F32 {
         emit_exact(e, instr);
-        return None;
+        return;
     }
+    // The register-cache state after the sources were loaded: the exact path
+    // starts from it (its own loads then all hit the cache, so it emits no
+    // allocation or write-back that the fast path already performed).
+    let loaded;
     let (dst, mask) = match instr {
         Instruction::Binary {
             op,
@@ -33,6 +34,7 @@ pub(super) fn emit(
             let d = e.program().descriptor(desc);
             e.load_source(1, src1, d, 0);
             e.load_source(2, src2, d, 1);
+            loaded = e.cache_snapshot();
             match op {
                 BinaryOp::Add => dynasm!(e.ops ; .arch x64 ; addps xmm1, xmm2),
                 BinaryOp::Mul => dynasm!(e.ops ; .arch x64 ; mulps xmm1, xmm2),
@@ -76,26 +78,35 @@ pub(super) fn emit(
             e.load_source(1, src1, d, 0);
             e.load_source(2, src2, d, 1);
             e.load_source(3, src3, d, 2);
+            loaded = e.cache_snapshot();
             dynasm!(e.ops ; .arch x64 ; mulps xmm1, xmm2 ; addps xmm1, xmm3);
             (dst, d.mask())
         }
         _ => {
             emit_exact(e, instr);
-            return None;
+            return;
         }
     };
-    let cold = e.ops.new_dynamic_label();
-    let done = e.ops.new_dynamic_label();
+    let exact: DynamicLabel = e.ops.new_dynamic_label();
+    let done: DynamicLabel = e.ops.new_dynamic_label();
     dynasm!(e.ops
         ; .arch x64
         ; movaps xmm0, xmm1
         ; cmpps xmm0, xmm0, 3
         ; ptest xmm0, xmm0
-        ; jnz =>cold
+        ; jnz =>exact
     );
     e.store(1, dst, mask);
+    let after_fast = e.cache_snapshot();
+    dynasm!(e.ops ; .arch x64 ; jmp =>done ; =>exact);
+    e.restore_cache(loaded);
+    emit_exact(e, instr);
+    debug_assert!(
+        e.cache_snapshot().same_contents(&after_fast),
+        "both paths must leave the same registers cached"
+    );
+    e.restore_cache(after_fast);
     dynasm!(e.ops ; .arch x64 ; =>done);
-    Some((cold, done))
 }
 
 fn fast_binary(op: BinaryOp) -> bool {

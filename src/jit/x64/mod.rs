@@ -12,6 +12,7 @@ mod alu;
 mod consts;
 mod flow;
 mod operands;
+mod regcache;
 
 use super::JitError;
 use super::frame::{
@@ -70,13 +71,6 @@ enum Cold {
         pc: u32,
         len: u32,
     },
-    /// An F32 fast path produced a NaN: redo the instruction with the exact
-    /// PICA sequence, then continue at `done`.
-    Exact {
-        label: DynamicLabel,
-        done: DynamicLabel,
-        instr: Instruction,
-    },
 }
 
 pub(crate) struct Emitter<'p> {
@@ -90,6 +84,8 @@ pub(crate) struct Emitter<'p> {
     block_len: Vec<u32>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
+    /// Temporaries and outputs held in host registers within the current block.
+    cache: regcache::RegCache,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -119,12 +115,14 @@ pub(crate) fn compile(
         cold: Vec::new(),
         block_len,
         avx: features.avx,
+        cache: regcache::RegCache::default(),
     };
     e.prologue();
     for pc in 0..len as u32 {
         e.instruction(pc);
     }
     // Falling off the last instruction leaves the program.
+    e.flush_cache();
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
     e.flow_stubs();
@@ -171,18 +169,20 @@ impl Emitter<'_> {
             ; mov r12, rsi
             ; mov r13, rdx
             ; lea r14, [->table]
-            // Run with the default floating-point environment whatever the host set.
+            // Run with the default floating-point environment whatever the host
+            // set (loading MXCSR is slow: only when it differs).
             ; stmxcsr [rbx + OFFSET_SAVED_FP]
+            ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
+            ; je >fp_ok
             ; ldmxcsr [->mxcsr_default]
-            ; push rcx
-            ; push rcx
+            ; fp_ok:
+            ; mov [rbx + OFFSET_RESUME_PC], ecx
         );
+        // F24 entry conversion (clobbers rcx).
         self.f24_entry_conversion(inputs_read(self.program));
         dynasm!(self.ops
             ; .arch x64
-            ; pop rcx
-            ; pop rcx
-            ; mov eax, ecx
+            ; mov eax, [rbx + OFFSET_RESUME_PC]
             ; jmp ->dispatch
         );
     }
@@ -216,7 +216,10 @@ impl Emitter<'_> {
             ; mov eax, EXIT_RESUME as i32
             ; ->epilogue:
             ; mov [rbx + OFFSET_REMAINING], r15
+            ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
+            ; je >fp_restored
             ; ldmxcsr [rbx + OFFSET_SAVED_FP]
+            ; fp_restored:
             ; add rsp, 8
             ; pop r15
             ; pop r14
@@ -251,11 +254,6 @@ impl Emitter<'_> {
                         ; jmp ->resume
                     );
                 }
-                Cold::Exact { label, done, instr } => {
-                    dynasm!(self.ops ; .arch x64 ; =>label);
-                    alu::emit_exact(self, instr);
-                    dynasm!(self.ops ; .arch x64 ; jmp =>done);
-                }
             }
         }
     }
@@ -281,10 +279,12 @@ impl Emitter<'_> {
         let instr = self.program.instructions()[i];
         match self.analysis.class[i] {
             InstrClass::End => {
+                self.flush_cache();
                 dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
                 return;
             }
             InstrClass::Runtime => {
+                self.flush_cache();
                 match instr {
                     Instruction::Jmp {
                         guard,
@@ -302,15 +302,15 @@ impl Emitter<'_> {
                 return;
             }
             InstrClass::Nop => {}
-            InstrClass::Data => self.data(instr),
+            InstrClass::Data => alu::emit(self, instr),
+        }
+        // Control may leave the block (stack check) or the next instruction may be
+        // entered from elsewhere: memory must hold the exact state.
+        let next_is_leader = self.analysis.leader.get(i + 1).copied().unwrap_or(true);
+        if self.analysis.check_after[i] || next_is_leader {
+            self.flush_cache();
         }
         self.checkpoint(pc);
-    }
-
-    fn data(&mut self, instr: Instruction) {
-        if let Some((label, done)) = alu::emit(self, instr) {
-            self.cold.push(Cold::Exact { label, done, instr });
-        }
     }
 
     pub fn program(&self) -> &Program {

@@ -45,10 +45,7 @@ impl Emitter<'_> {
                     dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [rbx + off]);
                 }
             },
-            SrcReg::Temp(n) => {
-                let off = TEMPS + n as i32 * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [r12 + off]);
-            }
+            SrcReg::Temp(n) => self.cached_load(x, super::regcache::Reg::temp(n)),
             SrcReg::Const(n) => {
                 if src.index == AddrIndex::None {
                     let off = FLOATS + n as i32 * 16;
@@ -108,6 +105,12 @@ impl Emitter<'_> {
 
     /// Writes the lanes of `xmm{x}` selected by `mask` to `dst`.
     pub fn store(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
+        self.cached_store(x, dst, mask);
+    }
+
+    /// Writes the lanes of `xmm{x}` selected by `mask` to `dst` in memory directly.
+    #[allow(dead_code)]
+    pub fn store_uncached(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
         let off = match dst {
             DstReg::Output(n) => OUTPUTS + n as i32 * 16,
             DstReg::Temp(n) => TEMPS + n as i32 * 16,
