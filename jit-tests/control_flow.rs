@@ -806,3 +806,55 @@ fn state_carries_over_between_invocations_when_kept() {
     assert_eq!(second.temp(0), [2.0; 4]);
     assert_eq!(second.state.a0, [2, 0]);
 }
+
+#[test]
+fn missing_descriptors_read_as_word_zero() {
+    use pica_jit::isa::{DstReg, Instruction, Source, SrcReg, UnaryOp, encode};
+    // `mov o0, v0` with descriptor 5 but only one descriptor supplied: word 0 has
+    // an empty write mask, so nothing is written; a cmp with descriptor 9 reads
+    // `.xxxx` selectors without negation.
+    let mov = Instruction::Unary {
+        op: UnaryOp::Mov,
+        dst: DstReg::Output(0),
+        src: Source::direct(SrcReg::Input(0)),
+        desc: 5,
+    };
+    let cmp = Instruction::Cmp {
+        src1: Source::direct(SrcReg::Input(0)),
+        src2: Source::direct(SrcReg::Input(1)),
+        x: pica_jit::isa::CmpOp::Eq,
+        y: pica_jit::isa::CmpOp::Eq,
+        desc: 9,
+    };
+    let full = pica_jit::isa::OperandDescriptor::new(
+        pica_jit::isa::WriteMask::ALL,
+        [(false, pica_jit::isa::Swizzle::IDENTITY); 3],
+    );
+    let code = [mov, cmp, Instruction::End]
+        .iter()
+        .map(|i| encode(i).unwrap())
+        .collect();
+    let program = pica_jit::Program::new(code, vec![full.0]).unwrap();
+    let t = Case::from_program(program)
+        .input(0, [1.0, 2.0, 3.0, 4.0])
+        .input(1, [1.0, 1.0, 1.0, 1.0])
+        .run();
+    assert_eq!(t.out(0), ZEROS);
+    // .xxxx: cmp.x = (1 == 1), cmp.y = (v0.x == v1.x) = true as well.
+    assert_eq!(t.state.cmp, [true, true]);
+}
+
+#[test]
+fn entry_point_outside_the_program_is_an_error() {
+    use pica_jit::{EngineError, EngineKind, Shader, ShaderConfig};
+    let program = std::sync::Arc::new(common::assemble("end").program());
+    for engine in [EngineKind::Interpreter, EngineKind::Auto] {
+        let config = ShaderConfig {
+            entry: 1,
+            ..ShaderConfig::default()
+        };
+        let err = Shader::new(program.clone(), config, engine).unwrap_err();
+        assert_eq!(err, EngineError::EntryOutOfRange { entry: 1, len: 1 });
+        assert!(err.to_string().contains("outside the program"));
+    }
+}
