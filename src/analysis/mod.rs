@@ -64,6 +64,8 @@ pub struct Analysis {
     pub blocks: Vec<Block>,
     /// Per instruction: reachable from the entry point under any stack behaviour.
     pub reachable: Vec<bool>,
+    /// The entry point the analysis was made for.
+    pub entry: u32,
 }
 
 /// Classifies an instruction for a unit kind.
@@ -169,6 +171,7 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
         leader,
         blocks,
         reachable,
+        entry,
     }
 }
 

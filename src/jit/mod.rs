@@ -83,6 +83,8 @@ pub fn host_support() -> Result<(), &'static str> {
 pub struct Features {
     /// x86-64: use VEX (AVX) encodings instead of legacy SSE.
     pub avx: bool,
+    /// x86-64: use 256-bit integer operations (AVX2) where they apply.
+    pub avx2: bool,
 }
 
 impl Features {
@@ -90,8 +92,10 @@ impl Features {
     pub fn host() -> Features {
         #[cfg(target_arch = "x86_64")]
         {
+            let avx = std::arch::is_x86_feature_detected!("avx");
             Features {
-                avx: std::arch::is_x86_feature_detected!("avx"),
+                avx,
+                avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -102,7 +106,10 @@ impl Features {
 
     /// The baseline every supported host has (SSE4.1 on x86-64, NEON on AArch64).
     pub fn baseline() -> Features {
-        Features { avx: false }
+        Features {
+            avx: false,
+            avx2: false,
+        }
     }
 }
 
@@ -162,8 +169,11 @@ pub fn compile_with(
     config: &ShaderConfig,
     features: Features,
 ) -> Result<CompiledShader, JitError> {
-    if features.avx && !Features::host().avx {
-        return Err(JitError::Unsupported("AVX requested on a host without AVX"));
+    let host = Features::host();
+    if (features.avx && !host.avx) || (features.avx2 && !host.avx2) {
+        return Err(JitError::Unsupported(
+            "AVX/AVX2 requested on a host without them",
+        ));
     }
     host_support().map_err(JitError::Unsupported)?;
     let analysis = analysis::analyse(program, config.entry, config.kind);

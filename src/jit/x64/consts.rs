@@ -14,6 +14,13 @@ macro_rules! splat {
     }};
 }
 
+macro_rules! splat8 {
+    ($ops:expr, $name:tt, $bits:expr) => {{
+        let b: u32 = $bits;
+        dynasm!($ops ; .arch x64 ; ->$name: ; .u32 b, b, b, b, b, b, b, b);
+    }};
+}
+
 /// Emits every constant the emitters reference.
 pub fn emit(ops: &mut Asm) {
     dynasm!(ops ; .arch x64 ; .align 16);
@@ -61,6 +68,17 @@ pub fn emit(ops: &mut Asm) {
     splat!(ops, lg2_c1, LG2_COEFFS[1].to_bits());
     splat!(ops, lg2_c2, LG2_COEFFS[2].to_bits());
     splat!(ops, lg2_c3, LG2_COEFFS[3].to_bits());
+    // 256-bit copies for the AVX2 entry conversion.
+    dynasm!(ops ; .arch x64 ; .align 32);
+    splat8!(ops, abs_mask8, 0x7FFF_FFFF);
+    splat8!(ops, sign_mask8, 0x8000_0000);
+    splat8!(ops, inf8, 0x7F80_0000);
+    splat8!(ops, canon_nan8, 0x7FC0_0000);
+    splat8!(ops, f24_mant_mask8, 0xFFFF_FF80);
+    splat8!(ops, f24_min_normal_m1_8, 0x207F_FFFF);
+    splat8!(ops, f24_overflow_m1_8, 0x5F7F_FFFF);
+    splat8!(ops, f24_sub_scale8, f24::SUBNORMAL_SCALE.to_bits());
+    splat8!(ops, f24_sub_quantum8, f24::SUBNORMAL_QUANTUM.to_bits());
     // MXCSR: round to nearest, all exceptions masked, no FTZ/DAZ.
     dynasm!(ops ; .arch x64 ; ->mxcsr_default: ; .u32 0x1F80);
 }

@@ -84,6 +84,8 @@ pub(crate) struct Emitter<'p> {
     block_len: Vec<u32>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
+    /// Use 256-bit integer operations (two registers at a time).
+    pub avx2: bool,
     /// Temporaries and outputs held in host registers within the current block.
     cache: regcache::RegCache,
 }
@@ -115,6 +117,7 @@ pub(crate) fn compile(
         cold: Vec::new(),
         block_len,
         avx: features.avx,
+        avx2: features.avx2,
         cache: regcache::RegCache::default(),
     };
     e.prologue();
@@ -176,15 +179,10 @@ impl Emitter<'_> {
             ; je >fp_ok
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
-            ; mov [rbx + OFFSET_RESUME_PC], ecx
         );
-        // F24 entry conversion (clobbers rcx).
         self.f24_entry_conversion(inputs_read(self.program));
-        dynasm!(self.ops
-            ; .arch x64
-            ; mov eax, [rbx + OFFSET_RESUME_PC]
-            ; jmp ->dispatch
-        );
+        // The code is specific to its entry point (part of the cache key).
+        self.jump_to(self.analysis.entry);
     }
 
     fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {

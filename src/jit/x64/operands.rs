@@ -137,12 +137,23 @@ impl Emitter<'_> {
         if self.precision != Precision::F24 {
             return;
         }
+        if self.avx2 {
+            // Two registers per step; temporaries and outputs are contiguous.
+            for pair in 0..8 {
+                for base in [TEMPS, OUTPUTS] {
+                    self.f24_load_pair(base + pair * 32);
+                }
+            }
+            dynasm!(self.ops ; .arch x64 ; vzeroupper);
+        }
         for n in 0..16 {
-            for base in [TEMPS, OUTPUTS] {
-                let off = base + n * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
-                self.f24_load(1);
-                dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
+            if !self.avx2 {
+                for base in [TEMPS, OUTPUTS] {
+                    let off = base + n * 16;
+                    dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
+                    self.f24_load(1);
+                    dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
+                }
             }
             if inputs_read[n as usize] {
                 let from = INPUTS + n * 16;
@@ -152,6 +163,29 @@ impl Emitter<'_> {
                 dynasm!(self.ops ; .arch x64 ; movaps [rbx + to], xmm1);
             }
         }
+    }
+
+    /// AVX2: `arith::f24::load` in place on the two registers at `[r12 + off]`.
+    fn f24_load_pair(&mut self, off: i32) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; vmovups ymm1, [r12 + off]
+            ; vandps ymm4, ymm1, [->abs_mask8]
+            ; vandps ymm5, ymm1, [->f24_mant_mask8]
+            ; vmulps ymm6, ymm1, [->f24_sub_scale8]
+            ; vcvttps2dq ymm6, ymm6
+            ; vcvtdq2ps ymm6, ymm6
+            ; vmulps ymm6, ymm6, [->f24_sub_quantum8]
+            ; vpcmpgtd ymm0, ymm4, [->f24_min_normal_m1_8]
+            ; vblendvps ymm5, ymm6, ymm5, ymm0
+            ; vandps ymm6, ymm1, [->sign_mask8]
+            ; vorps ymm6, ymm6, [->inf8]
+            ; vpcmpgtd ymm0, ymm4, [->f24_overflow_m1_8]
+            ; vblendvps ymm5, ymm5, ymm6, ymm0
+            ; vpcmpgtd ymm0, ymm4, [->inf8]
+            ; vblendvps ymm1, ymm5, [->canon_nan8], ymm0
+            ; vmovups [r12 + off], ymm1
+        );
     }
 
     /// F24: converts a value entering the unit to float24 (`arith::f24::load`).
