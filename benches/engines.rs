@@ -1,1 +1,484 @@
-fn main() {}
+//! Interpreter vs JIT: nanoseconds per vertex and compile time.
+//!
+//! Groups (run with `cargo bench --bench engines`; `-- --test` runs each once):
+//!
+//! - `default_shader`: the embedded default shader (transform + Blinn-Phong, one
+//!   light loop over two lights, a subroutine, an `ifu`) with the uniforms of
+//!   `examples/demo.json`, 1,000 vertices per iteration, both precisions, every
+//!   engine on this host, and the JIT's baseline (SSE4.1) code variant when the
+//!   host's own variant uses AVX (`jit-baseline`).
+//! - `overhead`: a program that is a single `end`, i.e. the fixed cost of one
+//!   invocation (entry conversion, frame set-up, FP-environment switch).
+//! - `corpus`: the first DVLE of every `../shared/corpus` SHBIN (skipped when the
+//!   folder is absent), same batch, both precisions, every engine.
+//! - `compile`: `pica_jit::jit::compile_uncached` (analysis, code generation,
+//!   copy into executable pages; the dropped region goes back to the page pool
+//!   inside the timed loop) for the default shader and every corpus file.
+//!
+//! Per-vertex groups report `Throughput::Elements(1000)`, so criterion prints
+//! vertices per second; time per iteration / 1000 is ns per vertex. Every
+//! `Shader` (and for the JIT its native code) is prepared outside the timed loop;
+//! the unit state is carried across vertices as on hardware, and each vertex
+//! copies its input registers into the state, as an embedder would.
+//!
+//! Timing uses the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) so
+//! that numbers from a shared machine stay comparable; `PICA_BENCH_WALL=1`
+//! switches to wall-clock time.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use criterion::{Bencher, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use pica_jit::isa::{Instruction, encode};
+use pica_jit::jit::{CompiledShader, Features};
+use pica_jit::shbin::{Dvle, Shbin};
+use pica_jit::{
+    EmitSink, EmittedVertex, EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind,
+    Stop, Uniforms, UnitState, Vec4,
+};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+/// Vertices per timed iteration.
+const BATCH: usize = 1000;
+
+const PRECISIONS: [Precision; 2] = [Precision::F24, Precision::F32];
+
+fn precision_name(p: Precision) -> &'static str {
+    match p {
+        Precision::F24 => "f24",
+        Precision::F32 => "f32",
+    }
+}
+
+/// Whether timed loops use wall-clock time (`PICA_BENCH_WALL=1`) rather than the
+/// benchmark thread's CPU time.
+fn wall_clock() -> bool {
+    static WALL: OnceLock<bool> = OnceLock::new();
+    *WALL.get_or_init(|| std::env::var_os("PICA_BENCH_WALL").is_some_and(|v| v == "1"))
+}
+
+/// The clock timed loops read. By default this thread's CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`, user + system): on a shared, loaded machine it
+/// leaves out the time other processes hold the core, which wall-clock time would
+/// charge to whichever benchmark happened to be running.
+fn clock() -> Duration {
+    if wall_clock() {
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        return ORIGIN.get_or_init(Instant::now).elapsed();
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Times `iters` calls of `routine` with [`clock`].
+fn measure(b: &mut Bencher<'_>, mut routine: impl FnMut()) {
+    b.iter_custom(|iters| {
+        let start = clock();
+        for _ in 0..iters {
+            routine();
+        }
+        clock() - start
+    });
+}
+
+/// xorshift64*: deterministic vertex data without extra dependencies.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `[lo, hi)`.
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
+
+type Vertex = [Vec4; 16];
+
+/// One loaded DVLE, ready to benchmark.
+struct Subject {
+    name: String,
+    program: Arc<Program>,
+    dvle: Dvle,
+    uniforms: Uniforms,
+    vertices: Vec<Vertex>,
+}
+
+impl Subject {
+    fn config(&self, precision: Precision) -> ShaderConfig {
+        ShaderConfig {
+            entry: self.dvle.main,
+            kind: self.dvle.kind,
+            precision,
+            ..ShaderConfig::default()
+        }
+    }
+}
+
+fn load(name: &str, bytes: &[u8]) -> Option<(Arc<Program>, Dvle)> {
+    let shbin = match Shbin::parse(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{name}: does not parse ({e}); skipped");
+            return None;
+        }
+    };
+    let program = match Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()) {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("{name}: bad program ({e}); skipped");
+            return None;
+        }
+    };
+    let dvle = shbin.dvles.into_iter().next()?;
+    Some((program, dvle))
+}
+
+/// The embedded default shader with `examples/demo.json`'s uniforms (two
+/// lights after the DVLE's `i0 = (1, 0, 2, 0)`), and 1,000 plausible vertices:
+/// positions in front of the camera, unit normals, colours, texture coordinates.
+fn default_subject() -> Subject {
+    let (program, dvle) = load("default shader", pica_jit::DEFAULT_SHADER).expect("default shader");
+    let mut u = Uniforms::default();
+    u.apply_constants(&dvle.constants);
+    let f: [(usize, Vec4); 13] = [
+        (0, [1.0, 0.0, 0.0, 0.0]),
+        (1, [0.0, 1.0, 0.0, 0.0]),
+        (2, [0.0, 0.0, -1.002002, 2.8058058]),
+        (3, [0.0, 0.0, -1.0, 3.0]),
+        (4, [1.0, 0.0, 0.0, 0.0]),
+        (5, [0.0, 1.0, 0.0, 0.0]),
+        (6, [0.0, 0.0, 1.0, 0.0]),
+        (7, [0.1, 0.1, 0.1, 1.0]),
+        (8, [0.577_350_26, 0.577_350_26, 0.577_350_26, 0.0]),
+        (9, [0.8, 0.8, 0.8, 0.0]),
+        (10, [0.0, 0.0, 1.0, 0.0]),
+        (11, [0.3, 0.2, 0.1, 0.0]),
+        (16, [0.5, 0.5, 0.5, 16.0]),
+    ];
+    for (n, v) in f {
+        u.f[n] = v;
+    }
+    let mut rng = Rng(0x5eed_0001);
+    let vertices = (0..BATCH)
+        .map(|_| {
+            let mut v: Vertex = [[0.0; 4]; 16];
+            v[0] = [
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(0.5, 1.5),
+                1.0,
+            ];
+            let n = [
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(0.1, 1.0),
+            ];
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            v[1] = [n[0] / len, n[1] / len, n[2] / len, 0.0];
+            v[2] = [
+                rng.range(0.0, 1.0),
+                rng.range(0.0, 1.0),
+                rng.range(0.0, 1.0),
+                1.0,
+            ];
+            v[3] = [rng.range(0.0, 1.0), rng.range(0.0, 1.0), 0.0, 0.0];
+            v
+        })
+        .collect();
+    Subject {
+        name: "default".to_owned(),
+        program,
+        dvle,
+        uniforms: u,
+        vertices,
+    }
+}
+
+/// Corpus files, sorted; empty (with a note) when the folder is absent.
+fn corpus_files() -> Vec<PathBuf> {
+    let dir = Path::new(CORPUS);
+    if !dir.is_dir() {
+        eprintln!("shbin corpus not found at {CORPUS}; corpus benchmarks skipped");
+        return Vec::new();
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("corpus dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "shbin"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The first DVLE of a corpus file. Uniforms: identity-matrix rows in every float
+/// register (projection/modelview/texture matrices are the common layout), then
+/// the DVLE's constants; short loops. Inputs: a position in `[-1, 1]` with w = 1,
+/// everything else in `[0, 1]`.
+fn corpus_subject(path: &Path) -> Option<Subject> {
+    let name = path.file_stem()?.to_string_lossy().into_owned();
+    let bytes = std::fs::read(path).ok()?;
+    let (program, dvle) = load(&name, &bytes)?;
+    if dvle.main as usize >= program.len() {
+        eprintln!("{name}: entry point outside the code; skipped");
+        return None;
+    }
+    let mut u = Uniforms::default();
+    for (n, f) in u.f.iter_mut().enumerate() {
+        let mut row = [0.0; 4];
+        row[n % 4] = 1.0;
+        *f = row;
+    }
+    u.i = [[3, 0, 1, 0]; 4];
+    u.apply_constants(&dvle.constants);
+    let mut rng = Rng(0x5eed_0002 ^ name.len() as u64);
+    let vertices = (0..BATCH)
+        .map(|_| {
+            let mut v: Vertex = [[0.0; 4]; 16];
+            for reg in v.iter_mut() {
+                *reg = std::array::from_fn(|_| rng.range(0.0, 1.0));
+            }
+            v[0] = [
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                1.0,
+            ];
+            v
+        })
+        .collect();
+    Some(Subject {
+        name,
+        program,
+        dvle,
+        uniforms: u,
+        vertices,
+    })
+}
+
+/// How a benchmark runs the shader: an engine's `Shader`, or the JIT compiled for
+/// the baseline instruction set.
+enum Runner {
+    Engine(Shader),
+    BaselineJit(CompiledShader),
+}
+
+impl Runner {
+    #[inline(always)]
+    fn run(
+        &self,
+        subject: &Subject,
+        config: &ShaderConfig,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        match self {
+            Runner::Engine(shader) => shader.run(&subject.uniforms, state, sink),
+            Runner::BaselineJit(code) => {
+                code.run(&subject.program, config, &subject.uniforms, state, sink)
+            }
+        }
+    }
+}
+
+/// Every engine on this host (JIT code compiled up front), and with `baseline`
+/// the JIT's baseline (SSE4.1) variant when the host's own variant differs.
+fn runners(subject: &Subject, config: ShaderConfig, baseline: bool) -> Vec<(String, Runner)> {
+    let mut runners = Vec::new();
+    for engine in EngineKind::available() {
+        let shader = match Shader::new(subject.program.clone(), config, engine) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{}: {engine} unavailable ({e}); skipped", subject.name);
+                continue;
+            }
+        };
+        // Compile now, outside the timed loop (a failure would otherwise fall back
+        // to the interpreter silently).
+        if let Err(e) = shader.prepare() {
+            eprintln!("{}: {engine} cannot prepare ({e}); skipped", subject.name);
+            continue;
+        }
+        runners.push((engine.name().to_owned(), Runner::Engine(shader)));
+    }
+    if baseline && pica_jit::jit::host_support().is_ok() && Features::host() != Features::baseline()
+    {
+        match pica_jit::jit::compile_with(&subject.program, &config, Features::baseline()) {
+            Ok(code) => runners.push(("jit-baseline".to_owned(), Runner::BaselineJit(code))),
+            Err(e) => eprintln!("{}: baseline JIT does not compile ({e})", subject.name),
+        }
+    }
+    runners
+}
+
+/// Benchmarks `BATCH` invocations of `subject` per iteration on every engine and
+/// precision, inside `group`.
+fn bench_vertices(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    subject: &Subject,
+    id_prefix: &str,
+    baseline: bool,
+) {
+    for precision in PRECISIONS {
+        let config = subject.config(precision);
+        for (name, runner) in runners(subject, config, baseline) {
+            let id = BenchmarkId::new(format!("{id_prefix}{}", precision_name(precision)), name);
+            let geometry = subject.dvle.kind == ShaderKind::Geometry;
+            group.bench_function(id, |b| {
+                let mut state = UnitState::default();
+                let mut emits: Vec<EmittedVertex> = Vec::new();
+                measure(b, || {
+                    for vertex in &subject.vertices {
+                        state.inputs = *vertex;
+                        let stop = if geometry {
+                            emits.clear();
+                            runner.run(subject, &config, &mut state, &mut emits)
+                        } else {
+                            runner.run(subject, &config, &mut state, &mut ())
+                        };
+                        black_box((stop, &state.outputs));
+                    }
+                });
+            });
+        }
+    }
+}
+
+fn default_shader(c: &mut Criterion) {
+    let subject = default_subject();
+    let mut group = c.benchmark_group("default_shader");
+    group
+        .throughput(Throughput::Elements(BATCH as u64))
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    bench_vertices(&mut group, &subject, "", true);
+    group.finish();
+}
+
+/// The fixed cost of one invocation: a program that is a single `end`.
+fn overhead(c: &mut Criterion) {
+    let program = Program::new(vec![encode(&Instruction::End).expect("encode end")], vec![])
+        .expect("program");
+    let mut vertices = Vec::with_capacity(BATCH);
+    let mut rng = Rng(0x5eed_0003);
+    for _ in 0..BATCH {
+        let mut v: Vertex = [[0.0; 4]; 16];
+        v[0] = std::array::from_fn(|_| rng.range(-1.0, 1.0));
+        vertices.push(v);
+    }
+    let subject = Subject {
+        name: "end".to_owned(),
+        program: Arc::new(program),
+        dvle: Dvle::default(),
+        uniforms: Uniforms::default(),
+        vertices,
+    };
+    let mut group = c.benchmark_group("overhead");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    bench_vertices(&mut group, &subject, "end/", false);
+    group.finish();
+}
+
+fn corpus(c: &mut Criterion) {
+    let subjects: Vec<Subject> = corpus_files()
+        .iter()
+        .filter_map(|p| corpus_subject(p))
+        .collect();
+    if subjects.is_empty() {
+        return;
+    }
+    let mut group = c.benchmark_group("corpus");
+    group
+        .throughput(Throughput::Elements(BATCH as u64))
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    for subject in &subjects {
+        bench_vertices(&mut group, subject, &format!("{}/", subject.name), false);
+    }
+    group.finish();
+}
+
+fn compile(c: &mut Criterion) {
+    if let Err(reason) = pica_jit::jit::host_support() {
+        eprintln!("no JIT on this host ({reason}); compile benchmarks skipped");
+        return;
+    }
+    let mut subjects = vec![default_subject()];
+    subjects.extend(corpus_files().iter().filter_map(|p| corpus_subject(p)));
+    let mut group = c.benchmark_group("compile");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    for subject in &subjects {
+        // The default shader in both precisions; corpus files in f24 only (the
+        // two precisions differ only in a few emitted sequences).
+        let precisions: &[Precision] = if subject.name == "default" {
+            &PRECISIONS
+        } else {
+            &PRECISIONS[..1]
+        };
+        for &precision in precisions {
+            let config = subject.config(precision);
+            let program = &*subject.program;
+            match pica_jit::jit::compile_uncached(program, &config) {
+                Ok(code) => eprintln!(
+                    "compile/{}/{}: {} code words, {} bytes of native code",
+                    subject.name,
+                    precision_name(precision),
+                    program.len(),
+                    code.code_size()
+                ),
+                Err(e) => {
+                    eprintln!("{}: does not compile ({e}); skipped", subject.name);
+                    continue;
+                }
+            }
+            group.bench_function(
+                BenchmarkId::new(subject.name.as_str(), precision_name(precision)),
+                |b| {
+                    measure(b, || {
+                        let code =
+                            pica_jit::jit::compile_uncached(black_box(program), black_box(&config))
+                                .expect("compile");
+                        black_box(&code);
+                    })
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    // No plots and fewer bootstrap resamples: the analysis otherwise costs more
+    // than the measurement for ~130 short benchmarks.
+    config = Criterion::default()
+        .without_plots()
+        .nresamples(20_000)
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(1));
+    targets = default_shader, overhead, corpus, compile
+}
+criterion_main!(benches);
