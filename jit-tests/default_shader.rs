@@ -151,3 +151,78 @@ fn transforms_and_lights_a_vertex() {
         assert_eq!(t.out(2), [0.0; 4]);
     }
 }
+
+/// `run_batch` gives exactly what `run` gives on each state, on every engine and in
+/// both precisions, with uniforms that are not float24 values (so the once-per-batch
+/// conversion matters) and states carrying non-float24 temporaries.
+#[test]
+fn run_batch_equals_run_per_state() {
+    use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
+    use std::sync::Arc;
+    let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    let program =
+        Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    let mut uniforms = Uniforms::default();
+    uniforms.apply_constants(&shbin.dvles[0].constants);
+    let jitter = |x: f32, k: u32| f32::from_bits(x.to_bits() ^ (k % 127));
+    for (n, reg) in uniforms.f.iter_mut().enumerate().take(17) {
+        let base = [1.0, 0.5, -0.25, 2.0];
+        *reg = std::array::from_fn(|i| {
+            jitter(base[i] * (1.0 + n as f32 / 8.0), (n * 4 + i) as u32 + 1)
+        });
+    }
+    let states: Vec<UnitState> = (0..9)
+        .map(|k| {
+            let mut s = UnitState::default();
+            s.inputs[0] = [jitter(k as f32 * 0.3, 5), 1.0, jitter(-2.0, 9), 1.0];
+            s.inputs[1] = [0.0, jitter(0.6, k), 0.8, 0.0];
+            s.inputs[2] = [1.0, 0.5, 0.25, jitter(1.0, 3)];
+            s.temps[7] = [jitter(3.0, 77), 0.0, -0.0, f32::from_bits(0x7F80_0001)];
+            s
+        })
+        .collect();
+    for precision in [Precision::F24, Precision::F32] {
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            precision,
+            ..ShaderConfig::default()
+        };
+        let mut reference: Option<Vec<UnitState>> = None;
+        for engine in EngineKind::available() {
+            let shader = Shader::new(program.clone(), config, engine).unwrap();
+            shader.prepare().unwrap();
+            let mut single = states.clone();
+            for s in single.iter_mut() {
+                assert_eq!(shader.run(&uniforms, s, &mut ()), Stop::End);
+            }
+            let mut batch = states.clone();
+            let stops = shader.run_batch(&uniforms, &mut batch, &mut ());
+            assert_eq!(stops, vec![Stop::End; states.len()]);
+            let bits = |v: &[UnitState]| -> Vec<u32> {
+                v.iter()
+                    .flat_map(|s| {
+                        s.outputs
+                            .iter()
+                            .chain(s.temps.iter())
+                            .flatten()
+                            .map(|x| x.to_bits())
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            };
+            assert_eq!(
+                bits(&batch),
+                bits(&single),
+                "{engine} {precision:?}: batch differs from run"
+            );
+            match &reference {
+                None => reference = Some(single),
+                Some(r) => assert_eq!(
+                    bits(&single),
+                    bits(r),
+                    "{engine} {precision:?}: engines differ"
+                ),
+            }
+        }
+    }
+}

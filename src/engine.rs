@@ -188,7 +188,11 @@ enum Backend {
     /// Compiled on first use (or by [`Shader::prepare`]). `None` inside the cell
     /// records a failed compilation: the shader then runs on the interpreter,
     /// which gives the same bits.
-    Jit(OnceLock<Option<Arc<crate::jit::CompiledShader>>>),
+    Jit {
+        single: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
+        /// The variant for [`Shader::run_batch`] (F24 uniforms converted once).
+        batch: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
+    },
 }
 
 /// A program prepared for one entry point, unit kind, precision and engine.
@@ -227,7 +231,10 @@ impl Shader {
             EngineKind::Interpreter => Backend::Interpreter,
             EngineKind::Auto if crate::jit::host_support().is_err() => Backend::Interpreter,
             EngineKind::Auto | EngineKind::Jit => match crate::jit::host_support() {
-                Ok(()) => Backend::Jit(OnceLock::new()),
+                Ok(()) => Backend::Jit {
+                    single: OnceLock::new(),
+                    batch: OnceLock::new(),
+                },
                 Err(reason) => {
                     return Err(EngineError::Unavailable {
                         engine,
@@ -257,7 +264,7 @@ impl Shader {
     pub fn prepare(&self) -> Result<(), EngineError> {
         match &self.backend {
             Backend::Interpreter => Ok(()),
-            Backend::Jit(cell) => {
+            Backend::Jit { single: cell, .. } => {
                 let mut error = None;
                 let compiled =
                     cell.get_or_init(|| match crate::jit::compile(&self.program, &self.config) {
@@ -281,17 +288,58 @@ impl Shader {
     fn compiled(&self) -> Option<&crate::jit::CompiledShader> {
         match &self.backend {
             Backend::Interpreter => None,
-            Backend::Jit(cell) => cell
+            Backend::Jit { single, .. } => single
                 .get_or_init(|| crate::jit::compile(&self.program, &self.config).ok())
                 .as_deref(),
         }
+    }
+
+    /// Runs one invocation per element of `states` (each starts from its own
+    /// state and is left with its final state), with the same uniforms; returns
+    /// why each stopped. Emitted vertices of all invocations go to `sink` in
+    /// order. The results are exactly those of calling [`run`](Shader::run) on
+    /// each state; batching lets engines do per-draw work once (in F24 the float
+    /// uniforms are converted to float24 once per batch, not on every read).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Stop, UnitState, Uniforms};
+    /// let shbin = pica_jit::shbin::Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    /// let program = Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    /// let shader = Shader::new(program, ShaderConfig::default(), EngineKind::Auto).unwrap();
+    /// let mut uniforms = Uniforms::default();
+    /// uniforms.apply_constants(&shbin.dvles[0].constants);
+    /// let mut states = vec![UnitState::default(); 4];
+    /// let stops = shader.run_batch(&uniforms, &mut states, &mut ());
+    /// assert_eq!(stops, vec![Stop::End; 4]);
+    /// ```
+    pub fn run_batch(
+        &self,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+        sink: &mut dyn EmitSink,
+    ) -> Vec<Stop> {
+        let converted = uniforms.converted(self.config.precision);
+        let code = match &self.backend {
+            Backend::Interpreter => None,
+            Backend::Jit { batch, .. } => batch
+                .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
+                .as_deref(),
+        };
+        states
+            .iter_mut()
+            .map(|state| match code {
+                Some(code) => code.run(&self.program, &self.config, &converted, state, sink),
+                None => interp::run(&self.program, &self.config, &converted, state, sink),
+            })
+            .collect()
     }
 
     /// The engine actually running this shader (never `Auto`).
     pub fn engine(&self) -> EngineKind {
         match self.backend {
             Backend::Interpreter => EngineKind::Interpreter,
-            Backend::Jit(_) => EngineKind::Jit,
+            Backend::Jit { .. } => EngineKind::Jit,
         }
     }
 

@@ -67,6 +67,21 @@ impl Uniforms {
     }
 }
 
+impl Uniforms {
+    /// The uniforms as the unit sees them in `precision`: in F24 every float
+    /// constant converted to float24 (`arith::load`); in F32 unchanged.
+    /// Converting twice changes nothing.
+    pub fn converted(&self, precision: crate::Precision) -> Uniforms {
+        let mut out = self.clone();
+        if precision == crate::Precision::F24 {
+            for reg in out.f.iter_mut() {
+                *reg = reg.map(|x| crate::arith::load(precision, x));
+            }
+        }
+        out
+    }
+}
+
 impl Default for Uniforms {
     fn default() -> Self {
         Uniforms {

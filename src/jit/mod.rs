@@ -85,6 +85,10 @@ pub struct Features {
     pub avx: bool,
     /// x86-64: use 256-bit integer operations (AVX2) where they apply.
     pub avx2: bool,
+    /// Not a CPU feature but a code variant: the caller guarantees that float
+    /// uniforms are already float24 values (F24 batches convert them once), so
+    /// constant reads skip the conversion. Never part of [`Features::host`].
+    pub preconverted_uniforms: bool,
 }
 
 impl Features {
@@ -96,6 +100,7 @@ impl Features {
             Features {
                 avx,
                 avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
+                preconverted_uniforms: false,
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -109,6 +114,7 @@ impl Features {
         Features {
             avx: false,
             avx2: false,
+            preconverted_uniforms: false,
         }
     }
 }
@@ -134,6 +140,27 @@ pub struct CompiledShader {
 /// Returns the compiled shader for `program` and `config`, compiling it on first
 /// use. Compiled code is shared while any [`crate::Shader`] holds it.
 pub fn compile(program: &Program, config: &ShaderConfig) -> Result<Arc<CompiledShader>, JitError> {
+    compile_cached(program, config, Features::host())
+}
+
+/// As [`compile`], for the batch variant whose float uniforms are already
+/// float24 values (see [`Features::preconverted_uniforms`]).
+pub(crate) fn compile_batch(
+    program: &Program,
+    config: &ShaderConfig,
+) -> Result<Arc<CompiledShader>, JitError> {
+    let features = Features {
+        preconverted_uniforms: config.precision == Precision::F24,
+        ..Features::host()
+    };
+    compile_cached(program, config, features)
+}
+
+fn compile_cached(
+    program: &Program,
+    config: &ShaderConfig,
+    features: Features,
+) -> Result<Arc<CompiledShader>, JitError> {
     host_support().map_err(JitError::Unsupported)?;
     let key = CacheKey {
         code: program.code().to_vec(),
@@ -141,14 +168,14 @@ pub fn compile(program: &Program, config: &ShaderConfig) -> Result<Arc<CompiledS
         entry: config.entry,
         kind: config.kind,
         precision: config.precision,
-        features: Features::host(),
+        features,
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
     if let Some(shader) = map.get(&key).and_then(Weak::upgrade) {
         return Ok(shader);
     }
-    let shader = Arc::new(compile_uncached(program, config)?);
+    let shader = Arc::new(compile_with(program, config, features)?);
     map.retain(|_, weak| weak.strong_count() > 0);
     map.insert(key, Arc::downgrade(&shader));
     Ok(shader)

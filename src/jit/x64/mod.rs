@@ -86,6 +86,8 @@ pub(crate) struct Emitter<'p> {
     pub avx: bool,
     /// Use 256-bit integer operations (two registers at a time).
     pub avx2: bool,
+    /// Float uniforms are already float24 values: no conversion on read.
+    pub preconverted_uniforms: bool,
     /// Temporaries and outputs held in host registers within the current block.
     cache: regcache::RegCache,
 }
@@ -118,6 +120,7 @@ pub(crate) fn compile(
         block_len,
         avx: features.avx,
         avx2: features.avx2,
+        preconverted_uniforms: features.preconverted_uniforms,
         cache: regcache::RegCache::default(),
     };
     e.prologue();

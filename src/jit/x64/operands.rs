@@ -54,7 +54,9 @@ impl Emitter<'_> {
                     self.relative_constant_address(n, src.index);
                     dynasm!(self.ops ; .arch x64 ; movaps Rx(x), [rcx]);
                 }
-                self.f24_load(x);
+                if !self.preconverted_uniforms {
+                    self.f24_load(x);
+                }
             }
         }
         let lanes = desc.swizzle(slot).lanes();
