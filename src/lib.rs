@@ -9,6 +9,8 @@ pub mod jit;
 mod program;
 pub mod shbin;
 mod state;
+#[cfg(feature = "testgen")]
+pub mod testgen;
 
 pub use arith::{Precision, Vec4};
 pub use describe::describe_shbin;

@@ -1,0 +1,421 @@
+//! Running a [`TestCase`] on every engine and comparing what they observably do.
+
+use super::TestCase;
+use crate::arith::Vec4;
+use crate::jit::{self, CompiledShader, Features};
+use crate::state::{EmitSink, EmittedVertex, UnitState};
+use crate::{EngineKind, Shader, Stop};
+use std::fmt::{self, Write as _};
+
+/// Two engines disagreed (or one could not prepare the program).
+///
+/// `Display` prints the full report: which engine, which invocation, the first
+/// differing item with both values (bits and value), every other differing
+/// item, the configuration, the initial state and the program listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The engine that disagrees with the interpreter.
+    pub engine: EngineKind,
+    /// Which code variant of that engine: `host` (what [`Shader`] runs) or,
+    /// for the JIT, an explicit feature set such as `baseline`.
+    pub variant: String,
+    /// The invocation (0-based) where it first disagreed; `None` when the
+    /// engine failed to prepare the shader.
+    pub invocation: Option<usize>,
+    /// The first differing item (`stop`, `o3`, `r0`, `v2`, `a0`, `aL`, `cmp`,
+    /// `emits`), or `prepare`.
+    pub first: String,
+    /// The full report.
+    pub report: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.report)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// Order-sensitive 64-bit digest of the emitted vertices (no allocation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct EmitDigest {
+    count: u64,
+    hash: u64,
+}
+
+impl EmitDigest {
+    fn mix(&mut self, word: u32) {
+        self.hash = (self.hash.rotate_left(5) ^ word as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+impl EmitSink for EmitDigest {
+    fn emit(&mut self, v: &EmittedVertex) {
+        self.count += 1;
+        self.mix(v.vertex_id as u32 | (v.primitive as u32) << 8 | (v.winding as u32) << 9);
+        for reg in &v.outputs {
+            for x in reg {
+                self.mix(x.to_bits());
+            }
+        }
+    }
+}
+
+struct Observation {
+    start: UnitState,
+    stop: Stop,
+    state: UnitState,
+    emits: EmitDigest,
+}
+
+/// One way of running the case: a [`Shader`] (interpreter, or an engine as
+/// embedders get it) or an explicitly compiled JIT code variant.
+enum Runner {
+    Shader(Shader),
+    Variant(CompiledShader),
+}
+
+impl Runner {
+    fn run(&self, case: &TestCase, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
+        match self {
+            Runner::Shader(shader) => shader.run(&case.uniforms, state, sink),
+            Runner::Variant(code) => {
+                code.run(&case.program, &case.config, &case.uniforms, state, sink)
+            }
+        }
+    }
+}
+
+fn observe(runner: &Runner, case: &TestCase, start: UnitState) -> Observation {
+    let mut state = start.clone();
+    let mut emits = EmitDigest::default();
+    let stop = runner.run(case, &mut state, &mut emits);
+    Observation {
+        start,
+        stop,
+        state,
+        emits,
+    }
+}
+
+/// The initial state of invocation `k`, given the previous final state.
+fn start_state(case: &TestCase, k: usize, previous: Option<&UnitState>) -> UnitState {
+    match previous {
+        Some(prev) if case.carry_state => {
+            let mut s = prev.clone();
+            s.inputs = case.states[k].inputs;
+            s
+        }
+        _ => case.states[k].clone(),
+    }
+}
+
+fn vec_bits_eq(a: &Vec4, b: &Vec4) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+fn fmt_vec(v: &Vec4) -> String {
+    let lanes: Vec<String> = v
+        .iter()
+        .map(|x| format!("{:08x} ({x:e})", x.to_bits()))
+        .collect();
+    format!("[{}]", lanes.join(", "))
+}
+
+/// Every differing item, in report order, as (name, reference, other).
+fn differences(r: &Observation, o: &Observation) -> Vec<(String, String, String)> {
+    let mut d = Vec::new();
+    if r.stop != o.stop {
+        d.push((
+            "stop".into(),
+            format!("{:?}", r.stop),
+            format!("{:?}", o.stop),
+        ));
+    }
+    let files: [(&str, &[Vec4; 16], &[Vec4; 16]); 3] = [
+        ("o", &r.state.outputs, &o.state.outputs),
+        ("r", &r.state.temps, &o.state.temps),
+        ("v", &r.state.inputs, &o.state.inputs),
+    ];
+    for (prefix, a, b) in files {
+        for n in 0..16 {
+            if !vec_bits_eq(&a[n], &b[n]) {
+                d.push((format!("{prefix}{n}"), fmt_vec(&a[n]), fmt_vec(&b[n])));
+            }
+        }
+    }
+    if r.state.a0 != o.state.a0 {
+        d.push((
+            "a0".into(),
+            format!("{:?}", r.state.a0),
+            format!("{:?}", o.state.a0),
+        ));
+    }
+    if r.state.al != o.state.al {
+        d.push(("aL".into(), r.state.al.to_string(), o.state.al.to_string()));
+    }
+    if r.state.cmp != o.state.cmp {
+        d.push((
+            "cmp".into(),
+            format!("{:?}", r.state.cmp),
+            format!("{:?}", o.state.cmp),
+        ));
+    }
+    if r.emits != o.emits {
+        d.push((
+            "emits".into(),
+            format!("{} vertices", r.emits.count),
+            format!("{} vertices", o.emits.count),
+        ));
+    }
+    d
+}
+
+fn agree(r: &Observation, o: &Observation) -> bool {
+    r.stop == o.stop
+        && r.emits == o.emits
+        && r.state.a0 == o.state.a0
+        && r.state.al == o.state.al
+        && r.state.cmp == o.state.cmp
+        && [
+            (&r.state.outputs, &o.state.outputs),
+            (&r.state.temps, &o.state.temps),
+            (&r.state.inputs, &o.state.inputs),
+        ]
+        .iter()
+        .all(|(a, b)| a.iter().zip(b.iter()).all(|(x, y)| vec_bits_eq(x, y)))
+}
+
+/// Re-runs one invocation with a recording sink and describes the first
+/// differing emitted vertex.
+fn emit_diff(case: &TestCase, reference: &Runner, other: &Runner, start: &UnitState) -> String {
+    let run = |runner: &Runner| {
+        let mut state = start.clone();
+        let mut sink: Vec<EmittedVertex> = Vec::new();
+        runner.run(case, &mut state, &mut sink);
+        sink
+    };
+    let (a, b) = (run(reference), run(other));
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let same = x.vertex_id == y.vertex_id
+            && x.primitive == y.primitive
+            && x.winding == y.winding
+            && x.outputs
+                .iter()
+                .zip(&y.outputs)
+                .all(|(p, q)| vec_bits_eq(p, q));
+        if !same {
+            let mut s = format!(
+                "first differing emit #{i}: interp (vtx {}, prim {}, inv {}), other (vtx {}, prim {}, inv {})\n",
+                x.vertex_id, x.primitive, x.winding, y.vertex_id, y.primitive, y.winding
+            );
+            for n in 0..16 {
+                if !vec_bits_eq(&x.outputs[n], &y.outputs[n]) {
+                    let _ = writeln!(
+                        s,
+                        "    o{n}: interp {} vs {}",
+                        fmt_vec(&x.outputs[n]),
+                        fmt_vec(&y.outputs[n])
+                    );
+                }
+            }
+            return s;
+        }
+    }
+    format!(
+        "emit counts differ: interp {}, other {}\n",
+        a.len(),
+        b.len()
+    )
+}
+
+fn describe_state(s: &UnitState) -> String {
+    let mut out = String::new();
+    for (prefix, regs) in [("v", &s.inputs), ("r", &s.temps), ("o", &s.outputs)] {
+        for (n, v) in regs.iter().enumerate() {
+            if v.iter().any(|x| x.to_bits() != 0) {
+                let _ = writeln!(out, "    {prefix}{n} = {}", fmt_vec(v));
+            }
+        }
+    }
+    let _ = writeln!(out, "    a0 = {:?}, aL = {}, cmp = {:?}", s.a0, s.al, s.cmp);
+    out
+}
+
+/// The JIT feature sets worth comparing on this host: the host's own (run
+/// through [`Shader`]) and every strictly smaller one (AVX without AVX2, the
+/// SSE4.1/NEON baseline).
+fn jit_variants() -> Vec<(String, Features)> {
+    let host = Features::host();
+    let mut variants: Vec<(String, Features)> = Vec::new();
+    let mut add = |name: &str, f: Features| {
+        if f != host && !variants.iter().any(|(_, g)| *g == f) {
+            variants.push((name.to_string(), f));
+        }
+    };
+    if host.avx2 {
+        add(
+            "avx-no-avx2",
+            Features {
+                avx2: false,
+                ..host
+            },
+        );
+    }
+    add("baseline", Features::baseline());
+    variants
+}
+
+fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: String) -> Mismatch {
+    Mismatch {
+        engine,
+        variant: variant.to_string(),
+        invocation: None,
+        first: "prepare".into(),
+        report: format!(
+            "engine {engine} ({variant}) cannot prepare the program: {err}\n{}",
+            context(case)
+        ),
+    }
+}
+
+/// Runs `case` on the interpreter and on every other engine this host has
+/// ([`EngineKind::available`]) — for the JIT, the host's code variant through
+/// [`Shader`] (after [`Shader::prepare`], so a compilation failure is reported
+/// instead of silently falling back to the interpreter) and every smaller
+/// feature set through [`jit::compile_with`] — and compares, bit for bit, after
+/// every invocation: the stop reason, all outputs, temporaries and inputs, `a0`,
+/// `aL`, the `cmp` flags and the sequence of emitted vertices.
+///
+/// Cheap: apart from compiling the program, each invocation copies one
+/// [`UnitState`] and digests emitted vertices without storing them; the report is
+/// only built on a mismatch.
+pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
+    let reference = Runner::Shader(
+        Shader::new(case.program.clone(), case.config, EngineKind::Interpreter)
+            .expect("the generated entry point is inside the program"),
+    );
+    let mut expected: Vec<Observation> = Vec::with_capacity(case.states.len());
+    for k in 0..case.states.len() {
+        let start = start_state(case, k, expected.last().map(|o| &o.state));
+        expected.push(observe(&reference, case, start));
+    }
+    for engine in EngineKind::available() {
+        if engine == EngineKind::Interpreter {
+            continue;
+        }
+        let mut runners: Vec<(String, Runner)> = Vec::new();
+        let shader = Shader::new(case.program.clone(), case.config, engine)
+            .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
+        shader
+            .prepare()
+            .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
+        runners.push(("host".into(), Runner::Shader(shader)));
+        if engine == EngineKind::Jit {
+            for (name, features) in jit_variants() {
+                let code = jit::compile_with(&case.program, &case.config, features)
+                    .map_err(|e| prepare_failure(case, engine, &name, e.to_string()))?;
+                runners.push((name, Runner::Variant(code)));
+            }
+        }
+        for (variant, runner) in &runners {
+            let mut previous: Option<UnitState> = None;
+            for (k, reference_obs) in expected.iter().enumerate() {
+                let start = start_state(case, k, previous.as_ref());
+                let got = observe(runner, case, start);
+                if !agree(reference_obs, &got) {
+                    return Err(report(
+                        case,
+                        (engine, variant),
+                        k,
+                        reference_obs,
+                        &got,
+                        &reference,
+                        runner,
+                    ));
+                }
+                previous = Some(got.state);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn context(case: &TestCase) -> String {
+    let c = &case.config;
+    let mut s = format!(
+        "config: entry {}, {:?} unit, {:?}, budget {}, {} invocation(s){}\n",
+        c.entry,
+        c.kind,
+        c.precision,
+        c.budget,
+        case.states.len(),
+        if case.carry_state {
+            " carrying state"
+        } else {
+            ""
+        }
+    );
+    s += "program:\n";
+    for line in case.listing().lines() {
+        let _ = writeln!(s, "    {line}");
+    }
+    s
+}
+
+fn report(
+    case: &TestCase,
+    (engine, variant): (EngineKind, &str),
+    k: usize,
+    r: &Observation,
+    o: &Observation,
+    reference: &Runner,
+    other: &Runner,
+) -> Mismatch {
+    let diffs = differences(r, o);
+    let first = diffs
+        .first()
+        .map(|d| d.0.clone())
+        .unwrap_or_else(|| "?".into());
+    let mut s = format!(
+        "engine {engine} ({variant} code) disagrees with the interpreter on invocation {k} (of {}): first difference {first}\n",
+        case.states.len()
+    );
+    for (name, a, b) in &diffs {
+        let _ = writeln!(s, "  {name}:\n    interp: {a}\n    {engine:<6}: {b}");
+    }
+    let _ = writeln!(s, "  stop: interp {:?}, {engine} {:?}", r.stop, o.stop);
+    if r.emits != o.emits {
+        s += "  ";
+        s += &emit_diff(case, reference, other, &o.start);
+    }
+    s += &context(case);
+    let _ = writeln!(s, "initial state of invocation {k}:");
+    s += &describe_state(&o.start);
+    s += "uniforms (non-zero):\n";
+    for (n, v) in case.uniforms.f.iter().enumerate() {
+        if v.iter().any(|x| x.to_bits() != 0) {
+            let _ = writeln!(s, "    c{n} = {}", fmt_vec(v));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "    i = {:?}, b = {:?}",
+        case.uniforms.i,
+        case.uniforms
+            .b
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b)
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>()
+    );
+    Mismatch {
+        engine,
+        variant: variant.to_string(),
+        invocation: Some(k),
+        first,
+        report: s,
+    }
+}
