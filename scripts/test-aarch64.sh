@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Runs the whole test suite (unit tests, every jit-tests target, doctests) for
+# aarch64-unknown-linux-gnu under qemu-user, so the AArch64 (NEON) backend is
+# tested on real AArch64 code from an x86-64 Debian machine.
+#
+# Usage: scripts/test-aarch64.sh [extra cargo test args, e.g. a test filter]
+#
+# Environment:
+#   PICA_A64_SKIP_INSTALL=1   never run apt-get (fail if something is missing)
+#   PICA_A64_TARGET_DIR=DIR   cargo target dir (default: target/aarch64)
+#   PICA_DIFF_CASES           passed through to the differential tests (default: theirs)
+#
+# It installs what is missing (Debian packages, idempotent: apt is skipped when
+# everything is present), then builds with Debian's cargo/rustc (which ship an
+# aarch64 standard library as a package, no rustup download) in a separate target
+# dir so it never fights the rustup toolchain's x86-64 builds. Linker and runner
+# are passed as environment variables; no .cargo/config.toml is involved, so a
+# normal x86-64 build is unaffected. Exits non-zero when anything fails.
+set -euo pipefail
+
+TARGET=aarch64-unknown-linux-gnu
+# The guest's root for qemu: the arm64 multiarch libc (libc6:arm64, which
+# libstd-rust-web-dev:arm64 depends on) with its own dynamic loader. Not
+# /usr/aarch64-linux-gnu: the cross package's older ld.so would load the
+# multiarch libc.so.6 through /etc/ld.so.cache, and that mismatched pair hangs
+# in the first pthread call.
+QEMU_ROOT=/
+
+# Runner mode (cargo calls `test-aarch64.sh --qemu-runner EXE ARGS...` for every
+# test executable and doctest). Test processes run under qemu-user, and a child
+# process they spawn goes straight to the host kernel, which cannot execute an
+# aarch64 ELF without binfmt_misc (not available in containers). So before each
+# test executable runs, the `pica-jit` binary beside it (which the CLI tests spawn
+# through CARGO_BIN_EXE_pica-jit) is hard-linked as `pica-jit.aarch64` and replaced by a
+# tiny shell script that runs it under qemu (with argv[0] preserved). Cargo puts
+# the real binary back on its next build; this is repeated then.
+if [[ ${1:-} == --qemu-runner ]]; then
+    shift
+    exe=$1
+    dir=$(dirname "$exe")
+    [[ $(basename "$dir") == deps ]] && dir=$(dirname "$dir")
+    bin=$dir/pica-jit
+    if [[ -f $bin && $(head -c 4 "$bin" | od -An -c | tr -d ' ') == '177ELF' ]]; then
+        # A hard link: cargo's own copy (deps/pica_jit-*) keeps the same inode.
+        ln -f "$bin" "$bin.aarch64"
+        printf '#!/bin/sh\nexec qemu-aarch64 -L %s -0 "%s" "%s" "$@"\n' \
+            "$QEMU_ROOT" "$bin" "$bin.aarch64" >"$bin.tmp"
+        chmod +x "$bin.tmp"
+        mv -f "$bin.tmp" "$bin"
+    fi
+    exec qemu-aarch64 -L "$QEMU_ROOT" "$@"
+fi
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+DEB_CARGO=/usr/bin/cargo
+DEB_RUSTC=/usr/bin/rustc
+DEB_RUSTDOC=/usr/bin/rustdoc
+PACKAGES=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+
+step() { printf '\n== [aarch64] %s\n' "$*"; }
+start=$(date +%s)
+elapsed() { echo "$(($(date +%s) - start))s"; }
+
+# ---------------------------------------------------------------------------
+# 1. Toolchain
+missing() {
+    [[ -x $DEB_CARGO && -x $DEB_RUSTC && -x $DEB_RUSTDOC ]] || return 0
+    [[ -d /usr/lib/rustlib/$TARGET/lib ]] || return 0
+    command -v aarch64-linux-gnu-gcc >/dev/null || return 0
+    command -v qemu-aarch64 >/dev/null || return 0
+    [[ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ]] || return 0     # link time
+    [[ -e /lib/ld-linux-aarch64.so.1 && -e /lib/aarch64-linux-gnu/libc.so.6 ]] || return 0 # run time
+    # Debian's rustc and the arm64 std must be the same version.
+    local host_ver std_ver
+    host_ver=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)
+    std_ver=$(dpkg-query -W -f='${Version}' libstd-rust-web-dev:arm64 2>/dev/null || true)
+    [[ -n $host_ver && $host_ver == "$std_ver" ]] || return 0
+    return 1
+}
+
+step "toolchain"
+if missing; then
+    if [[ ${PICA_A64_SKIP_INSTALL:-0} == 1 ]]; then
+        echo "missing packages and PICA_A64_SKIP_INSTALL=1: need ${PACKAGES[*]}" >&2
+        exit 1
+    fi
+    SUDO=()
+    if [[ $(id -u) != 0 ]]; then SUDO=(sudo -n); fi
+    export DEBIAN_FRONTEND=noninteractive
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        echo "dpkg --add-architecture arm64"
+        "${SUDO[@]}" dpkg --add-architecture arm64
+    fi
+    echo "apt-get update"
+    "${SUDO[@]}" apt-get update -q
+    echo "apt-get install ${PACKAGES[*]}"
+    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
+    if missing; then
+        echo "toolchain still incomplete after apt-get install" >&2
+        exit 1
+    fi
+else
+    echo "all present (${PACKAGES[*]}), skipping apt"
+fi
+echo "$($DEB_RUSTC --version), $($DEB_CARGO --version)"
+echo "$(qemu-aarch64 --version | head -n 1)"
+echo "$(aarch64-linux-gnu-gcc --version | head -n 1)"
+echo "install done at $(elapsed)"
+
+# ---------------------------------------------------------------------------
+# 2. Environment for cross building and running under qemu
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+export RUSTC=$DEB_RUSTC
+export RUSTDOC=$DEB_RUSTDOC
+# The rustup toolchain's wrappers must not leak into Debian's cargo.
+unset RUSTUP_TOOLCHAIN RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER CARGO_BUILD_TARGET || true
+export CARGO_TARGET_DIR=${PICA_A64_TARGET_DIR:-$ROOT/target/aarch64}
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+# qemu-aarch64, through this script's runner mode (see the top of the file).
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$ROOT/scripts/test-aarch64.sh --qemu-runner"
+
+cargo_a64() {
+    local sub=$1
+    shift
+    echo "+ cargo $sub --target $TARGET $*"
+    "$DEB_CARGO" "$sub" --target "$TARGET" "$@"
+}
+
+# ---------------------------------------------------------------------------
+# 3. Build, then the whole suite (lib unit tests, every [[test]], bins, doctests)
+step "build (cargo test --no-run)"
+cargo_a64 test --no-run --all-targets
+echo "build done at $(elapsed)"
+
+status=0
+step "cargo test (unit tests, jit-tests, doctests) under qemu-aarch64"
+cargo_a64 test --no-fail-fast "$@" || status=$?
+
+if [[ $# == 0 ]]; then
+    step "differential fuzz corpus replay on the AArch64 JIT (skipped when fuzz/corpus/diff_interp_jit is absent)"
+    cargo_a64 test --lib --no-fail-fast jit::a64::tests::fuzz_corpus_replays_on_every_engine \
+        -- --ignored --nocapture || status=$?
+fi
+
+echo
+echo "== [aarch64] total time $(elapsed), exit status $status"
+exit "$status"

@@ -1,0 +1,356 @@
+//! AArch64 backend (NEON, the AArch64 baseline): emits one native function per
+//! (program, entry, precision, unit kind), with the same structure and contract
+//! as the x86-64 backend.
+//!
+//! Layout of the generated code:
+//! ```text
+//! 0:        b ->prologue
+//! ->consts: fixed constants, then the `tbl` index vectors of the swizzles used
+//! ->table:  one i32 per PC: code offset of its entry relative to ->table
+//!           (patched after assembly)
+//! ->prologue, the instructions in PC order, ->dispatch and the shared exits
+//! ```
+//! Everything the code addresses is either in a register (`x22`/`x23` hold the
+//! table and pool addresses, taken with `adr` in the prologue, right after
+//! them) or reached with an unconditional branch (±128 MiB), so no `b.cond`,
+//! `adr` or literal load ever needs more than the ±1 MiB such instructions
+//! reach, whatever the program size. Slow paths (budget exhausted, stack
+//! check) are emitted inline and jumped over.
+//!
+//! Register conventions inside generated code (AAPCS64):
+//! - `x19` = `*mut Frame`, `x20` = `*mut UnitState`, `x21` = `*const Uniforms`,
+//!   `x22` = address of the PC → code offset table, `x23` = constant pool. All
+//!   callee-saved, so they survive the runtime helpers; saved with `x29`/`x30`
+//!   in a 64-byte frame (SP stays 16-byte aligned at every call).
+//! - `x9..x12`, `x16` are scratch; `w0`/`w1` carry the PC and helper arguments.
+//! - `v1..v3` hold sources, `v0` is the select mask, `v4..v7` and `v28..v31`
+//!   are scratch, `v16..v27` hold the pinned constants (`consts::K`), reloaded
+//!   by `->dispatch`. The callee-saved `v8..v15` are never touched. No vector
+//!   value lives across instructions: every PICA register stays in memory, so
+//!   runtime helpers can read and write the same state.
+//!
+//! Floating-point environment: the prologue saves FPCR in
+//! `Frame::saved_fp_control` and sets FPCR = 0 (round to nearest even, FZ = 0 so
+//! subnormals are kept, DN = 0, AH = 0, no traps); the epilogue restores it.
+//! DN = 0 lets NaN payloads propagate through arithmetic, which never matters:
+//! every arithmetic result goes through a canonicalising result step, and the
+//! operations that preserve NaN bits (selects, F32 negation, copies) are done
+//! with bitwise instructions only.
+
+mod alu;
+mod consts;
+mod operands;
+#[cfg(test)]
+mod tests;
+
+use super::JitError;
+use super::frame::{
+    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
+    OFFSET_SAVED_FP, OFFSET_TOP_CHECKS, STOP_BASE,
+};
+use crate::analysis::{Analysis, InstrClass};
+use crate::arith::Precision;
+use crate::isa::Instruction;
+use crate::program::Program;
+use dynasmrt::aarch64::Aarch64Relocation;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
+
+pub(crate) type Asm = VecAssembler<Aarch64Relocation>;
+
+/// `mrs`/`msr` operand for FPCR (op0 = 3, op1 = 3, CRn = 4, CRm = 4, op2 = 0).
+const SYSREG_FPCR: u32 = 0x5A20;
+
+/// Whether this host can run the AArch64 backend (NEON is the baseline).
+pub fn host_supported() -> bool {
+    true
+}
+
+pub(crate) struct Emitter<'p> {
+    pub ops: Asm,
+    program: &'p Program,
+    analysis: &'p Analysis,
+    pub precision: Precision,
+    pc_labels: Vec<DynamicLabel>,
+    /// Distinct non-trivial swizzles, in pool order.
+    swizzles: Vec<[usize; 4]>,
+    /// Float uniforms are already float24 values (F24 batches): constant reads
+    /// skip the load conversion (which is idempotent, so this only saves time).
+    preconverted_uniforms: bool,
+}
+
+/// A compiled function: machine code, entry at offset 0.
+pub(crate) struct Compiled {
+    pub code: Vec<u8>,
+}
+
+/// Every swizzle the data instructions use that needs a `tbl` (not the
+/// identity, not a broadcast).
+fn collect_swizzles(program: &Program, analysis: &Analysis) -> Vec<[usize; 4]> {
+    let mut found = Vec::new();
+    for (i, instr) in program.instructions().iter().enumerate() {
+        if analysis.class[i] != InstrClass::Data {
+            continue;
+        }
+        let Some(desc) = instr.descriptor() else {
+            continue;
+        };
+        let d = program.descriptor(desc);
+        for slot in 0..3 {
+            let lanes = d.swizzle(slot).lanes();
+            if needs_tbl(lanes) && !found.contains(&lanes) {
+                found.push(lanes);
+            }
+        }
+    }
+    found
+}
+
+fn needs_tbl(lanes: [usize; 4]) -> bool {
+    lanes != [0, 1, 2, 3] && lanes.iter().any(|&l| l != lanes[0])
+}
+
+/// Compiles `program` (analysed for its entry and unit kind). Of `features`
+/// only [`super::Features::preconverted_uniforms`] applies here (the x86-64
+/// instruction-set flags do not exist on AArch64).
+pub(crate) fn compile(
+    program: &Program,
+    analysis: &Analysis,
+    precision: Precision,
+    features: super::Features,
+) -> Result<Compiled, JitError> {
+    let len = program.len();
+    let mut ops = Asm::new(0);
+    let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let swizzles = collect_swizzles(program, analysis);
+    let mut e = Emitter {
+        ops,
+        program,
+        analysis,
+        precision,
+        pc_labels,
+        swizzles,
+        preconverted_uniforms: features.preconverted_uniforms,
+    };
+    dynasm!(e.ops ; .arch aarch64 ; b ->prologue);
+    consts::emit(&mut e.ops, &e.swizzles);
+    // The dispatch table, patched below once every label is known. PCs that do
+    // not start a block go to `resume` (the interpreter continues there), which
+    // keeps the budget exact.
+    dynasm!(e.ops ; .arch aarch64 ; ->table:);
+    let table = e.ops.offset().0;
+    for _ in 0..len {
+        e.ops.push_u32(0);
+    }
+    e.prologue();
+    for pc in 0..len as u32 {
+        e.instruction(pc);
+    }
+    // Falling off the last instruction leaves the program.
+    dynasm!(e.ops ; .arch aarch64 ; movz w0, EXIT_END_OF_CODE ; b ->epilogue);
+    let resume = e.ops.new_dynamic_label();
+    e.shared_paths(len as u32, resume);
+    let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
+    e.ops.commit().map_err(assemble)?;
+    let mut entries = Vec::with_capacity(len);
+    for pc in 0..len {
+        let target = if analysis.leader[pc] {
+            e.pc_labels[pc]
+        } else {
+            resume
+        };
+        let offset = e.ops.labels().resolve_dynamic(target).map_err(assemble)?.0;
+        entries.push((offset as i64 - table as i64) as i32);
+    }
+    let mut code = e.ops.finalize().map_err(assemble)?;
+    for (pc, entry) in entries.into_iter().enumerate() {
+        let at = table + pc * 4;
+        code[at..at + 4].copy_from_slice(&entry.to_le_bytes());
+    }
+    Ok(Compiled { code })
+}
+
+impl Emitter<'_> {
+    fn prologue(&mut self) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; ->prologue:
+            ; stp x29, x30, [sp, #-64]!
+            ; mov x29, sp
+            ; stp x19, x20, [sp, #16]
+            ; stp x21, x22, [sp, #32]
+            ; str x23, [sp, #48]
+            ; sub sp, sp, #8
+            ; mov x19, x0
+            ; mov x20, x1
+            ; mov x21, x2
+            ; adr x22, ->table
+            ; adr x23, ->consts
+            // Run with a known floating-point environment whatever the host set.
+            ; mrs x9, SYSREG_FPCR
+            ; str x9, [x19, OFFSET_SAVED_FP as u32]
+            ; msr SYSREG_FPCR, xzr
+            ; str w3, [x19, OFFSET_RESUME_PC as u32]
+        );
+        self.f24_entry_conversion();
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; ldr w0, [x19, OFFSET_RESUME_PC as u32]
+            ; b ->dispatch
+        );
+    }
+
+    /// Loads the pinned constants into `v16..v27`.
+    fn load_pinned(&mut self) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; ldp q16, q17, [x23, #0]
+            ; ldp q18, q19, [x23, #32]
+            ; ldp q20, q21, [x23, #64]
+            ; ldp q22, q23, [x23, #96]
+            ; ldp q24, q25, [x23, #128]
+            ; ldp q26, q27, [x23, #160]
+        );
+    }
+
+    fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            // w0 = PC: (re)load the pinned constants, then jump to its code.
+            ; ->dispatch:
+        );
+        self.load_pinned();
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; movz w9, len
+            ; cmp w0, w9
+            ; b.hs ->past_end
+            ; ldrsw x9, [x22, x0, lsl #2]
+            ; add x9, x22, x9
+            ; br x9
+            // w0 = a helper's result: a PC or STOP_BASE + exit code.
+            ; ->after_helper:
+            ; movz w9, len
+            ; cmp w0, w9
+            ; b.lo ->dispatch
+            ; movz w9, STOP_BASE >> 16, lsl #16
+            ; cmp w0, w9
+            ; b.hs ->stop
+            ; ->past_end:
+            ; movz w0, EXIT_END_OF_CODE
+            ; b ->epilogue
+            ; ->stop:
+            ; sub w0, w0, w9
+            ; b ->epilogue
+            // w0 = PC with no compiled entry: let the interpreter continue there.
+            ; ->resume:
+            ; =>resume
+            ; str w0, [x19, OFFSET_RESUME_PC as u32]
+            ; movz w0, EXIT_RESUME
+            ; ->epilogue:
+            ; add sp, sp, #8
+            ; ldr x9, [x19, OFFSET_SAVED_FP as u32]
+            ; msr SYSREG_FPCR, x9
+            ; ldr x23, [sp, #48]
+            ; ldp x21, x22, [sp, #32]
+            ; ldp x19, x20, [sp, #16]
+            ; ldp x29, x30, [sp], #64
+            ; ret
+        );
+        const _: () = assert!(consts::PINNED == 12);
+    }
+
+    /// Calls `helper(frame, pc)` and continues with its result.
+    fn call_helper(&mut self, helper: usize, pc: u32) {
+        let h = helper as u64;
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; mov x0, x19
+            ; movz w1, pc
+            ; movz x16, (h & 0xFFFF) as u32
+            ; movk x16, ((h >> 16) & 0xFFFF) as u32, lsl #16
+            ; movk x16, ((h >> 32) & 0xFFFF) as u32, lsl #32
+            ; movk x16, ((h >> 48) & 0xFFFF) as u32, lsl #48
+            ; blr x16
+            ; b ->after_helper
+        );
+    }
+
+    fn instruction(&mut self, pc: u32) {
+        let i = pc as usize;
+        let label = self.pc_labels[i];
+        dynasm!(self.ops ; .arch aarch64 ; =>label);
+        if self.analysis.leader[i] {
+            let block_len = self
+                .analysis
+                .blocks
+                .iter()
+                .find(|b| b.start == pc)
+                .map_or(1, |b| b.len());
+            let ok = self.ops.new_dynamic_label();
+            dynasm!(self.ops ; .arch aarch64 ; ldr x9, [x19, OFFSET_REMAINING as u32]);
+            if block_len < 4096 {
+                dynasm!(self.ops ; .arch aarch64 ; subs x9, x9, block_len);
+            } else {
+                dynasm!(self.ops ; .arch aarch64 ; movz x10, block_len ; subs x9, x9, x10);
+            }
+            // Budget too small for the block: resume in the interpreter at its
+            // start (nothing was stored, so the budget is untouched).
+            dynasm!(self.ops
+                ; .arch aarch64
+                ; b.hs =>ok
+                ; movz w0, pc
+                ; b ->resume
+                ; =>ok
+                ; str x9, [x19, OFFSET_REMAINING as u32]
+            );
+        }
+        let instr = self.program.instructions()[i];
+        match self.analysis.class[i] {
+            InstrClass::End => {
+                dynasm!(self.ops ; .arch aarch64 ; movz w0, EXIT_END ; b ->epilogue);
+                return;
+            }
+            InstrClass::Runtime => {
+                self.call_helper(frame::runtime_step as *const () as usize, pc);
+                return;
+            }
+            InstrClass::Nop => {}
+            InstrClass::Data => self.data(instr),
+        }
+        if self.analysis.check_after[i] {
+            // A stack top matched pc + 1: run the exact stack check.
+            let skip = self.ops.new_dynamic_label();
+            let next = pc + 1;
+            dynasm!(self.ops
+                ; .arch aarch64
+                ; ldp w9, w10, [x19, OFFSET_TOP_CHECKS]
+                ; ldr w11, [x19, (OFFSET_TOP_CHECKS + 8) as u32]
+                ; movz w12, next
+                ; cmp w9, w12
+                ; ccmp w10, w12, #4, ne
+                ; ccmp w11, w12, #4, ne
+                ; b.ne =>skip
+            );
+            self.call_helper(frame::stack_check as *const () as usize, pc);
+            dynasm!(self.ops ; .arch aarch64 ; =>skip);
+        }
+    }
+
+    fn data(&mut self, instr: Instruction) {
+        alu::emit(self, instr);
+    }
+
+    pub fn program(&self) -> &Program {
+        self.program
+    }
+
+    /// Pool offset of the `tbl` index vector of `lanes` (collected up front).
+    pub fn swizzle_offset(&self, lanes: [usize; 4]) -> u32 {
+        let index = self
+            .swizzles
+            .iter()
+            .position(|&s| s == lanes)
+            .expect("swizzle collected before emission");
+        consts::BYTES + index as u32 * 16
+    }
+}

@@ -1,0 +1,1013 @@
+//! AArch64-specific checks of the NEON backend. Each known AArch64 trap (see
+//! `alu.rs` and `mod.rs`) is exercised through real programs run on both the
+//! interpreter and the JIT, compared bit for bit, and also against the scalar
+//! `arith` rules directly. These run only where the backend exists (aarch64
+//! hosts, or qemu-user via `scripts/test-aarch64.sh`).
+
+use crate::arith::{self, Precision};
+use crate::isa::{
+    AddrIndex, BinaryOp, CmpOp, CondOp, Condition, DstReg, Guard, Instruction, OperandDescriptor,
+    Source, SrcReg, Swizzle, UnaryOp, WriteMask, encode,
+};
+use crate::{
+    EmitSink, EmittedVertex, EngineKind, Program, Shader, ShaderConfig, ShaderKind, Stop, Uniforms,
+    UnitState,
+};
+use std::sync::Arc;
+
+const BOTH: [Precision; 2] = [Precision::F32, Precision::F24];
+const ID: (bool, Swizzle) = (false, Swizzle::IDENTITY);
+
+fn desc(mask: u8, sources: [(bool, Swizzle); 3]) -> OperandDescriptor {
+    OperandDescriptor::new(WriteMask(mask), sources)
+}
+
+fn plain() -> OperandDescriptor {
+    desc(0xF, [ID; 3])
+}
+
+fn v(n: u8) -> Source {
+    Source::direct(SrcReg::Input(n))
+}
+
+fn r(n: u8) -> Source {
+    Source::direct(SrcReg::Temp(n))
+}
+
+fn c(n: u8) -> Source {
+    Source::direct(SrcReg::Const(n))
+}
+
+fn program(code: &[Instruction], descs: &[OperandDescriptor]) -> Arc<Program> {
+    let words = code.iter().map(|i| encode(i).expect("encodable")).collect();
+    Arc::new(Program::new(words, descs.iter().map(|d| d.0).collect()).expect("valid program"))
+}
+
+fn binary(op: BinaryOp, dst: DstReg, src1: Source, src2: Source, desc: u8) -> Instruction {
+    Instruction::Binary {
+        op,
+        inverted: false,
+        dst,
+        src1,
+        src2,
+        desc,
+    }
+}
+
+fn unary(op: UnaryOp, dst: DstReg, src: Source, desc: u8) -> Instruction {
+    Instruction::Unary { op, dst, src, desc }
+}
+
+fn config(p: Precision) -> ShaderConfig {
+    ShaderConfig {
+        precision: p,
+        ..ShaderConfig::default()
+    }
+}
+
+/// Everything observable, as bits.
+fn fingerprint(stop: Stop, s: &UnitState, emits: &[EmittedVertex]) -> Vec<u64> {
+    let mut out = vec![stop as u64];
+    for reg in s.outputs.iter().chain(&s.temps).chain(&s.inputs) {
+        out.extend(reg.iter().map(|x| x.to_bits() as u64));
+    }
+    out.extend([
+        s.a0[0] as u32 as u64,
+        s.a0[1] as u32 as u64,
+        s.al as u32 as u64,
+    ]);
+    out.extend([s.cmp[0] as u64, s.cmp[1] as u64]);
+    for e in emits {
+        out.extend([e.vertex_id as u64, e.primitive as u64, e.winding as u64]);
+        for reg in &e.outputs {
+            out.extend(reg.iter().map(|x| x.to_bits() as u64));
+        }
+    }
+    out
+}
+
+/// A program prepared on both engines.
+struct Pair {
+    interp: Shader,
+    jit: Shader,
+}
+
+impl Pair {
+    fn new(program: Arc<Program>, config: ShaderConfig) -> Pair {
+        let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+        let jit = Shader::new(program, config, EngineKind::Jit).expect("the JIT is available");
+        assert_eq!(jit.engine(), EngineKind::Jit);
+        Pair { interp, jit }
+    }
+
+    /// Runs `state` through both engines, asserts they agree bit for bit and
+    /// returns the interpreter's result.
+    fn run(&self, uniforms: &Uniforms, state: &UnitState) -> UnitState {
+        let mut a = state.clone();
+        let mut b = state.clone();
+        let (mut ea, mut eb) = (Vec::new(), Vec::new());
+        let sa = self.interp.run(uniforms, &mut a, &mut ea);
+        let sb = self.jit.run(uniforms, &mut b, &mut eb);
+        assert_eq!(
+            fingerprint(sa, &a, &ea),
+            fingerprint(sb, &b, &eb),
+            "JIT disagrees with the interpreter\ninitial: {state:?}\ninterp: {a:?}\njit:    {b:?}"
+        );
+        a
+    }
+}
+
+/// Interesting operands: signed zeros, infinities, NaNs with payloads and
+/// signs, f32 and float24 subnormals, the float24 boundaries, ordinary values.
+fn specials() -> Vec<f32> {
+    [
+        0x0000_0000u32,
+        0x8000_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x7F80_0001,
+        0xFFC0_0123,
+        0x0000_0001,
+        0x8000_0001,
+        0x207F_FF00,
+        0x2080_0000,
+        0xA080_0000,
+        0x4049_0FDB,
+        0xC2F0_0000,
+        0x5F80_0000,
+        0x3EAA_AAAB,
+    ]
+    .map(f32::from_bits)
+    .to_vec()
+}
+
+fn bits(v: [f32; 4]) -> [u32; 4] {
+    v.map(f32::to_bits)
+}
+
+// ---------------------------------------------------------------------------
+// Trap: FCMP/FCMGT with LT/LE are true for unordered operands.
+
+#[test]
+fn every_cmp_operator_is_ordered_like_the_interpreter() {
+    let values = specials();
+    for p in BOTH {
+        for op in CmpOp::ALL {
+            let code = [
+                Instruction::Cmp {
+                    src1: v(0),
+                    src2: v(1),
+                    x: op,
+                    y: op,
+                    desc: 0,
+                },
+                Instruction::End,
+            ];
+            let pair = Pair::new(program(&code, &[plain()]), config(p));
+            for &a in &values {
+                for &b in &values {
+                    let mut s = UnitState::default();
+                    s.inputs[0] = [a, b, 0.0, 0.0];
+                    s.inputs[1] = [b, a, 0.0, 0.0];
+                    s.cmp = [!arith::compare(op, a, b), true];
+                    let out = pair.run(&Uniforms::default(), &s);
+                    // F24 loads convert the inputs first: compare with the rule
+                    // on the converted values.
+                    let (la, lb) = (arith::load(p, a), arith::load(p, b));
+                    assert_eq!(
+                        out.cmp,
+                        [arith::compare(op, la, lb), arith::compare(op, lb, la)],
+                        "{p:?} cmp {op:?} {a:?} {b:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sge_slt_max_min_follow_the_pica_rules_for_nan_and_signed_zero() {
+    let values = specials();
+    for p in BOTH {
+        for op in [BinaryOp::Sge, BinaryOp::Slt, BinaryOp::Max, BinaryOp::Min] {
+            let code = [
+                binary(op, DstReg::Output(0), v(0), v(1), 0),
+                Instruction::End,
+            ];
+            let pair = Pair::new(program(&code, &[plain()]), config(p));
+            for chunk in values.chunks(2) {
+                for &b in &values {
+                    let a = [chunk[0], chunk[chunk.len() - 1], b, -b];
+                    let bv = [b, b, chunk[0], chunk[0]];
+                    let mut s = UnitState::default();
+                    s.inputs[0] = a;
+                    s.inputs[1] = bv;
+                    let out = pair.run(&Uniforms::default(), &s);
+                    let expected: [f32; 4] = std::array::from_fn(|i| {
+                        let (x, y) = (arith::load(p, a[i]), arith::load(p, bv[i]));
+                        match op {
+                            BinaryOp::Sge => arith::sge(x, y),
+                            BinaryOp::Slt => arith::slt(x, y),
+                            BinaryOp::Max => arith::max(x, y),
+                            _ => arith::min(x, y),
+                        }
+                    });
+                    assert_eq!(
+                        bits(out.outputs[0]),
+                        bits(expected),
+                        "{p:?} {op:?} {a:?} {bv:?}"
+                    );
+                }
+            }
+        }
+    }
+    // The rows FMAX/FMIN/FMAXNM would get wrong.
+    let pair = |op| {
+        Pair::new(
+            program(
+                &[
+                    binary(op, DstReg::Output(0), v(0), v(1), 0),
+                    Instruction::End,
+                ],
+                &[plain()],
+            ),
+            config(Precision::F32),
+        )
+    };
+    let (max, min) = (pair(BinaryOp::Max), pair(BinaryOp::Min));
+    let mut s = UnitState::default();
+    s.inputs[0] = [0.0, -0.0, f32::NAN, 0.0];
+    s.inputs[1] = [-0.0, 0.0, 0.0, f32::NAN];
+    let out = max.run(&Uniforms::default(), &s);
+    assert_eq!(bits(out.outputs[0])[..3], [0x8000_0000, 0, 0]);
+    assert!(out.outputs[0][3].is_nan());
+    let out = min.run(&Uniforms::default(), &s);
+    assert_eq!(bits(out.outputs[0])[..3], [0x8000_0000, 0, 0]);
+    assert!(out.outputs[0][3].is_nan());
+}
+
+#[test]
+fn litp_with_nan_components() {
+    let values = specials();
+    for p in BOTH {
+        let code = [
+            unary(UnaryOp::Litp, DstReg::Output(0), v(0), 0),
+            Instruction::End,
+        ];
+        let pair = Pair::new(program(&code, &[plain()]), config(p));
+        for &x in &values {
+            for &y in &[f32::NAN, 200.0, -200.0, 1.5, x] {
+                let a = [x, y, f32::NAN, -x];
+                let mut s = UnitState::default();
+                s.inputs[0] = a;
+                let out = pair.run(&Uniforms::default(), &s);
+                let (expected, flags) = arith::litp(a.map(|x| arith::load(p, x)));
+                assert_eq!(bits(out.outputs[0]), bits(expected), "{p:?} litp {a:?}");
+                assert_eq!(out.cmp, flags, "{p:?} litp flags {a:?}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trap: UCVTF instead of SCVTF for lg2's (negative) exponent; FRINTM floor;
+// FCVTZS for ex2's exponent and MOVA.
+
+#[test]
+fn lg2_and_ex2_with_negative_exponents() {
+    let xs: Vec<f32> = [
+        0.3f32,
+        0.5,
+        0.999_999,
+        1.0e-3,
+        1.0e-20,
+        f32::from_bits(0x0080_0000),
+        f32::from_bits(0x0000_0001),
+        f32::from_bits(0x0004_0000),
+        f32::from_bits(0x2080_0000),
+        f32::from_bits(0x207F_FF00),
+        -0.5,
+        -150.5,
+        -126.0,
+        -0.001,
+        -1.0e-30,
+        3.7,
+        1.0e30,
+    ]
+    .to_vec();
+    for p in BOTH {
+        for op in [UnaryOp::Lg2, UnaryOp::Ex2] {
+            let code = [unary(op, DstReg::Output(0), v(0), 0), Instruction::End];
+            let pair = Pair::new(program(&code, &[plain()]), config(p));
+            for &x in &xs {
+                let mut s = UnitState::default();
+                s.inputs[0] = [x, 1.0, 2.0, 3.0];
+                let out = pair.run(&Uniforms::default(), &s);
+                let lx = arith::load(p, x);
+                let e = match op {
+                    UnaryOp::Lg2 => arith::lg2(p, lx),
+                    _ => arith::ex2(p, lx),
+                };
+                assert_eq!(
+                    bits(out.outputs[0]),
+                    [e.to_bits(); 4],
+                    "{p:?} {op:?}({x:e})"
+                );
+                if op == UnaryOp::Lg2 && lx > 0.0 && lx < 0.5 {
+                    assert!(e < -0.5, "lg2({x:e}) = {e} must be negative");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flr_and_mova_conversions() {
+    let xs = [
+        -0.5f32,
+        -0.0,
+        2.5,
+        -2.5,
+        -1.0e-40,
+        1.0e30,
+        -1.0e30,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        3.0e9,
+        -3.0e9,
+        -1.5,
+        1.99,
+        -127.9,
+        f32::from_bits(0xFFC0_0123),
+    ];
+    for p in BOTH {
+        let code = [
+            unary(UnaryOp::Flr, DstReg::Output(0), v(0), 0),
+            unary(UnaryOp::Mova, DstReg::Output(1), v(0), 1),
+            Instruction::End,
+        ];
+        let descs = [plain(), desc(0xC, [ID; 3])];
+        let pair = Pair::new(program(&code, &descs), config(p));
+        for pairs in xs.chunks(2) {
+            let a = [pairs[0], pairs[1], pairs[1], pairs[0]];
+            let mut s = UnitState::default();
+            s.inputs[0] = a;
+            s.a0 = [17, -17];
+            let out = pair.run(&Uniforms::default(), &s);
+            let l = a.map(|x| arith::load(p, x));
+            assert_eq!(
+                bits(out.outputs[0]),
+                bits(l.map(|x| arith::flr(p, x))),
+                "{p:?} flr {a:?}"
+            );
+            assert_eq!(
+                out.a0,
+                [arith::mova(l[0]), arith::mova(l[1])],
+                "{p:?} mova {a:?}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trap: FMLA/FMADD fuse the multiply and the add; FRECPE/FRSQRTE are estimates.
+
+#[test]
+fn mad_and_dot_products_round_the_product_separately() {
+    let one_plus = f32::from_bits(0x3F80_0001); // 1 + 2^-23
+    // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46 rounds to 1 + 2^-22; minus that is 0,
+    // while a fused multiply-add gives 2^-46.
+    let minus = -f32::from_bits(0x3F80_0002);
+    for p in BOTH {
+        let code = [
+            Instruction::Mad {
+                inverted: false,
+                dst: DstReg::Output(0),
+                src1: v(0),
+                src2: v(1),
+                src3: v(2),
+                desc: 0,
+            },
+            binary(BinaryOp::Dp4, DstReg::Output(1), v(3), v(4), 0),
+            binary(BinaryOp::Dp3, DstReg::Output(2), v(3), v(4), 0),
+            binary(BinaryOp::Dph, DstReg::Output(3), v(3), v(4), 0),
+            Instruction::End,
+        ];
+        let pair = Pair::new(program(&code, &[plain()]), config(p));
+        let mut s = UnitState::default();
+        s.inputs[0] = [one_plus, 3.0, 0.1, 1.0e-20];
+        s.inputs[1] = [one_plus, 1.0 / 3.0, 0.1, 1.0e-20];
+        s.inputs[2] = [minus, -1.0, -0.01, 0.0];
+        s.inputs[3] = [one_plus, minus, 0.1, one_plus];
+        s.inputs[4] = [one_plus, 1.0, -10.0, one_plus];
+        let out = pair.run(&Uniforms::default(), &s);
+        let l = |n: usize| s.inputs[n].map(|x| arith::load(p, x));
+        let mad: [f32; 4] = std::array::from_fn(|i| arith::mad(p, l(0)[i], l(1)[i], l(2)[i]));
+        assert_eq!(bits(out.outputs[0]), bits(mad), "{p:?} mad");
+        if p == Precision::F32 {
+            assert_eq!(out.outputs[0][0].to_bits(), 0, "mad must not be fused");
+        }
+        assert_eq!(
+            bits(out.outputs[1]),
+            [arith::dp4(p, l(3), l(4)).to_bits(); 4]
+        );
+        assert_eq!(
+            bits(out.outputs[2]),
+            [arith::dp3(p, l(3), l(4)).to_bits(); 4]
+        );
+        assert_eq!(
+            bits(out.outputs[3]),
+            [arith::dph(p, l(3), l(4)).to_bits(); 4]
+        );
+    }
+}
+
+#[test]
+fn rcp_and_rsq_are_correctly_rounded() {
+    let xs = [
+        3.0f32,
+        7.0,
+        0.1,
+        1.0e-10,
+        1.0e10,
+        1.7,
+        2.0,
+        -3.0,
+        -0.0,
+        0.0,
+        5.0e-39,
+        1.0e38,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        123.456,
+        0.999,
+        1.0001,
+    ];
+    for p in BOTH {
+        let code = [
+            unary(UnaryOp::Rcp, DstReg::Output(0), v(0), 0),
+            unary(UnaryOp::Rsq, DstReg::Output(1), v(0), 0),
+            Instruction::End,
+        ];
+        let pair = Pair::new(program(&code, &[plain()]), config(p));
+        for &x in &xs {
+            let mut s = UnitState::default();
+            s.inputs[0] = [x, 0.0, 0.0, 0.0];
+            let out = pair.run(&Uniforms::default(), &s);
+            let l = arith::load(p, x);
+            assert_eq!(
+                bits(out.outputs[0]),
+                [arith::rcp(p, l).to_bits(); 4],
+                "{p:?} rcp {x}"
+            );
+            assert_eq!(
+                bits(out.outputs[1]),
+                [arith::rsq(p, l).to_bits(); 4],
+                "{p:?} rsq {x}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trap: FPCR.FZ / FPCR.DN / the rounding mode change results: the prologue sets
+// a known FPCR and the epilogue restores the caller's.
+
+fn read_fpcr() -> u64 {
+    let value: u64;
+    // SAFETY: reading FPCR has no side effects.
+    unsafe { std::arch::asm!("mrs {}, fpcr", out(reg) value) };
+    value
+}
+
+fn write_fpcr(value: u64) {
+    // SAFETY: changes only this thread's floating-point environment; every
+    // caller restores it.
+    unsafe { std::arch::asm!("msr fpcr, {}", in(reg) value) };
+}
+
+#[test]
+fn fpcr_is_set_for_generated_code_and_restored() {
+    const FZ: u64 = 1 << 24;
+    const DN: u64 = 1 << 25;
+    const ROUND_TOWARD_ZERO: u64 = 3 << 22;
+    let code = [
+        binary(BinaryOp::Add, DstReg::Output(0), v(0), v(1), 0),
+        binary(BinaryOp::Mul, DstReg::Output(1), v(0), v(2), 0),
+        unary(UnaryOp::Rcp, DstReg::Output(2), v(2), 0),
+        binary(BinaryOp::Add, DstReg::Output(3), v(3), v(3), 0),
+        unary(UnaryOp::Lg2, DstReg::Output(4), v(0), 0),
+        Instruction::End,
+    ];
+    for p in BOTH {
+        let prog = program(&code, &[plain()]);
+        let jit = Shader::new(prog.clone(), config(p), EngineKind::Jit).unwrap();
+        let interp = Shader::new(prog, config(p), EngineKind::Interpreter).unwrap();
+        let mut s = UnitState::default();
+        // f32 subnormals (F32 keeps them), 3.0 (rounding of 1/3), a NaN payload.
+        s.inputs[0] = [1.0e-39, -3.0e-39, 2.0e-45, 1.0e-38];
+        s.inputs[1] = [1.0e-39, 1.0e-39, 2.0e-45, 1.0e-39];
+        s.inputs[2] = [3.0, 0.5, 1.0e-5, 3.0];
+        s.inputs[3] = [
+            f32::from_bits(0x7F80_0001),
+            1.0,
+            2.0,
+            f32::from_bits(0xFFC0_0123),
+        ];
+        let mut expected = s.clone();
+        assert_eq!(read_fpcr() & (FZ | DN | ROUND_TOWARD_ZERO), 0);
+        interp.run(&Uniforms::default(), &mut expected, &mut ());
+
+        let host = read_fpcr();
+        let odd = host | FZ | DN | ROUND_TOWARD_ZERO;
+        let mut got = s.clone();
+        write_fpcr(odd);
+        let stop = jit.run(&Uniforms::default(), &mut got, &mut ());
+        let after = read_fpcr();
+        write_fpcr(host);
+        assert_eq!(stop, Stop::End);
+        assert_eq!(after, odd, "the caller's FPCR must be restored");
+        for n in 0..5 {
+            assert_eq!(
+                bits(got.outputs[n]),
+                bits(expected.outputs[n]),
+                "{p:?} o{n}"
+            );
+        }
+        if p == Precision::F32 {
+            assert_ne!(got.outputs[0][0], 0.0, "subnormals must not be flushed");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Swizzles (dup / tbl), masks, negation and relative addressing.
+
+#[test]
+fn every_swizzle_with_negation_and_masks() {
+    for p in BOTH {
+        for chunk in 0..8u32 {
+            let mut code = Vec::new();
+            let mut descs = Vec::new();
+            for k in 0..32u32 {
+                let swz = Swizzle((chunk * 32 + k) as u8);
+                let neg = k % 3 == 0;
+                let mask = [0xF, 0x9, 0x6, 0x1, 0xE, 0x0, 0x5, 0xA][(k % 8) as usize];
+                descs.push(desc(mask, [(neg, swz), ID, ID]));
+                let dst = if k < 16 {
+                    DstReg::Output(k as u8)
+                } else {
+                    DstReg::Temp((k - 16) as u8)
+                };
+                let src = if k % 2 == 0 {
+                    v((k % 4) as u8)
+                } else {
+                    c(k as u8)
+                };
+                code.push(unary(UnaryOp::Mov, dst, src, k as u8));
+            }
+            code.push(Instruction::End);
+            let pair = Pair::new(program(&code, &descs), config(p));
+            let mut s = UnitState::default();
+            let mut u = Uniforms::default();
+            let values = specials();
+            for n in 0..16 {
+                s.inputs[n] = std::array::from_fn(|i| values[(n * 4 + i) % values.len()]);
+                s.temps[n] = [n as f32, -0.0, f32::NAN, 1.0e-40];
+                s.outputs[n] = [-(n as f32), 0.5, 1.0e-45, f32::INFINITY];
+            }
+            for n in 0..96 {
+                u.f[n] = std::array::from_fn(|i| values[(n * 3 + i) % values.len()]);
+            }
+            pair.run(&u, &s);
+        }
+    }
+}
+
+#[test]
+fn relative_constant_addressing() {
+    for p in BOTH {
+        let code = [
+            Instruction::Binary {
+                op: BinaryOp::Add,
+                inverted: false,
+                dst: DstReg::Output(0),
+                src1: Source {
+                    reg: SrcReg::Const(40),
+                    index: AddrIndex::A0X,
+                },
+                src2: v(0),
+                desc: 0,
+            },
+            Instruction::Binary {
+                op: BinaryOp::Mul,
+                inverted: false,
+                dst: DstReg::Output(1),
+                src1: Source {
+                    reg: SrcReg::Const(90),
+                    index: AddrIndex::A0Y,
+                },
+                src2: v(0),
+                desc: 0,
+            },
+            Instruction::Binary {
+                op: BinaryOp::Max,
+                inverted: false,
+                dst: DstReg::Output(2),
+                src1: Source {
+                    reg: SrcReg::Const(5),
+                    index: AddrIndex::AL,
+                },
+                src2: v(0),
+                desc: 0,
+            },
+            Instruction::End,
+        ];
+        let pair = Pair::new(program(&code, &[plain()]), config(p));
+        let mut u = Uniforms::default();
+        for n in 0..96 {
+            u.f[n] = [n as f32, -(n as f32), 0.5 * n as f32, 1.0e-40];
+        }
+        for offset in [
+            0,
+            1,
+            -1,
+            5,
+            55,
+            56,
+            60,
+            87,
+            88,
+            127,
+            128,
+            -128,
+            -129,
+            i32::MAX,
+            i32::MIN,
+            -41,
+            -45,
+        ] {
+            let mut s = UnitState::default();
+            s.inputs[0] = [1.0, 2.0, 3.0, 4.0];
+            s.a0 = [offset, offset.wrapping_add(3)];
+            s.al = offset;
+            pair.run(&u, &s);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Stack discipline around helper calls: callee-saved registers, SP alignment,
+// FP/LR. The entry function is called directly with known values in every
+// callee-saved register, on a program that calls both runtime helpers and
+// emits vertices (so Rust code runs on top of the generated frame).
+
+/// Records `sp % 16` every time a vertex is emitted.
+struct SpSink {
+    misaligned: usize,
+    emitted: usize,
+}
+
+impl EmitSink for SpSink {
+    fn emit(&mut self, _vertex: &EmittedVertex) {
+        let sp: u64;
+        // SAFETY: reads the stack pointer.
+        unsafe { std::arch::asm!("mov {}, sp", out(reg) sp) };
+        // This function's own frame keeps the caller's 16-byte alignment.
+        if sp % 16 != 0 {
+            self.misaligned += 1;
+        }
+        self.emitted += 1;
+    }
+}
+
+fn helper_heavy_program() -> Arc<Program> {
+    let cx = Guard::Cond(Condition {
+        op: CondOp::X,
+        ref_x: true,
+        ref_y: false,
+    });
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 0, end: 4 },
+        /* 1 */ binary(BinaryOp::Add, DstReg::Output(0), r(0), v(0), 0),
+        /* 2 */
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 8,
+            num: 2,
+        },
+        /* 3 */ Instruction::Emit,
+        /* 4 */ binary(BinaryOp::Add, DstReg::Temp(0), r(0), v(1), 0),
+        /* 5 */
+        Instruction::Cmp {
+            src1: r(0),
+            src2: v(2),
+            x: CmpOp::Lt,
+            y: CmpOp::Ge,
+            desc: 0,
+        },
+        /* 6 */
+        Instruction::Jmp {
+            guard: cx,
+            target: 0,
+            invert: false,
+        },
+        /* 7 */ Instruction::End,
+        /* 8 */
+        Instruction::SetEmit {
+            vertex_id: 1,
+            primitive: true,
+            winding: false,
+        },
+        /* 9 */ unary(UnaryOp::Lg2, DstReg::Output(1), r(0), 0),
+        /* 10 */ Instruction::End,
+    ];
+    program(&code, &[plain()])
+}
+
+#[test]
+fn helper_calls_keep_sp_aligned_and_results_match() {
+    let prog = helper_heavy_program();
+    for p in BOTH {
+        let cfg = ShaderConfig {
+            kind: ShaderKind::Geometry,
+            ..config(p)
+        };
+        let pair = Pair::new(prog.clone(), cfg);
+        let mut u = Uniforms::default();
+        u.i[0] = [3, 0, 1, 0];
+        let mut s = UnitState::default();
+        s.inputs[0] = [1.0, 2.0, 3.0, 4.0];
+        s.inputs[1] = [0.5; 4];
+        s.inputs[2] = [6.0; 4];
+        pair.run(&u, &s);
+        let mut sink = SpSink {
+            misaligned: 0,
+            emitted: 0,
+        };
+        let mut state = s.clone();
+        pair.jit.run(&u, &mut state, &mut sink);
+        assert!(sink.emitted > 4, "{} vertices", sink.emitted);
+        assert_eq!(sink.misaligned, 0, "SP misaligned inside a runtime helper");
+    }
+}
+
+#[test]
+fn generated_code_preserves_callee_saved_registers() {
+    use super::super::frame::{self, EntryFn, Frame, NO_CHECK};
+    use super::super::memory::ExecRegion;
+    use crate::interp::flow::FlowState;
+    use crate::interp::{Invocation, Progress};
+
+    let prog = helper_heavy_program();
+    for p in BOTH {
+        let cfg = ShaderConfig {
+            kind: ShaderKind::Geometry,
+            ..config(p)
+        };
+        let analysis = crate::analysis::analyse(&prog, cfg.entry, cfg.kind);
+        let compiled =
+            super::compile(&prog, &analysis, p, super::super::Features::baseline()).unwrap();
+        let region = ExecRegion::new(&compiled.code).unwrap();
+        let mut u = Uniforms::default();
+        u.i[0] = [2, 0, 1, 0];
+        let mut state = UnitState::default();
+        state.inputs[0] = [1.0, 2.0, 3.0, 4.0];
+        state.inputs[1] = [0.5; 4];
+        state.inputs[2] = [3.0; 4];
+        let mut sink: Vec<EmittedVertex> = Vec::new();
+        let invocation = Invocation::new(&prog, &cfg, &u);
+        let state_ptr: *mut UnitState = &mut state;
+        let sink_ptr: *mut dyn EmitSink = &mut sink;
+        // Built like `CompiledShader::run` does; fields generated code owns
+        // (and any added later) start zeroed.
+        let mut fr = std::mem::MaybeUninit::<Frame<'_>>::zeroed();
+        let fp = fr.as_mut_ptr();
+        // SAFETY: writes every field Rust reads through raw field pointers of a
+        // zeroed, properly aligned frame; the rest is plain data.
+        unsafe {
+            std::ptr::addr_of_mut!((*fp).remaining).write(cfg.budget);
+            std::ptr::addr_of_mut!((*fp).top_checks).write([NO_CHECK; 3]);
+            std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
+            std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
+            std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
+            std::ptr::addr_of_mut!((*fp).progress).write(Progress {
+                flow: FlowState::at(cfg.entry),
+                ..Progress::default()
+            });
+        }
+        let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(region.as_ptr()) };
+        // x19..x28, d8..d15, then SP before and after the call.
+        let mut seen = [0u64; 20];
+        let exit: u64;
+        // SAFETY: calls the generated function with valid arguments (as
+        // `CompiledShader::run` does); every callee-saved register the asm
+        // changes is saved on the stack first and restored afterwards.
+        unsafe {
+            std::arch::asm!(
+                "sub sp, sp, #160",
+                "stp x19, x20, [sp, #0]",
+                "stp x21, x22, [sp, #16]",
+                "stp x23, x24, [sp, #32]",
+                "stp x25, x26, [sp, #48]",
+                "stp x27, x28, [sp, #64]",
+                "stp d8, d9, [sp, #80]",
+                "stp d10, d11, [sp, #96]",
+                "stp d12, d13, [sp, #112]",
+                "stp d14, d15, [sp, #128]",
+                "str x10, [sp, #144]",
+                "mov x11, sp",
+                "str x11, [x10, #144]",
+                "movz x19, #0x1919", "movk x19, #0xA5A5, lsl #48",
+                "movz x20, #0x2020", "movk x20, #0xA5A5, lsl #48",
+                "movz x21, #0x2121", "movk x21, #0xA5A5, lsl #48",
+                "movz x22, #0x2222", "movk x22, #0xA5A5, lsl #48",
+                "movz x23, #0x2323", "movk x23, #0xA5A5, lsl #48",
+                "movz x24, #0x2424", "movk x24, #0xA5A5, lsl #48",
+                "movz x25, #0x2525", "movk x25, #0xA5A5, lsl #48",
+                "movz x26, #0x2626", "movk x26, #0xA5A5, lsl #48",
+                "movz x27, #0x2727", "movk x27, #0xA5A5, lsl #48",
+                "movz x28, #0x2828", "movk x28, #0xA5A5, lsl #48",
+                "fmov d8, x19", "fmov d9, x20", "fmov d10, x21", "fmov d11, x22",
+                "fmov d12, x23", "fmov d13, x24", "fmov d14, x25", "fmov d15, x26",
+                "blr x9",
+                "ldr x10, [sp, #144]",
+                "stp x19, x20, [x10, #0]",
+                "stp x21, x22, [x10, #16]",
+                "stp x23, x24, [x10, #32]",
+                "stp x25, x26, [x10, #48]",
+                "stp x27, x28, [x10, #64]",
+                "stp d8, d9, [x10, #80]",
+                "stp d10, d11, [x10, #96]",
+                "stp d12, d13, [x10, #112]",
+                "stp d14, d15, [x10, #128]",
+                "mov x11, sp",
+                "str x11, [x10, #152]",
+                "ldp x19, x20, [sp, #0]",
+                "ldp x21, x22, [sp, #16]",
+                "ldp x23, x24, [sp, #32]",
+                "ldp x25, x26, [sp, #48]",
+                "ldp x27, x28, [sp, #64]",
+                "ldp d8, d9, [sp, #80]",
+                "ldp d10, d11, [sp, #96]",
+                "ldp d12, d13, [sp, #112]",
+                "ldp d14, d15, [sp, #128]",
+                "add sp, sp, #160",
+                inout("x0") fp as u64 => exit,
+                in("x1") state_ptr as u64,
+                in("x2") &u as *const Uniforms as u64,
+                in("x3") cfg.entry as u64,
+                in("x9") entry as usize as u64,
+                in("x10") seen.as_mut_ptr() as u64,
+                clobber_abi("C"),
+            );
+        }
+        let expected_x: Vec<u64> = [
+            0x1919u64, 0x2020, 0x2121, 0x2222, 0x2323, 0x2424, 0x2525, 0x2626, 0x2727, 0x2828,
+        ]
+        .iter()
+        .map(|low| low | 0xA5A5 << 48)
+        .collect();
+        assert_eq!(expected_x.len(), 10);
+        assert_eq!(&seen[..10], &expected_x[..], "x19..x28 clobbered ({p:?})");
+        assert_eq!(&seen[10..18], &expected_x[..8], "d8..d15 clobbered ({p:?})");
+        assert_eq!(seen[18], seen[19], "SP changed across the call ({p:?})");
+        assert_eq!(exit as u32, frame::EXIT_END, "{p:?}");
+        assert!(
+            !sink.is_empty(),
+            "the program emits through the runtime helper"
+        );
+        drop(invocation);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Code size beyond the ±1 MiB reach of b.cond / adr / literal loads.
+
+#[test]
+fn programs_larger_than_one_mebibyte_of_code() {
+    // 4000 F24 mads with negation, tbl swizzles and relative addressing, then a
+    // loop back to the start through the dispatch table (a far target).
+    let swz = Swizzle::from_lanes([3, 1, 0, 2]);
+    let descs = [desc(
+        0x7,
+        [(true, swz), (false, Swizzle(0x4E)), (true, swz)],
+    )];
+    let mut code = vec![Instruction::Loop {
+        int_id: 1,
+        end: 3999,
+    }];
+    for k in 1..4000u32 {
+        let dst = DstReg::Temp((k % 16) as u8);
+        code.push(Instruction::Mad {
+            inverted: false,
+            dst,
+            src1: r(((k + 1) % 16) as u8),
+            src2: Source {
+                reg: SrcReg::Const((k % 96) as u8),
+                index: AddrIndex::AL,
+            },
+            src3: v((k % 16) as u8),
+            desc: 0,
+        });
+    }
+    code.push(unary(UnaryOp::Lg2, DstReg::Output(0), r(3), 0));
+    code.push(Instruction::End);
+    let prog = program(&code, &descs);
+    let cfg = config(Precision::F24);
+    let compiled = super::super::compile_uncached(&prog, &cfg).unwrap();
+    assert!(
+        compiled.code_size() > 1 << 20,
+        "only {} bytes: the test needs more than 1 MiB",
+        compiled.code_size()
+    );
+    let pair = Pair::new(prog, cfg);
+    let mut u = Uniforms::default();
+    u.i[1] = [2, 0, 1, 0];
+    for n in 0..96 {
+        u.f[n] = [0.5 + n as f32 / 64.0, -0.25, 1.0e-30, 0.999];
+    }
+    let mut s = UnitState::default();
+    for n in 0..16 {
+        s.inputs[n] = [n as f32 * 0.125, -1.0, 0.5, 2.0];
+        s.temps[n] = [0.01 * n as f32, 0.5, -0.5, 1.0];
+    }
+    pair.run(&u, &s);
+}
+
+// ---------------------------------------------------------------------------
+// The differential fuzz target's logic (`testgen`): generated cases, and the
+// fuzzing corpus when present.
+
+#[cfg(feature = "testgen")]
+fn splitmix(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *seed;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(feature = "testgen")]
+fn replay(bytes: &[u8], what: &str) {
+    let mut u = arbitrary::Unstructured::new(bytes);
+    let Ok(case) = crate::testgen::generate(&mut u) else {
+        return;
+    };
+    if let Err(mismatch) = crate::testgen::run_all_engines(&case) {
+        panic!("{what}:\n{mismatch}\nreproducer:\n{}", case.reproducer());
+    }
+}
+
+#[cfg(feature = "testgen")]
+#[test]
+fn generated_cases_agree_on_every_engine() {
+    assert!(EngineKind::available().contains(&EngineKind::Jit));
+    let cases: u64 = std::env::var("PICA_A64_GENERATED_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut seed = 0xA64;
+    for k in 0..cases {
+        let len = 256 + (splitmix(&mut seed) % 4096) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| splitmix(&mut seed) as u8).collect();
+        replay(&bytes, &format!("generated case {k}"));
+    }
+}
+
+/// Replays every input of the differential fuzz target's corpus
+/// (`fuzz/corpus/diff_interp_jit/`, or the folder in `PICA_FUZZ_CORPUS`)
+/// through `testgen` on every engine, exactly as the fuzz target does. Skipped,
+/// with a note, when the folder is absent (it is not checked in). Ignored by
+/// default (thousands of inputs); `scripts/test-aarch64.sh` runs it.
+#[cfg(feature = "testgen")]
+#[test]
+#[ignore = "replays the whole fuzzing corpus; run with --ignored"]
+fn fuzz_corpus_replays_on_every_engine() {
+    let dir = std::env::var("PICA_FUZZ_CORPUS").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/diff_interp_jit").to_string()
+    });
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("note: no fuzz corpus at {dir}; skipped");
+        return;
+    };
+    let mut files: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    files.sort();
+    let mut replayed = 0;
+    for path in &files {
+        // A running fuzzer may remove inputs while we read.
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        replay(&bytes, &path.display().to_string());
+        replayed += 1;
+    }
+    eprintln!("replayed {replayed} corpus inputs from {dir}");
+}
