@@ -212,7 +212,7 @@ pub fn compile_with(
     }
     #[cfg(target_arch = "aarch64")]
     {
-        let compiled = a64::compile(program, &analysis, config.precision)?;
+        let compiled = a64::compile(program, &analysis, config.precision, features)?;
         let region = ExecRegion::new(&compiled.code)?;
         Ok(CompiledShader { region })
     }

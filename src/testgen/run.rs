@@ -16,8 +16,10 @@ use std::fmt::{self, Write as _};
 pub struct Mismatch {
     /// The engine that disagrees with the interpreter.
     pub engine: EngineKind,
-    /// Which code variant of that engine: `host` (what [`Shader`] runs) or,
-    /// for the JIT, an explicit feature set such as `baseline`.
+    /// How it ran: `host` ([`Shader::run`]), `host batch` ([`Shader::run_batch`]
+    /// with one state), `whole batch` (all states in one `run_batch`), or for the
+    /// JIT an explicit code variant: `avx-no-avx2`, `baseline`, `baseline
+    /// preconverted`.
     pub variant: String,
     /// The invocation (0-based) where it first disagreed; `None` when the
     /// engine failed to prepare the shader.
@@ -69,19 +71,37 @@ struct Observation {
     emits: EmitDigest,
 }
 
-/// One way of running the case: a [`Shader`] (interpreter, or an engine as
-/// embedders get it) or an explicitly compiled JIT code variant.
+/// Feeds two digests: one invocation's and the whole sequence's.
+struct Tee<'a>(&'a mut EmitDigest, &'a mut EmitDigest);
+
+impl EmitSink for Tee<'_> {
+    fn emit(&mut self, v: &EmittedVertex) {
+        self.0.emit(v);
+        self.1.emit(v);
+    }
+}
+
+/// One way of running one invocation of the case.
 enum Runner {
+    /// [`Shader::run`]: the interpreter, or an engine as embedders get it.
     Shader(Shader),
-    Variant(CompiledShader),
+    /// [`Shader::run_batch`] with a one-state batch.
+    Batch(Shader),
+    /// An explicitly compiled JIT code variant; with `Some(uniforms)`, the
+    /// pre-converted uniforms it was compiled for.
+    Variant(CompiledShader, Option<Box<crate::Uniforms>>),
 }
 
 impl Runner {
     fn run(&self, case: &TestCase, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
         match self {
             Runner::Shader(shader) => shader.run(&case.uniforms, state, sink),
-            Runner::Variant(code) => {
-                code.run(&case.program, &case.config, &case.uniforms, state, sink)
+            Runner::Batch(shader) => {
+                shader.run_batch(&case.uniforms, std::slice::from_mut(state), sink)[0]
+            }
+            Runner::Variant(code, uniforms) => {
+                let uniforms = uniforms.as_deref().unwrap_or(&case.uniforms);
+                code.run(&case.program, &case.config, uniforms, state, sink)
             }
         }
     }
@@ -243,10 +263,11 @@ fn describe_state(s: &UnitState) -> String {
     out
 }
 
-/// The JIT feature sets worth comparing on this host: the host's own (run
-/// through [`Shader`]) and every strictly smaller one (AVX without AVX2, the
-/// SSE4.1/NEON baseline).
-fn jit_variants() -> Vec<(String, Features)> {
+/// The JIT feature sets worth comparing on this host besides the host's own
+/// (run through [`Shader`]): every strictly smaller one (AVX without AVX2, the
+/// SSE4.1/NEON baseline) and, in F24, the baseline with pre-converted uniforms
+/// (the host's is run through [`Shader::run_batch`]).
+fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
     let mut variants: Vec<(String, Features)> = Vec::new();
     let mut add = |name: &str, f: Features| {
@@ -264,6 +285,15 @@ fn jit_variants() -> Vec<(String, Features)> {
         );
     }
     add("baseline", Features::baseline());
+    if precision == crate::Precision::F24 {
+        add(
+            "baseline preconverted",
+            Features {
+                preconverted_uniforms: true,
+                ..Features::baseline()
+            },
+        );
+    }
     variants
 }
 
@@ -281,12 +311,18 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 }
 
 /// Runs `case` on the interpreter and on every other engine this host has
-/// ([`EngineKind::available`]) — for the JIT, the host's code variant through
-/// [`Shader`] (after [`Shader::prepare`], so a compilation failure is reported
-/// instead of silently falling back to the interpreter) and every smaller
-/// feature set through [`jit::compile_with`] — and compares, bit for bit, after
-/// every invocation: the stop reason, all outputs, temporaries and inputs, `a0`,
-/// `aL`, the `cmp` flags and the sequence of emitted vertices.
+/// ([`EngineKind::available`]) and compares, bit for bit, after every
+/// invocation: the stop reason, all outputs, temporaries and inputs, `a0`, `aL`,
+/// the `cmp` flags and the sequence of emitted vertices.
+///
+/// Each engine runs through [`Shader::run`] (for the JIT after
+/// [`Shader::prepare`], so a compilation failure is reported instead of silently
+/// falling back to the interpreter) and through [`Shader::run_batch`] — the
+/// interpreter too, whose batch path reads pre-converted uniforms — with one
+/// batch of all states when they are independent, one-state batches when
+/// [`TestCase::carry_state`] is set. The JIT also runs every smaller feature set
+/// ([`jit::compile_with`]: AVX without AVX2, the baseline, in F24 the baseline
+/// with pre-converted uniforms).
 ///
 /// Cheap: apart from compiling the program, each invocation copies one
 /// [`UnitState`] and digests emitted vertices without storing them; the report is
@@ -297,26 +333,45 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
             .expect("the generated entry point is inside the program"),
     );
     let mut expected: Vec<Observation> = Vec::with_capacity(case.states.len());
+    let mut total = EmitDigest::default();
     for k in 0..case.states.len() {
         let start = start_state(case, k, expected.last().map(|o| &o.state));
-        expected.push(observe(&reference, case, start));
+        let mut state = start.clone();
+        let mut emits = EmitDigest::default();
+        let stop = reference.run(case, &mut state, &mut Tee(&mut emits, &mut total));
+        expected.push(Observation {
+            start,
+            stop,
+            state,
+            emits,
+        });
     }
     for engine in EngineKind::available() {
-        if engine == EngineKind::Interpreter {
-            continue;
-        }
         let mut runners: Vec<(String, Runner)> = Vec::new();
-        let shader = Shader::new(case.program.clone(), case.config, engine)
-            .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
-        shader
-            .prepare()
-            .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
-        runners.push(("host".into(), Runner::Shader(shader)));
+        let new_shader = || {
+            Shader::new(case.program.clone(), case.config, engine)
+                .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))
+        };
+        if engine != EngineKind::Interpreter {
+            let shader = new_shader()?;
+            shader
+                .prepare()
+                .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
+            runners.push(("host".into(), Runner::Shader(shader)));
+        }
+        if case.carry_state || case.states.len() == 1 {
+            runners.push(("host batch".into(), Runner::Batch(new_shader()?)));
+        } else {
+            check_whole_batch(case, engine, &new_shader()?, &expected, total, &reference)?;
+        }
         if engine == EngineKind::Jit {
-            for (name, features) in jit_variants() {
+            for (name, features) in jit_variants(case.config.precision) {
                 let code = jit::compile_with(&case.program, &case.config, features)
                     .map_err(|e| prepare_failure(case, engine, &name, e.to_string()))?;
-                runners.push((name, Runner::Variant(code)));
+                let uniforms = features
+                    .preconverted_uniforms
+                    .then(|| Box::new(case.uniforms.converted(case.config.precision)));
+                runners.push((name, Runner::Variant(code, uniforms)));
             }
         }
         for (variant, runner) in &runners {
@@ -338,6 +393,66 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
                 previous = Some(got.state);
             }
         }
+    }
+    Ok(())
+}
+
+/// [`Shader::run_batch`] over all (independent) states at once: per-state stops
+/// and states, and the emitted sequence as a whole.
+fn check_whole_batch(
+    case: &TestCase,
+    engine: EngineKind,
+    shader: &Shader,
+    expected: &[Observation],
+    expected_total: EmitDigest,
+    reference: &Runner,
+) -> Result<(), Mismatch> {
+    let mut states = case.states.clone();
+    let mut total = EmitDigest::default();
+    let stops = shader.run_batch(&case.uniforms, &mut states, &mut total);
+    assert_eq!(
+        stops.len(),
+        states.len(),
+        "run_batch returns one stop per state"
+    );
+    for (k, ((stop, state), reference_obs)) in
+        stops.into_iter().zip(states).zip(expected).enumerate()
+    {
+        let got = Observation {
+            start: case.states[k].clone(),
+            stop,
+            state,
+            // Emits are only available for the batch as a whole (below).
+            emits: reference_obs.emits,
+        };
+        if !agree(reference_obs, &got) {
+            let runner = Runner::Batch(
+                Shader::new(case.program.clone(), case.config, engine).expect("shader"),
+            );
+            return Err(report(
+                case,
+                (engine, "whole batch"),
+                k,
+                reference_obs,
+                &got,
+                reference,
+                &runner,
+            ));
+        }
+    }
+    if total != expected_total {
+        return Err(Mismatch {
+            engine,
+            variant: "whole batch".into(),
+            invocation: None,
+            first: "emits".into(),
+            report: format!(
+                "engine {engine} (whole batch) emits {} vertices over the batch, the interpreter (one run per state) {}, or different ones\n{}",
+                total.count,
+                expected_total.count,
+                context(case)
+            ),
+        });
     }
     Ok(())
 }

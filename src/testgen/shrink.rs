@@ -2,8 +2,8 @@
 
 use super::TestCase;
 use super::program::{IDENTITY_DESCRIPTOR, NOP};
-use crate::{EngineKind, Shader, ShaderKind};
 use crate::state::UnitState;
+use crate::{EngineKind, Shader, ShaderKind};
 
 /// Shrinks `case` while `still_fails` holds, and returns the smallest case found.
 ///

@@ -179,7 +179,6 @@ impl Emitter<'_> {
             ; stp x19, x20, [sp, #16]
             ; stp x21, x22, [sp, #32]
             ; str x23, [sp, #48]
-            ; sub sp, sp, #8
             ; mov x19, x0
             ; mov x20, x1
             ; mov x21, x2
@@ -247,7 +246,6 @@ impl Emitter<'_> {
             ; str w0, [x19, OFFSET_RESUME_PC as u32]
             ; movz w0, EXIT_RESUME
             ; ->epilogue:
-            ; add sp, sp, #8
             ; ldr x9, [x19, OFFSET_SAVED_FP as u32]
             ; msr SYSREG_FPCR, x9
             ; ldr x23, [sp, #48]
