@@ -370,6 +370,31 @@ fn default_shader(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     bench_vertices(&mut group, &subject, "", true);
+    // The same vertices through `Shader::run_batch` (per-draw work once).
+    for precision in PRECISIONS {
+        let config = subject.config(precision);
+        for engine in EngineKind::available() {
+            let Ok(shader) = Shader::new(subject.program.clone(), config, engine) else { continue };
+            if shader.prepare().is_err() {
+                continue;
+            }
+            let id = BenchmarkId::new(format!("batch/{}", precision_name(precision)), engine.name());
+            let mut states: Vec<UnitState> = subject
+                .vertices
+                .iter()
+                .map(|v| UnitState { inputs: *v, ..UnitState::default() })
+                .collect();
+            group.bench_function(id, |b| {
+                measure(b, || {
+                    for (state, vertex) in states.iter_mut().zip(&subject.vertices) {
+                        state.inputs = *vertex;
+                    }
+                    let stops = shader.run_batch(&subject.uniforms, &mut states, &mut ());
+                    black_box((stops, &states[0].outputs));
+                });
+            });
+        }
+    }
     group.finish();
 }
 
