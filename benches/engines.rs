@@ -374,15 +374,23 @@ fn default_shader(c: &mut Criterion) {
     for precision in PRECISIONS {
         let config = subject.config(precision);
         for engine in EngineKind::available() {
-            let Ok(shader) = Shader::new(subject.program.clone(), config, engine) else { continue };
+            let Ok(shader) = Shader::new(subject.program.clone(), config, engine) else {
+                continue;
+            };
             if shader.prepare().is_err() {
                 continue;
             }
-            let id = BenchmarkId::new(format!("batch/{}", precision_name(precision)), engine.name());
+            let id = BenchmarkId::new(
+                format!("batch/{}", precision_name(precision)),
+                engine.name(),
+            );
             let mut states: Vec<UnitState> = subject
                 .vertices
                 .iter()
-                .map(|v| UnitState { inputs: *v, ..UnitState::default() })
+                .map(|v| UnitState {
+                    inputs: *v,
+                    ..UnitState::default()
+                })
                 .collect();
             group.bench_function(id, |b| {
                 measure(b, || {

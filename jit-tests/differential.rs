@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// Random cases per run of `engines_agree_on_random_programs` (about 20-40 s
 /// in a debug build on two cores).
-const DEFAULT_CASES: u32 = 10_000;
+const DEFAULT_CASES: u32 = 5_000;
 
 fn case_count() -> u32 {
     std::env::var("PICA_DIFF_CASES")

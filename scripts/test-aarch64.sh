@@ -4,6 +4,10 @@
 # tested on real AArch64 code from an x86-64 Debian machine.
 #
 # Usage: scripts/test-aarch64.sh [extra cargo test args, e.g. a test filter]
+#   With no arguments: the whole suite, then the replay of the differential fuzz
+#   corpus (fuzz/corpus/diff_interp_jit, when present) on the AArch64 JIT.
+#   With arguments: `cargo test --target aarch64-unknown-linux-gnu ARGS` only,
+#   e.g. `scripts/test-aarch64.sh --lib a64` or `scripts/test-aarch64.sh --test cli`.
 #
 # Environment:
 #   PICA_A64_SKIP_INSTALL=1   never run apt-get (fail if something is missing)
@@ -30,10 +34,10 @@ QEMU_ROOT=/
 # test executable and doctest). Test processes run under qemu-user, and a child
 # process they spawn goes straight to the host kernel, which cannot execute an
 # aarch64 ELF without binfmt_misc (not available in containers). So before each
-# test executable runs, the `pica-jit` binary beside it (which the CLI tests spawn
-# through CARGO_BIN_EXE_pica-jit) is hard-linked as `pica-jit.aarch64` and replaced by a
-# tiny shell script that runs it under qemu (with argv[0] preserved). Cargo puts
-# the real binary back on its next build; this is repeated then.
+# test executable runs, the `pica-jit` binary beside it (which the CLI tests
+# spawn through CARGO_BIN_EXE_pica-jit) is hard-linked as `pica-jit.aarch64` and
+# replaced by a tiny shell script that runs that under qemu (argv[0] preserved).
+# Cargo puts the real binary back on its next build; this is repeated then.
 if [[ ${1:-} == --qemu-runner ]]; then
     shift
     exe=$1
@@ -130,7 +134,7 @@ cargo_a64() {
 # ---------------------------------------------------------------------------
 # 3. Build, then the whole suite (lib unit tests, every [[test]], bins, doctests)
 step "build (cargo test --no-run)"
-cargo_a64 test --no-run --all-targets
+cargo_a64 test --no-run
 echo "build done at $(elapsed)"
 
 status=0

@@ -359,6 +359,16 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
                 .map_err(|e| prepare_failure(case, engine, "host", e.to_string()))?;
             runners.push(("host".into(), Runner::Shader(shader)));
         }
+        // `run_batch` silently falls back to the interpreter if the batch variant
+        // does not compile: compile it here (and keep it cached meanwhile).
+        let _batch_code = if engine == EngineKind::Jit {
+            Some(
+                jit::compile_batch(&case.program, &case.config)
+                    .map_err(|e| prepare_failure(case, engine, "host batch", e.to_string()))?,
+            )
+        } else {
+            None
+        };
         if case.carry_state || case.states.len() == 1 {
             runners.push(("host batch".into(), Runner::Batch(new_shader()?)));
         } else {

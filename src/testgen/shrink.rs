@@ -2,14 +2,16 @@
 
 use super::TestCase;
 use super::program::{IDENTITY_DESCRIPTOR, NOP};
+use crate::isa::{Instruction, encode};
 use crate::state::UnitState;
 use crate::{EngineKind, Shader, ShaderKind};
 
 /// Shrinks `case` while `still_fails` holds, and returns the smallest case found.
 ///
 /// Tried repeatedly until nothing changes: fewer invocations (and no state
-/// carrying), a shorter program (trailing words removed), instructions replaced
-/// by `nop`, descriptors simplified to `xyzw`, vertex instead of geometry unit,
+/// carrying), a shorter program (trailing words removed, then any word deleted
+/// with the flow targets behind it renumbered), descriptor indices set to 0,
+/// instructions replaced by `nop`, descriptors simplified to `xyzw` and dropped, vertex instead of geometry unit,
 /// entry point 0, the smallest failing budget, and registers, uniforms, `a0`,
 /// `aL` and flags reset to zero (whole registers, then single lanes).
 ///
@@ -21,12 +23,12 @@ use crate::{EngineKind, Shader, ShaderKind};
 /// let case = TestCase::new(vec![nop, nop, end, nop], vec![]);
 /// // "Fails" while the program still contains an `end`.
 /// let small = minimize(&case, |c| c.program.code().contains(&end));
-/// assert_eq!(small.program.code(), &[nop, nop, end]);
+/// assert_eq!(small.program.code(), &[end]);
 /// ```
 pub fn minimize(case: &TestCase, mut still_fails: impl FnMut(&TestCase) -> bool) -> TestCase {
     let mut best = case.clone();
     let mut try_it = |candidate: TestCase, best: &mut TestCase| {
-        if candidate != *best && still_fails(&candidate) {
+        if !same_bits(&candidate, best) && still_fails(&candidate) {
             *best = candidate;
             true
         } else {
@@ -74,6 +76,25 @@ pub fn minimize(case: &TestCase, mut still_fails: impl FnMut(&TestCase) -> bool)
                 break;
             }
             progress = true;
+        }
+        let mut pc = 0;
+        while pc < best.program.len() && best.program.len() > 1 {
+            let deleted = delete_word(&best, pc).is_some_and(|c| try_it(c, &mut best));
+            if deleted {
+                progress = true;
+            } else {
+                pc += 1;
+            }
+        }
+        for pc in 0..best.program.len() {
+            if let Some(word) = descriptor_zero(best.program.instructions()[pc]) {
+                if word != best.program.code()[pc] {
+                    let mut code = best.program.code().to_vec();
+                    code[pc] = word;
+                    let c = best.with_code(code, best.program.descriptor_words());
+                    progress |= try_it(c, &mut best);
+                }
+            }
         }
         for pc in 0..best.program.len() {
             if best.program.code()[pc] != NOP {
@@ -171,6 +192,130 @@ pub fn minimize(case: &TestCase, mut still_fails: impl FnMut(&TestCase) -> bool)
             return best;
         }
     }
+}
+
+/// The program without the word at `at`: flow targets and the entry point
+/// after it move down by one (every word is re-encoded from its decoding).
+fn delete_word(case: &TestCase, at: usize) -> Option<TestCase> {
+    let fix = |t: u16| if t as usize > at { t - 1 } else { t };
+    let mut code = Vec::with_capacity(case.program.len() - 1);
+    for (pc, instr) in case.program.instructions().iter().enumerate() {
+        if pc == at {
+            continue;
+        }
+        let moved = match *instr {
+            Instruction::Call { guard, target, num } => Instruction::Call {
+                guard,
+                target: fix(target),
+                num,
+            },
+            Instruction::If { guard, target, num } => Instruction::If {
+                guard,
+                target: fix(target),
+                num,
+            },
+            Instruction::Jmp {
+                guard,
+                target,
+                invert,
+            } => Instruction::Jmp {
+                guard,
+                target: fix(target),
+                invert,
+            },
+            Instruction::Loop { int_id, end } => Instruction::Loop {
+                int_id,
+                end: fix(end),
+            },
+            other => other,
+        };
+        code.push(encode(&moved).ok()?);
+    }
+    let mut c = case.with_code(code, case.program.descriptor_words());
+    if case.config.entry as usize > at {
+        c.config.entry = case.config.entry - 1;
+    }
+    Some(c)
+}
+
+/// `instr` re-encoded with operand descriptor 0 (`None` if it has none).
+fn descriptor_zero(instr: Instruction) -> Option<u32> {
+    let zeroed = match instr {
+        Instruction::Binary {
+            op,
+            inverted,
+            dst,
+            src1,
+            src2,
+            ..
+        } => Instruction::Binary {
+            op,
+            inverted,
+            dst,
+            src1,
+            src2,
+            desc: 0,
+        },
+        Instruction::Unary { op, dst, src, .. } => Instruction::Unary {
+            op,
+            dst,
+            src,
+            desc: 0,
+        },
+        Instruction::Cmp {
+            src1, src2, x, y, ..
+        } => Instruction::Cmp {
+            src1,
+            src2,
+            x,
+            y,
+            desc: 0,
+        },
+        Instruction::Mad {
+            inverted,
+            dst,
+            src1,
+            src2,
+            src3,
+            ..
+        } => Instruction::Mad {
+            inverted,
+            dst,
+            src1,
+            src2,
+            src3,
+            desc: 0,
+        },
+        _ => return None,
+    };
+    encode(&zeroed).ok()
+}
+
+/// Bit-level equality (`PartialEq` on the float registers says NaN != NaN,
+/// which would make a no-op look like progress).
+fn same_bits(a: &TestCase, b: &TestCase) -> bool {
+    fn regs(x: &[crate::Vec4], y: &[crate::Vec4]) -> bool {
+        x.len() == y.len()
+            && x.iter()
+                .flatten()
+                .zip(y.iter().flatten())
+                .all(|(p, q)| p.to_bits() == q.to_bits())
+    }
+    a.program == b.program
+        && a.config == b.config
+        && a.carry_state == b.carry_state
+        && a.uniforms.i == b.uniforms.i
+        && a.uniforms.b == b.uniforms.b
+        && regs(&a.uniforms.f, &b.uniforms.f)
+        && a.states.len() == b.states.len()
+        && a.states.iter().zip(&b.states).all(|(s, t)| {
+            regs(&s.inputs, &t.inputs)
+                && regs(&s.temps, &t.temps)
+                && regs(&s.outputs, &t.outputs)
+                && s.a0 == t.a0
+                && s.al == t.al
+                && s.cmp == t.cmp
+        })
 }
 
 /// Zeroes the register `reg` selects, whole or lane by lane.

@@ -23,11 +23,16 @@
 //!   callee-saved, so they survive the runtime helpers; saved with `x29`/`x30`
 //!   in a 64-byte frame (SP stays 16-byte aligned at every call).
 //! - `x9..x12`, `x16` are scratch; `w0`/`w1` carry the PC and helper arguments.
+//!   Helpers are called with `blr` through `x16` (address from `movz`/`movk`).
 //! - `v1..v3` hold sources, `v0` is the select mask, `v4..v7` and `v28..v31`
 //!   are scratch, `v16..v27` hold the pinned constants (`consts::K`), reloaded
 //!   by `->dispatch`. The callee-saved `v8..v15` are never touched. No vector
 //!   value lives across instructions: every PICA register stays in memory, so
 //!   runtime helpers can read and write the same state.
+//!
+//! Entry: in F24 mode the prologue converts the temporaries and outputs in
+//! place (`arith::load`, as `interp::enter` does); inputs and uniforms are
+//! converted when read.
 //!
 //! Floating-point environment: the prologue saves FPCR in
 //! `Frame::saved_fp_control` and sets FPCR = 0 (round to nearest even, FZ = 0 so
