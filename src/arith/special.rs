@@ -91,11 +91,15 @@ pub const LITP_CLAMP: f32 = 128.0 - 1.0 / 256.0;
 /// No flushing in either mode (a positive subnormal passes unchanged).
 #[inline]
 pub fn litp(a: Vec4) -> (Vec4, [bool; 2]) {
+    // Opaque bounds: with a constant (never-NaN) operand LLVM may lower the
+    // selects to AArch64 `fmaxnm`/`fminnm`, which quiet a signalling NaN instead
+    // of returning the bound, so optimised builds would disagree with the rule.
+    let [zero, clamp, neg_clamp] = std::hint::black_box([0.0f32, LITP_CLAMP, -LITP_CLAMP]);
     let r = [
-        max(a[0], 0.0),
-        max(min(a[1], LITP_CLAMP), -LITP_CLAMP),
+        max(a[0], zero),
+        max(min(a[1], clamp), neg_clamp),
         0.0,
-        max(a[3], 0.0),
+        max(a[3], zero),
     ];
     (r, [a[0] >= 0.0, a[3] >= 0.0])
 }

@@ -62,6 +62,7 @@ pub struct Frame<'a> {
 }
 
 /// Offset of `converted_inputs`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const OFFSET_CONVERTED_INPUTS: i32 =
     std::mem::offset_of!(Frame<'static>, converted_inputs) as i32;
 
@@ -76,6 +77,7 @@ pub const OFFSET_SAVED_FP: i32 = 24;
 
 /// Where one control-flow stack lives in the frame (offsets from the frame).
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct RingLayout {
     /// Offset of entry 0.
     pub entries: i32,
