@@ -110,28 +110,6 @@ impl Emitter<'_> {
         self.cached_store(x, dst, mask);
     }
 
-    /// Writes the lanes of `xmm{x}` selected by `mask` to `dst` in memory directly.
-    #[allow(dead_code)]
-    pub fn store_uncached(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
-        let off = match dst {
-            DstReg::Output(n) => OUTPUTS + n as i32 * 16,
-            DstReg::Temp(n) => TEMPS + n as i32 * 16,
-        };
-        match mask.0 & 0xF {
-            0 => {}
-            0xF => dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], Rx(x)),
-            _ => {
-                let imm = blend_imm(mask);
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movaps xmm7, [r12 + off]
-                    ; blendps xmm7, Rx(x), imm
-                    ; movaps [r12 + off], xmm7
-                );
-            }
-        }
-    }
-
     /// F24 prologue: converts the registers entering the unit (`interp::enter`
     /// for temporaries and outputs, in place; the inputs the program reads into
     /// the frame).
