@@ -1,6 +1,7 @@
 //! pica-jit: PICA200 shader recompiler.
 pub mod analysis;
 pub mod arith;
+pub mod asm;
 mod describe;
 mod engine;
 pub mod interp;

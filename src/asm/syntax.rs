@@ -1,0 +1,246 @@
+//! Token-level syntax: splitting lines into fields, names, numbers,
+//! swizzles and conditions. Nothing here knows about symbols.
+
+use super::error::AsmErrorKind;
+use crate::isa::{CondOp, Condition};
+
+/// A piece of a line with its 1-based byte column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Field<'a> {
+    pub text: &'a str,
+    pub column: usize,
+}
+
+impl<'a> Field<'a> {
+    /// The field with surrounding whitespace removed (column adjusted).
+    pub fn trim(self) -> Field<'a> {
+        let start = self.text.len() - self.text.trim_start().len();
+        Field {
+            text: self.text.trim(),
+            column: self.column + start,
+        }
+    }
+
+    /// The sub-field starting at byte `at`.
+    pub fn from(self, at: usize) -> Field<'a> {
+        Field {
+            text: self.text.get(at..).unwrap_or(""),
+            column: self.column + at,
+        }
+    }
+
+    /// The sub-field of bytes `..at`.
+    pub fn until(self, at: usize) -> Field<'a> {
+        Field {
+            text: self.text.get(..at).unwrap_or(self.text),
+            column: self.column,
+        }
+    }
+}
+
+/// Splits at top-level commas (not inside `()` or `[]`); empty input gives no fields.
+pub(crate) fn split_commas(f: Field<'_>) -> Vec<Field<'_>> {
+    let f = f.trim();
+    if f.text.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in f.text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth <= 0 => {
+                out.push(f.from(start).until(i - start).trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(f.from(start).trim());
+    out
+}
+
+/// Splits at the first run of whitespace: (first word, rest).
+pub(crate) fn split_word(f: Field<'_>) -> (Field<'_>, Field<'_>) {
+    let f = f.trim();
+    match f.text.find(char::is_whitespace) {
+        Some(i) => (f.until(i), f.from(i).trim()),
+        None => (f, f.from(f.text.len())),
+    }
+}
+
+/// Whether `s` is an identifier (`[A-Za-z_][A-Za-z0-9_]*`).
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+pub(crate) fn expected(what: &str, found: &str) -> AsmErrorKind {
+    AsmErrorKind::Expected {
+        expected: what.to_owned(),
+        found: found.to_owned(),
+    }
+}
+
+/// Parses a lane list (`xyzw`, `rgba` or `stpq` letters, 1 to 4 of them).
+pub(crate) fn parse_lanes(s: &str) -> Option<Vec<u8>> {
+    if s.is_empty() || s.len() > 4 {
+        return None;
+    }
+    s.chars()
+        .map(|c| match c {
+            'x' | 'r' | 's' => Some(0),
+            'y' | 'g' | 't' => Some(1),
+            'z' | 'b' | 'p' => Some(2),
+            'w' | 'a' | 'q' => Some(3),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A decimal or `0x` hexadecimal unsigned integer.
+pub(crate) fn parse_uint(s: &str) -> Option<u32> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u32::from_str_radix(hex, 16).ok()
+    } else if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// A signed integer.
+pub(crate) fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.strip_prefix('-') {
+        Some(rest) => parse_uint(rest).map(|v| -i64::from(v)),
+        None => parse_uint(s.strip_prefix('+').unwrap_or(s)).map(i64::from),
+    }
+}
+
+/// The value of the longest prefix of `s` that reads as a decimal float, the
+/// way C's `atof` reads it (picasso reads `1.0/128.0` as `1.0`); `None` when
+/// not even a digit starts it.
+pub(crate) fn parse_float_prefix(s: &str) -> Option<f32> {
+    let b = s.trim().as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let digits_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    let mut ndigits = i - digits_start;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        let frac = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        ndigits += i - frac;
+    }
+    if ndigits == 0 {
+        return None;
+    }
+    let mantissa_end = i;
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let exp_digits = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > exp_digits {
+            i = j;
+        }
+    }
+    let text = std::str::from_utf8(&b[..i]).ok()?;
+    let text = if text.ends_with('.') || i == mantissa_end {
+        text.to_owned()
+    } else {
+        text.to_owned()
+    };
+    text.trim_end_matches('.').parse::<f64>().ok().map(|v| v as f32)
+}
+
+/// Parses a condition: `cmp.x`, `!cmp.y`, `cmp.x && !cmp.y`, `cmp.x || cmp.y`.
+///
+/// Unreferenced flags keep reference value 1, as picasso encodes them.
+pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
+    let bad = || expected("a condition like `cmp.x`, `!cmp.y`, `cmp.x && cmp.y` or `cmp.x || !cmp.y`", s);
+    let term = |t: &str| -> Option<(bool, bool)> {
+        let t = t.trim();
+        let (neg, t) = match t.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, t),
+        };
+        match t {
+            "cmp.x" => Some((true, !neg)),
+            "cmp.y" => Some((false, !neg)),
+            _ => None,
+        }
+    };
+    let (op, parts): (CondOp, Vec<&str>) = if s.contains("&&") {
+        (CondOp::And, s.split("&&").collect())
+    } else if s.contains("||") {
+        (CondOp::Or, s.split("||").collect())
+    } else {
+        let (is_x, value) = term(s).ok_or_else(bad)?;
+        return Ok(if is_x {
+            Condition { op: CondOp::X, ref_x: value, ref_y: true }
+        } else {
+            Condition { op: CondOp::Y, ref_x: true, ref_y: value }
+        });
+    };
+    if parts.len() != 2 {
+        return Err(bad());
+    }
+    let a = term(parts[0]).ok_or_else(bad)?;
+    let b = term(parts[1]).ok_or_else(bad)?;
+    let (x, y) = match (a.0, b.0) {
+        (true, false) => (a.1, b.1),
+        (false, true) => (b.1, a.1),
+        _ => return Err(bad()),
+    };
+    Ok(Condition { op, ref_x: x, ref_y: y })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_read_like_atof() {
+        assert_eq!(parse_float_prefix("1.0/128.0"), Some(1.0));
+        assert_eq!(parse_float_prefix(" -0.5 "), Some(-0.5));
+        assert_eq!(parse_float_prefix("1e3"), Some(1000.0));
+        assert_eq!(parse_float_prefix("2."), Some(2.0));
+        assert_eq!(parse_float_prefix(".25"), Some(0.25));
+        assert_eq!(parse_float_prefix("abc"), None);
+    }
+
+    #[test]
+    fn conditions() {
+        let c = parse_condition("cmp.x && !cmp.y").unwrap();
+        assert_eq!((c.op, c.ref_x, c.ref_y), (CondOp::And, true, false));
+        let c = parse_condition("!cmp.x").unwrap();
+        assert_eq!((c.op, c.ref_x, c.ref_y), (CondOp::X, false, true));
+        assert!(parse_condition("cmp.z").is_err());
+    }
+
+    #[test]
+    fn commas_respect_brackets() {
+        let f = Field { text: "a, b(1, 2), c[a0.x + 1]", column: 1 };
+        let parts: Vec<_> = split_commas(f).iter().map(|f| (f.text, f.column)).collect();
+        assert_eq!(parts, vec![("a", 1), ("b(1, 2)", 4), ("c[a0.x + 1]", 13)]);
+    }
+}
