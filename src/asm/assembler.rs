@@ -89,20 +89,12 @@ fn swizzle_byte(lanes: &[u8]) -> u8 {
     (0..4).fold(0u8, |acc, i| (acc << 2) | (full[i.min(full.len() - 1)] & 3))
 }
 
+/// The write mask of a lane list (picasso takes the set of lanes named, in any order).
 fn mask_of(lanes: &[u8]) -> Option<u8> {
     if lanes.is_empty() {
         return Some(0xF);
     }
-    let mut mask = 0u8;
-    let mut last: Option<u8> = None;
-    for &l in lanes {
-        if last.is_some_and(|p| l <= p) {
-            return None;
-        }
-        last = Some(l);
-        mask |= 8 >> l;
-    }
-    Some(mask)
+    Some(lanes.iter().fold(0u8, |m, &l| m | (8 >> (l & 3))))
 }
 
 /// A parsed source operand.
@@ -337,6 +329,14 @@ impl Assembler {
             .procs
             .get(&st.entry)
             .ok_or_else(|| at(1, (1, AsmErrorKind::EntryUndefined(st.entry.clone()))))?;
+        // picasso lists uniforms by register (inputs, floats, integers, booleans).
+        let mut uniforms = std::mem::take(&mut st.dvle.uniforms);
+        uniforms.sort_by_key(|u| u.first);
+        st.dvle.symbols.clear();
+        for u in &uniforms {
+            push_symbol(&mut st.dvle.symbols, &u.name);
+        }
+        st.dvle.uniforms = uniforms;
         st.dvle.main = main as u32;
         st.dvle.end = end as u32;
         self.dvles.push(st.dvle);
@@ -713,17 +713,29 @@ impl Assembler {
     }
 
     /// A name or register with an optional `.lanes` suffix (no index, no sign).
-    fn named_operand(&self, st: &FileState, f: Field<'_>) -> Res<Named> {
-        let (base, lanes) = match f.text.find('.') {
-            Some(dot) => (f.until(dot), Some(f.from(dot + 1))),
-            None => (f, None),
-        };
+    /// A name or register with an optional constant `[offset]` and `.lanes`
+    /// suffix (no address register, no sign). With `replace_lanes` the suffix
+    /// replaces the name's own lanes (destinations) instead of selecting from
+    /// them (sources).
+    fn named_operand_with(&self, st: &FileState, f: Field<'_>, replace_lanes: bool) -> Res<Named> {
+        let (base, index, lanes) = split_operand(f.trim())?;
         let mut named = self.lookup(st, base)?;
+        if let Some(ix) = index {
+            let (offset, reg) = parse_index(ix)?;
+            if reg != AddrIndex::None {
+                return err(ix, expected("a constant index (address registers only index sources)", ix.text));
+            }
+            named.index = offset_register(&named, offset).ok_or((ix.column, AsmErrorKind::InvalidRegister(format!("{}[{}] is out of range", base.text, ix.text))))?;
+        }
         if let Some(l) = lanes {
             let outer = parse_lanes(l.text).ok_or((l.column, expected("a swizzle (up to 4 of xyzw, rgba or stpq)", l.text)))?;
-            named.lanes = compose(&named.lanes, &outer);
+            named.lanes = if replace_lanes { outer } else { compose(&named.lanes, &outer) };
         }
         Ok(named)
+    }
+
+    fn named_operand(&self, st: &FileState, f: Field<'_>) -> Res<Named> {
+        self.named_operand_with(st, f, false)
     }
 
     fn lookup(&self, st: &FileState, f: Field<'_>) -> Res<Named> {
@@ -752,12 +764,7 @@ impl Assembler {
         let mut index = AddrIndex::None;
         if let Some(ix) = index_field {
             let (offset, reg) = parse_index(ix)?;
-            let limit = if named.kind == RegKind::Float { 96 } else { 16 };
-            let new = i64::from(named.index) + offset;
-            if !(0..limit).contains(&new) {
-                return err(ix, AsmErrorKind::InvalidRegister(format!("{}{} is out of range", named.kind.letter(), new)));
-            }
-            named.index = new as u16;
+            named.index = offset_register(&named, offset).ok_or((ix.column, AsmErrorKind::InvalidRegister(format!("{}[{}] is out of range", base_field.text, ix.text))))?;
             index = reg;
         }
         if let Some(s) = swz_field {
@@ -775,7 +782,7 @@ impl Assembler {
 
     /// A destination: `o`/`r` register with an optional mask.
     fn destination(&self, st: &FileState, f: Field<'_>) -> Res<(DstReg, u8)> {
-        let named = self.named_operand(st, f.trim())?;
+        let named = self.named_operand_with(st, f.trim(), true)?;
         let mask = mask_of(&named.lanes).ok_or((f.column, expected("a write mask in xyzw order", f.text)))?;
         let reg = match named.kind {
             RegKind::Output => DstReg::Output(named.index as u8),
@@ -893,7 +900,8 @@ impl Assembler {
                 if s2.needs_long_field() {
                     return err(args[3], AsmErrorKind::Encoding("the second source of `cmp` cannot be a constant or indexed".into()));
                 }
-                let desc = self.descriptor(word, None, &[(s1, 0xF), (s2, 0xF)], false)?;
+                // cmp reads only the x and y lanes of its sources.
+                let desc = self.descriptor(word, None, &[(s1, 0xC), (s2, 0xC)], false)?;
                 self.push(Instruction::Cmp { src1: s1.source, src2: s2.source, x, y, desc });
             }
             "mad" => {
@@ -1002,6 +1010,18 @@ impl Assembler {
         }
         Ok(())
     }
+}
+
+/// `named` moved by `offset` registers, if still in its register file.
+fn offset_register(named: &Named, offset: i64) -> Option<u16> {
+    let limit = match named.kind {
+        RegKind::Float => 96,
+        RegKind::Int => 4,
+        RegKind::Addr => 1,
+        _ => 16,
+    };
+    let new = i64::from(named.index) + offset;
+    (0..limit).contains(&new).then_some(new as u16)
 }
 
 fn no_args(what: &str, rest: Field<'_>) -> Res<()> {

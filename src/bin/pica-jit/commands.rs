@@ -32,6 +32,25 @@ fn load(file: Option<&Path>) -> Result<(String, Shbin), CliError> {
     Ok((name, shbin))
 }
 
+/// Assembles `files` into `output`; prints nothing on success.
+pub fn asm(files: &[std::path::PathBuf], output: &Path) -> Result<String, CliError> {
+    let mut sources = Vec::with_capacity(files.len());
+    for path in files {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        sources.push(pica_jit::asm::SourceFile::new(name, text));
+    }
+    let shbin = pica_jit::asm::assemble(&sources)?;
+    std::fs::write(output, shbin.to_bytes()).map_err(|source| CliError::Write {
+        path: output.display().to_string(),
+        source,
+    })?;
+    Ok(String::new())
+}
+
 pub fn disasm(file: Option<&Path>) -> Result<String, CliError> {
     let (name, shbin) = load(file)?;
     Ok(pica_jit::describe_shbin(&name, &shbin))

@@ -6,11 +6,18 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum CliError {
-    #[error("cannot read or write {path}: {source}")]
+    #[error("cannot read {path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
     },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Asm(#[from] pica_jit::asm::AsmError),
     #[error("{path} is not a valid shader binary: {source}")]
     Shbin { path: String, source: ShbinError },
     #[error("{path}: {source}")]

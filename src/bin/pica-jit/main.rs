@@ -21,6 +21,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Assemble picasso-syntax sources (`.pica`) into one SHBIN, one DVLE per file.
+    #[command(after_help = "Examples:\n  pica-jit asm shader.pica -o shader.shbin\n  pica-jit asm vshader.v.pica gshader.g.pica -o program.shbin")]
+    Asm {
+        /// Source files, in order; each becomes a DVLE unless it says `.nodvle`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Where to write the SHBIN.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Print the DVLEs (type, entry, outputs, uniforms, constants) and the code listing.
     Disasm {
         /// SHBIN file; the embedded default shader when omitted.
@@ -68,6 +78,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Asm { files, output } => commands::asm(&files, &output),
         Command::Disasm { file } => commands::disasm(file.as_deref()),
         Command::Run {
             file,
@@ -102,7 +113,7 @@ fn write_stdout(text: &str) -> Result<(), error::CliError> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|source| error::CliError::Io {
+        .map_err(|source| error::CliError::Write {
             path: "<stdout>".into(),
             source,
         })
