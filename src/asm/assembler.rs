@@ -859,8 +859,10 @@ impl Assembler {
             } else {
                 false
             };
+            // The lanes of the sources the operation reads.
             let lanes = match op {
-                BinaryOp::Dp3 | BinaryOp::Dp4 | BinaryOp::Dph => 0xF,
+                BinaryOp::Dp3 => 0xE,
+                BinaryOp::Dp4 | BinaryOp::Dph => 0xF,
                 _ => dmask,
             };
             let desc = self.descriptor(word, Some(dmask), &[(s1, lanes), (s2, lanes)], false)?;
@@ -871,7 +873,12 @@ impl Assembler {
             count_check(m, &args, 2, "DST, SRC", end_col)?;
             let (dst, dmask) = self.destination(st, args[0])?;
             let s = self.source(st, args[1])?;
-            let desc = self.descriptor(word, Some(dmask), &[(s, dmask)], false)?;
+            // The scalar operations read only the source's x lane.
+            let lanes = match op {
+                UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => 0x8,
+                _ => dmask,
+            };
+            let desc = self.descriptor(word, Some(dmask), &[(s, lanes)], false)?;
             self.push(Instruction::Unary { op, dst, src: s.source, desc });
             return Ok(());
         }
