@@ -688,7 +688,7 @@ impl Assembler {
         let (index, reg_lanes) = if reg_field.text.is_empty() {
             (st.next_output, vec![])
         } else {
-            let reg = self.named_operand(st, reg_field)?;
+            let reg = self.named_operand_with(st, reg_field, true)?;
             if reg.kind != RegKind::Output {
                 return err(reg_field, expected("an output register o0-o15", reg_field.text));
             }
@@ -702,13 +702,12 @@ impl Assembler {
         if reg_field.text.is_empty() {
             st.next_output = index + 1;
         }
+        // The name stands for the whole register; the mask only goes to the table.
         if name.text != "-" {
-            Self::define(st, name, Named { kind: RegKind::Output, index, lanes: lanes.clone() })?;
+            Self::define(st, name, Named { kind: RegKind::Output, index, lanes: vec![] })?;
         }
         st.dvle.output_mask |= 1 << index;
-        if semantic != 9 {
-            st.dvle.outputs.push(OutputEntry { semantic, register: index, mask: u16::from(mask.reverse_bits() >> 4) });
-        }
+        st.dvle.outputs.push(OutputEntry { semantic, register: index, mask: u16::from(mask.reverse_bits() >> 4) });
         Ok(())
     }
 
@@ -907,8 +906,8 @@ impl Assembler {
                 if s2.needs_long_field() {
                     return err(args[3], AsmErrorKind::Encoding("the second source of `cmp` cannot be a constant or indexed".into()));
                 }
-                // cmp reads only the x and y lanes of its sources.
-                let desc = self.descriptor(word, None, &[(s1, 0xC), (s2, 0xC)], false)?;
+                // cmp compares the x and y lanes; picasso keeps all of src2's selector.
+                let desc = self.descriptor(word, None, &[(s1, 0xC), (s2, 0xF)], false)?;
                 self.push(Instruction::Cmp { src1: s1.source, src2: s2.source, x, y, desc });
             }
             "mad" => {
@@ -929,6 +928,9 @@ impl Assembler {
             }
             "nop" | "end" | "emit" | "break" => {
                 count_check(m, &args, 0, "no operands", end_col)?;
+                if m == "emit" {
+                    st.dvle.kind = ShaderKind::Geometry;
+                }
                 self.push(match m {
                     "nop" => Instruction::Nop,
                     "end" => Instruction::End,
@@ -956,6 +958,8 @@ impl Assembler {
                         }
                     }
                 }
+                // Emitting vertices makes the file a geometry shader, as in picasso.
+                st.dvle.kind = ShaderKind::Geometry;
                 self.push(Instruction::SetEmit { vertex_id, primitive, winding });
             }
             "call" | "callc" | "callu" => {
