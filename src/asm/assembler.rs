@@ -549,20 +549,22 @@ impl Assembler {
             let f = f.ok_or((rest.column + rest.text.len(), AsmErrorKind::MissingOperand { mnemonic: ".gsh".into(), expected: what.into() }))?;
             parse_uint(f.text).and_then(|v| u8::try_from(v).ok()).ok_or((f.column, expected("a vertex count", f.text)))
         };
+        // The first register is where the float uniforms start (the lower
+        // ones receive the input vertices).
+        if let Some(first) = words.get(1).map(reg).transpose()? {
+            st.next_float = u16::from(first);
+        }
         match mode.text {
             "point" => {
-                let _ = words.get(1).map(reg).transpose()?;
                 st.dvle.gs_mode = [0, 0, 0, 0];
             }
             "variable" => {
-                let _ = words.get(1).map(reg).transpose()?;
                 let count = num(words.get(2), ".gsh variable cSTART COUNT")?;
                 st.dvle.gs_mode = [1, 0, count, 0];
                 st.dvle.merge_flag = 1;
             }
             _ => {
                 // `fixed` (picasso reads any other mode word the same way).
-                let _ = words.get(1).map(reg).transpose()?;
                 let start = words.get(2).map(reg).transpose()?.unwrap_or(0);
                 let count = num(words.get(3), ".gsh fixed cSTART cARRAY COUNT")?;
                 st.dvle.gs_mode = [2, start, 0, count];
