@@ -261,6 +261,10 @@ impl Assembler {
             })?;
             code.push(word);
         }
+        if code.len() > MAX_CODE_WORDS {
+            let (file, line, column) = self.origins.get(MAX_CODE_WORDS).copied().unwrap_or((0, 1, 1));
+            return Err(AsmError { file: files[file].name.clone(), line, column, kind: AsmErrorKind::TooMuchCode });
+        }
         let descriptors = self.descriptors.words().to_vec();
         Ok(Shbin {
             dvlp: Dvlp { version: 0, code, descriptor_extras: vec![0; descriptors.len()], descriptors },
@@ -337,6 +341,9 @@ impl Assembler {
             push_symbol(&mut st.dvle.symbols, &u.name);
         }
         st.dvle.uniforms = uniforms;
+        if main == end || main >= self.code.len() {
+            return Err(at(1, (1, AsmErrorKind::EntryEmpty(st.entry.clone()))));
+        }
         st.dvle.main = main as u32;
         st.dvle.end = end as u32;
         self.dvles.push(st.dvle);
@@ -354,7 +361,6 @@ impl Assembler {
             if st.labels.insert(name.text.to_owned(), self.code.len()).is_some() {
                 return err(name, AsmErrorKind::Redefined(name.text.to_owned()));
             }
-            st.last_block_end = st.last_block_end.filter(|_| false);
             field = field.from(colon + 1).trim();
         }
         if field.text.is_empty() {
@@ -746,7 +752,13 @@ impl Assembler {
         if let Some(n) = register_literal(f.text) {
             return Ok(n);
         }
-        if is_identifier(f.text) {
+        let bytes = f.text.as_bytes();
+        let looks_like_register = bytes.len() > 1
+            && b"vorcib".contains(&bytes[0])
+            && bytes[1..].iter().all(u8::is_ascii_digit);
+        if looks_like_register {
+            err(f, AsmErrorKind::InvalidRegister(format!("{} is out of range (v0-v15, o0-o15, r0-r15, c0-c95, i0-i3, b0-b15)", f.text)))
+        } else if is_identifier(f.text) {
             err(f, AsmErrorKind::Undefined(f.text.to_owned()))
         } else {
             err(f, AsmErrorKind::InvalidRegister(f.text.to_owned()))

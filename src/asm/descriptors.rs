@@ -50,7 +50,7 @@ mod tests {
         let mut t = DescriptorTable::default();
         assert_eq!(t.find_or_add(0x36E, 0x1FEF, false), Some(0));
         // Same mask and src1, now also src2: shares slot 0 and fills src2 in.
-        assert_eq!(t.find_or_add(0x6C36E, 0x7FC1FEF, false), Some(0));
+        assert_eq!(t.find_or_add(0x6C36E, 0x3F_FFEF, false), Some(0));
         assert_eq!(t.words(), &[0x6C36E]);
         // Different mask: new slot.
         assert_eq!(t.find_or_add(0x361, 0x1FEF, false), Some(1));

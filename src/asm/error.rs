@@ -86,6 +86,9 @@ pub enum AsmErrorKind {
     /// The entry point's procedure does not exist.
     #[error("entry point `{0}` is undefined (expected `.proc {0}` in this file)")]
     EntryUndefined(String),
+    /// The entry point's procedure has no instructions.
+    #[error("entry point `{0}` has no instructions (expected at least `end`)")]
+    EntryEmpty(String),
     /// No input file yields a shader.
     #[error("no DVLE can be generated from the given input file(s): they contain no shader code")]
     NoDvle,
