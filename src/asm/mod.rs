@@ -82,3 +82,42 @@ pub fn assemble(files: &[SourceFile]) -> Result<Shbin, AsmError> {
 pub fn assemble_str(name: &str, text: &str) -> Result<Shbin, AsmError> {
     assemble(&[SourceFile::new(name, text)])
 }
+
+/// The robustness check shared by the `asm` fuzz target and its replay
+/// tests: `data` is split at NUL bytes into up to 8 source files (read as
+/// lossy UTF-8) and assembled. An error must carry a 1-based position and
+/// render; a success must validate, write a SHBIN that loads back, and load
+/// as a [`Program`](crate::Program).
+///
+/// Panics (the fuzzer's signal) when one of those properties fails.
+#[doc(hidden)]
+pub fn check_arbitrary_source(data: &[u8]) {
+    let files: Vec<SourceFile> = data
+        .split(|&b| b == 0)
+        .take(8)
+        .enumerate()
+        .map(|(i, part)| SourceFile::new(format!("f{i}.pica"), String::from_utf8_lossy(part)))
+        .collect();
+    match assemble(&files) {
+        Ok(shbin) => {
+            if let Err(e) = shbin.validate() {
+                panic!("assembled SHBIN does not validate: {e}");
+            }
+            let bytes = shbin.to_bytes();
+            match Shbin::parse(&bytes) {
+                Ok(again) => assert_eq!(again.dvlp.code, shbin.dvlp.code),
+                Err(e) => panic!("assembled SHBIN does not load: {e}"),
+            }
+            if let Err(e) =
+                crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            {
+                panic!("assembled code is not a valid program: {e}");
+            }
+        }
+        Err(e) => {
+            assert!(e.line >= 1 && e.column >= 1, "position of {e:?}");
+            assert!(files.iter().any(|f| f.name == e.file), "file of {e:?}");
+            let _ = e.to_string();
+        }
+    }
+}
