@@ -9,15 +9,8 @@ use std::path::{Path, PathBuf};
 fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PICA_ASM_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/asm-corpus"));
-    let alt = Path::new("/work/shared/asm-corpus");
-    if dir.join("MANIFEST.tsv").is_file() {
-        Some(dir)
-    } else if alt.join("MANIFEST.tsv").is_file() {
-        Some(alt.to_path_buf())
-    } else {
-        None
-    }
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/asm-corpus"));
+    dir.join("MANIFEST.tsv").is_file().then_some(dir)
 }
 
 /// The files of one corpus entry: a single source, or the sources a
@@ -39,24 +32,39 @@ fn sources(dir: &Path, source: &str) -> Vec<SourceFile> {
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .map(|rel| {
-                let name = Path::new(rel).file_name().unwrap().to_string_lossy().into_owned();
+                let name = Path::new(rel)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 SourceFile::new(name, std::fs::read_to_string(path.join(rel)).unwrap())
             })
             .collect()
     } else {
-        vec![SourceFile::new(source, std::fs::read_to_string(&path).unwrap())]
+        vec![SourceFile::new(
+            source,
+            std::fs::read_to_string(&path).unwrap(),
+        )]
     }
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> String {
-    let at = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
-    format!("lengths {} vs {}, first difference at byte {at:#x}", a.len(), b.len())
+    let at = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "lengths {} vs {}, first difference at byte {at:#x}",
+        a.len(),
+        b.len()
+    )
 }
 
 #[test]
 fn assembler_matches_picasso_on_the_asm_corpus() {
     let Some(dir) = corpus_dir() else {
-        println!("SKIPPED: asm-corpus not found (set PICA_ASM_CORPUS)");
+        println!("SKIPPED: asm-corpus not found at ../shared/asm-corpus (or $PICA_ASM_CORPUS)");
         return;
     };
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
@@ -64,7 +72,12 @@ fn assembler_matches_picasso_on_the_asm_corpus() {
     let (mut ok, mut rejected) = (0, 0);
     for row in manifest.lines().skip(1) {
         let cols: Vec<&str> = row.split('\t').collect();
-        let (source, expected, verdict, message) = (cols[0], cols[1], cols[2], cols.get(3).copied().unwrap_or(""));
+        let (source, expected, verdict, message) = (
+            cols[0],
+            cols[1],
+            cols[2],
+            cols.get(3).copied().unwrap_or(""),
+        );
         let files = sources(&dir, source);
         let result = assemble(&files);
         if verdict == "ok" {
@@ -74,7 +87,10 @@ fn assembler_matches_picasso_on_the_asm_corpus() {
                 Ok(shbin) => {
                     let got = shbin.to_bytes();
                     if got != want {
-                        failures.push(format!("{source}: bytes differ ({})", first_difference(&got, &want)));
+                        failures.push(format!(
+                            "{source}: bytes differ ({})",
+                            first_difference(&got, &want)
+                        ));
                     }
                 }
                 Err(e) => failures.push(format!("{source}: picasso accepts it, we say {e}")),
@@ -82,14 +98,31 @@ fn assembler_matches_picasso_on_the_asm_corpus() {
         } else {
             rejected += 1;
             // picasso: `FILE:LINE: error: …`
-            let line: usize = message.split(':').nth(1).and_then(|l| l.trim().parse().ok()).expect("line in message");
+            let line: usize = message
+                .split(':')
+                .nth(1)
+                .and_then(|l| l.trim().parse().ok())
+                .expect("line in message");
             match result {
-                Ok(_) => failures.push(format!("{source}: picasso rejects it ({message}), we accept it")),
-                Err(e) if e.line != line => failures.push(format!("{source}: error on line {} ({e}), picasso says {message}", e.line)),
-                Err(e) => assert!(e.to_string().starts_with(&format!("{}:{line}:", e.file)), "{e}"),
+                Ok(_) => failures.push(format!(
+                    "{source}: picasso rejects it ({message}), we accept it"
+                )),
+                Err(e) if e.line != line => failures.push(format!(
+                    "{source}: error on line {} ({e}), picasso says {message}",
+                    e.line
+                )),
+                Err(e) => assert!(
+                    e.to_string().starts_with(&format!("{}:{line}:", e.file)),
+                    "{e}"
+                ),
             }
         }
     }
     assert_eq!((ok, rejected), (90, 18), "corpus size changed");
-    assert!(failures.is_empty(), "{} of 108 differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of 108 differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

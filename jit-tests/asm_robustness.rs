@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -25,7 +30,10 @@ fn fuzz_seeds_and_corpus_replay_cleanly() {
     assert!(seeds.len() >= 4, "seed inputs missing: {seeds:?}");
     let corpus = files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/asm"));
     if corpus.is_empty() {
-        println!("fuzz/corpus/asm absent or empty: replaying the {} seeds only", seeds.len());
+        println!(
+            "fuzz/corpus/asm absent or empty: replaying the {} seeds only",
+            seeds.len()
+        );
     }
     for path in seeds.iter().chain(&corpus) {
         let data = std::fs::read(path).unwrap();
@@ -41,30 +49,55 @@ fn the_valid_seeds_assemble() {
             panic!("{e}");
         }
     }
-    let e = assemble_str("errors.pica", &std::fs::read_to_string(seeds_dir().join("errors.pica")).unwrap())
-        .expect_err("errors.pica is rejected");
+    let e = assemble_str(
+        "errors.pica",
+        &std::fs::read_to_string(seeds_dir().join("errors.pica")).unwrap(),
+    )
+    .expect_err("errors.pica is rejected");
     assert_eq!(e.line, 2);
 }
 
 /// Real sources to mutate: the seeds, plus the asm-corpus when it is present.
 fn mutation_bases() -> Vec<Vec<u8>> {
-    let mut bases: Vec<Vec<u8>> = files_in(&seeds_dir()).iter().map(|p| std::fs::read(p).unwrap()).collect();
-    let corpus = Path::new("/work/shared/asm-corpus/src");
-    let alt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/asm-corpus/src");
-    for dir in [alt.as_path(), corpus] {
-        let files = files_in(dir);
-        if !files.is_empty() {
-            bases.extend(files.iter().map(|p| std::fs::read(p).unwrap()));
-            break;
-        }
-    }
+    let mut bases: Vec<Vec<u8>> = files_in(&seeds_dir())
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let corpus = std::env::var_os("PICA_ASM_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/asm-corpus"));
+    bases.extend(
+        files_in(&corpus.join("src"))
+            .iter()
+            .map(|p| std::fs::read(p).unwrap()),
+    );
     bases
 }
 
 const TOKENS: &[&[u8]] = &[
-    b".end", b".else", b".proc main", b"ifc cmp.x", b"for i0", b"[a0.x + 200]", b"c95", b"c96",
-    b"-", b",", b"\n", b".xyzwx", b"(1e40, nan, -0, 2)", b"call main", b".gsh fixed c0 c9 300",
-    b"\xff\xfe", b"\0", b"[", b"]", b"(", b":", b"mad r0, c1, c2, c3", b".out - dummy o16",
+    b".end",
+    b".else",
+    b".proc main",
+    b"ifc cmp.x",
+    b"for i0",
+    b"[a0.x + 200]",
+    b"c95",
+    b"c96",
+    b"-",
+    b",",
+    b"\n",
+    b".xyzwx",
+    b"(1e40, nan, -0, 2)",
+    b"call main",
+    b".gsh fixed c0 c9 300",
+    b"\xff\xfe",
+    b"\0",
+    b"[",
+    b"]",
+    b"(",
+    b":",
+    b"mad r0, c1, c2, c3",
+    b".out - dummy o16",
 ];
 
 proptest! {

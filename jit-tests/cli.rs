@@ -1880,3 +1880,90 @@ fn auto_engine_output_is_byte_identical_to_the_engine_it_names() {
     let named = cli(&["run", "--engine", &engine, "--input", &demo], None);
     assert_eq!(auto.ok(), named.ok());
 }
+
+// ---------------------------------------------------------------------------
+// asm
+// ---------------------------------------------------------------------------
+
+const TRIANGLE_PICA: &str = "\
+.fvec scale
+.constf k(0.0, 1.0, 0.5, 2.0)
+.out outpos position
+.out outclr color
+.proc main
+    mul outpos, scale, v0
+    mov outclr, k.yzwx
+    end
+.end
+";
+
+#[test]
+fn asm_writes_the_library_assembler_output_and_it_runs() {
+    let scratch = Scratch::new("asm");
+    let src = scratch.file("tri.pica", TRIANGLE_PICA.as_bytes());
+    let out = scratch.0.join("tri.shbin");
+    let out_s = out.to_str().unwrap().to_owned();
+    let o = cli(&["asm", &src, "-o", &out_s], None);
+    assert_eq!(o.ok(), "", "asm prints nothing on success");
+    let bytes = std::fs::read(&out).expect("output written");
+    let want = pica_jit::asm::assemble_str(&src, TRIANGLE_PICA)
+        .unwrap()
+        .to_bytes();
+    assert_eq!(bytes, want);
+
+    let listing = cli(&["disasm", &out_s], None);
+    let listing = listing.ok();
+    assert!(listing.contains("output o1.xyzw = color"), "{listing}");
+    assert!(listing.contains("uniform c0 = scale"), "{listing}");
+    assert!(
+        listing.contains("constant c95 = (0.0, 1.0, 0.5, 2.0)"),
+        "{listing}"
+    );
+
+    let input = json!({"uniforms": {"f": {"0": [2.0, 3.0, 4.0, 5.0]}}, "vertices": [{"0": [1.0, 1.0, 1.0, 1.0]}]});
+    let doc = run_json(Some(&out_s), &[], &input);
+    let o0 = reg_bits(&results(&doc)[0], "o", 0);
+    assert_eq!(o0, [2.0f32, 3.0, 4.0, 5.0].map(f32::to_bits));
+    let o1 = reg_bits(&results(&doc)[0], "o", 1);
+    assert_eq!(o1, [1.0f32, 0.5, 2.0, 0.0].map(f32::to_bits));
+}
+
+#[test]
+fn asm_links_several_files_into_one_shbin() {
+    let scratch = Scratch::new("asm-multi");
+    let a = scratch.file("a.pica", TRIANGLE_PICA.as_bytes());
+    let b = scratch.file(
+        "b.pica",
+        b".entry other\n.proc other\n    mov o0, v1\n    end\n.end\n",
+    );
+    let out = scratch.0.join("ab.shbin").to_str().unwrap().to_owned();
+    cli(&["asm", &a, &b, "--output", &out], None).ok();
+    let shbin = Shbin::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(shbin.dvles.len(), 2);
+    assert_eq!(shbin.dvles[1].main, 3);
+    assert_eq!(shbin.dvlp.code.len(), 5);
+}
+
+#[test]
+fn asm_errors_name_file_line_and_column() {
+    let scratch = Scratch::new("asm-err");
+    let src = scratch.file("bad.pica", b".proc main\n    mov r0, q7\n    end\n.end\n");
+    let out = scratch.0.join("bad.shbin").to_str().unwrap().to_owned();
+    cli(&["asm", &src, "-o", &out], None).error(&[&format!("{src}:2:13: `q7` is not defined")]);
+    assert!(!Path::new(&out).exists(), "no output on error");
+
+    let missing = scratch.0.join("missing.pica").to_str().unwrap().to_owned();
+    cli(&["asm", &missing, "-o", &out], None).error(&["cannot read", "missing.pica"]);
+
+    let unwritable = scratch
+        .0
+        .join("no/such/dir/x.shbin")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let good = scratch.file("good.pica", TRIANGLE_PICA.as_bytes());
+    cli(&["asm", &good, "-o", &unwritable], None).error(&["cannot write", "x.shbin"]);
+
+    cli(&["asm", &good], None).error(&["--output"]);
+    cli(&["asm", "-o", &out], None).error(&["FILES"]);
+}

@@ -1,6 +1,7 @@
 //! The assembler proper: directives, symbols, instruction selection and
 //! the block structure (`.proc`, `ifc`/`ifu`, `for`, `.else`, `.end`).
 
+use super::SourceFile;
 use super::descriptors::DescriptorTable;
 use super::error::{AsmError, AsmErrorKind};
 use super::float24::picasso_f32;
@@ -8,12 +9,13 @@ use super::syntax::{
     Field, expected, is_identifier, parse_condition, parse_float_prefix, parse_int, parse_lanes,
     parse_uint, split_commas, split_word,
 };
-use super::SourceFile;
 use crate::isa::{
     AddrIndex, BinaryOp, CmpOp, DstReg, Guard, Instruction, MAX_CODE_WORDS, Source, SrcReg,
     UnaryOp, encode,
 };
-use crate::shbin::{ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, ShaderKind, Shbin, UniformEntry};
+use crate::shbin::{
+    ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, ShaderKind, Shbin, UniformEntry,
+};
 use std::collections::HashMap;
 
 type Res<T> = Result<T, (usize, AsmErrorKind)>;
@@ -59,7 +61,13 @@ fn register_literal(s: &str) -> Option<Named> {
         b'c' => (RegKind::Float, 96),
         b'i' => (RegKind::Int, 4),
         b'b' => (RegKind::Bool, 16),
-        b'a' if s == "a0" => return Some(Named { kind: RegKind::Addr, index: 0, lanes: vec![] }),
+        b'a' if s == "a0" => {
+            return Some(Named {
+                kind: RegKind::Addr,
+                index: 0,
+                lanes: vec![],
+            });
+        }
         _ => return None,
     };
     let digits = &s[1..];
@@ -67,7 +75,11 @@ fn register_literal(s: &str) -> Option<Named> {
         return None;
     }
     let index: u16 = digits.parse().ok()?;
-    (index < limit).then_some(Named { kind, index, lanes: vec![] })
+    (index < limit).then_some(Named {
+        kind,
+        index,
+        lanes: vec![],
+    })
 }
 
 /// Lanes `outer` picks out of `inner` (a short `inner` repeats its last lane).
@@ -85,7 +97,11 @@ fn compose(inner: &[u8], outer: &[u8]) -> Vec<u8> {
 }
 
 fn swizzle_byte(lanes: &[u8]) -> u8 {
-    let full: Vec<u8> = if lanes.is_empty() { vec![0, 1, 2, 3] } else { lanes.to_vec() };
+    let full: Vec<u8> = if lanes.is_empty() {
+        vec![0, 1, 2, 3]
+    } else {
+        lanes.to_vec()
+    };
     (0..4).fold(0u8, |acc, i| (acc << 2) | (full[i.min(full.len() - 1)] & 3))
 }
 
@@ -216,17 +232,29 @@ const SEMANTICS: [(&str, u16); 18] = [
     ("normal", 1),
 ];
 
-fn count_check(mnemonic: &str, args: &[Field<'_>], n: usize, what: &str, line_col: usize) -> Res<()> {
+fn count_check(
+    mnemonic: &str,
+    args: &[Field<'_>],
+    n: usize,
+    what: &str,
+    line_col: usize,
+) -> Res<()> {
     if args.len() < n {
         return Err((
             args.last().map_or(line_col, |a| a.column + a.text.len()),
-            AsmErrorKind::MissingOperand { mnemonic: mnemonic.to_owned(), expected: what.to_owned() },
+            AsmErrorKind::MissingOperand {
+                mnemonic: mnemonic.to_owned(),
+                expected: what.to_owned(),
+            },
         ));
     }
     if args.len() > n {
         return Err((
             args[n].column,
-            AsmErrorKind::TooManyOperands { mnemonic: mnemonic.to_owned(), expected: what.to_owned() },
+            AsmErrorKind::TooManyOperands {
+                mnemonic: mnemonic.to_owned(),
+                expected: what.to_owned(),
+            },
         ));
     }
     Ok(())
@@ -238,7 +266,12 @@ fn err<T>(f: Field<'_>, kind: AsmErrorKind) -> Res<T> {
 
 impl Assembler {
     pub fn new() -> Self {
-        Assembler { code: Vec::new(), origins: Vec::new(), descriptors: DescriptorTable::default(), dvles: Vec::new() }
+        Assembler {
+            code: Vec::new(),
+            origins: Vec::new(),
+            descriptors: DescriptorTable::default(),
+            dvles: Vec::new(),
+        }
     }
 
     /// Assembles every file, in order, into one SHBIN.
@@ -249,7 +282,12 @@ impl Assembler {
             last_file = (file.name.clone(), file.text.matches('\n').count() + 1);
         }
         if self.dvles.is_empty() {
-            return Err(AsmError { file: last_file.0, line: last_file.1, column: 1, kind: AsmErrorKind::NoDvle });
+            return Err(AsmError {
+                file: last_file.0,
+                line: last_file.1,
+                column: 1,
+                kind: AsmErrorKind::NoDvle,
+            });
         }
         let mut code = Vec::with_capacity(self.code.len());
         for (instr, &(file, line, column)) in self.code.iter().zip(&self.origins) {
@@ -262,12 +300,26 @@ impl Assembler {
             code.push(word);
         }
         if code.len() > MAX_CODE_WORDS {
-            let (file, line, column) = self.origins.get(MAX_CODE_WORDS).copied().unwrap_or((0, 1, 1));
-            return Err(AsmError { file: files[file].name.clone(), line, column, kind: AsmErrorKind::TooMuchCode });
+            let (file, line, column) = self
+                .origins
+                .get(MAX_CODE_WORDS)
+                .copied()
+                .unwrap_or((0, 1, 1));
+            return Err(AsmError {
+                file: files[file].name.clone(),
+                line,
+                column,
+                kind: AsmErrorKind::TooMuchCode,
+            });
         }
         let descriptors = self.descriptors.words().to_vec();
         Ok(Shbin {
-            dvlp: Dvlp { version: 0, code, descriptor_extras: vec![0; descriptors.len()], descriptors },
+            dvlp: Dvlp {
+                version: 0,
+                code,
+                descriptor_extras: vec![0; descriptors.len()],
+                descriptors,
+            },
             dvles: self.dvles,
         })
     }
@@ -294,30 +346,48 @@ impl Assembler {
             let raw = raw.strip_suffix('\r').unwrap_or(raw);
             let text = raw.split(';').next().unwrap_or("");
             let field = Field { text, column: 1 };
-            self.line(&mut st, file_index, line_no, field).map_err(|e| at(line_no, e))?;
+            self.line(&mut st, file_index, line_no, field)
+                .map_err(|e| at(line_no, e))?;
         }
         if let Some((block, line)) = st.blocks.last() {
             let what = match block {
-                Block::Proc { name, .. } => format!("`.proc {name}` is never closed (expected `.end`)"),
+                Block::Proc { name, .. } => {
+                    format!("`.proc {name}` is never closed (expected `.end`)")
+                }
                 Block::If { .. } => "`if` block is never closed (expected `.end`)".to_owned(),
                 Block::For { .. } => "`for` block is never closed (expected `.end`)".to_owned(),
             };
             return Err(at(*line, (1, AsmErrorKind::Block(what))));
         }
         for r in std::mem::take(&mut st.relocs) {
-            let fail = |kind| AsmError { file: file.name.clone(), line: r.line, column: r.column, kind };
+            let fail = |kind| AsmError {
+                file: file.name.clone(),
+                line: r.line,
+                column: r.column,
+                kind,
+            };
             match r.kind {
                 RelocKind::Call => {
-                    let &(start, end) = st.procs.get(&r.name).ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
-                    let num = u8::try_from(end - start)
-                        .map_err(|_| fail(AsmErrorKind::Encoding(format!("procedure `{}` is longer than 255 instructions", r.name))))?;
+                    let &(start, end) = st
+                        .procs
+                        .get(&r.name)
+                        .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
+                    let num = u8::try_from(end - start).map_err(|_| {
+                        fail(AsmErrorKind::Encoding(format!(
+                            "procedure `{}` is longer than 255 instructions",
+                            r.name
+                        )))
+                    })?;
                     if let Instruction::Call { target, num: n, .. } = &mut self.code[r.at] {
                         *target = u16::try_from(start).unwrap_or(u16::MAX);
                         *n = num;
                     }
                 }
                 RelocKind::Jump => {
-                    let &pos = st.labels.get(&r.name).ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
+                    let &pos = st
+                        .labels
+                        .get(&r.name)
+                        .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
                     if let Instruction::Jmp { target, .. } = &mut self.code[r.at] {
                         *target = u16::try_from(pos).unwrap_or(u16::MAX);
                     }
@@ -358,7 +428,11 @@ impl Assembler {
             if !is_identifier(name.text) {
                 break;
             }
-            if st.labels.insert(name.text.to_owned(), self.code.len()).is_some() {
+            if st
+                .labels
+                .insert(name.text.to_owned(), self.code.len())
+                .is_some()
+            {
                 return err(name, AsmErrorKind::Redefined(name.text.to_owned()));
             }
             field = field.from(colon + 1).trim();
@@ -370,7 +444,11 @@ impl Assembler {
         if word.text.starts_with('.') {
             self.directive(st, line, word, rest)
         } else {
-            if !st.blocks.iter().any(|(b, _)| matches!(b, Block::Proc { .. })) {
+            if !st
+                .blocks
+                .iter()
+                .any(|(b, _)| matches!(b, Block::Proc { .. }))
+            {
                 return err(word, AsmErrorKind::OutsideProc);
             }
             let at = self.code.len();
@@ -416,7 +494,13 @@ impl Assembler {
         Ok(())
     }
 
-    fn directive(&mut self, st: &mut FileState, line: usize, word: Field<'_>, rest: Field<'_>) -> Res<()> {
+    fn directive(
+        &mut self,
+        st: &mut FileState,
+        line: usize,
+        word: Field<'_>,
+        rest: Field<'_>,
+    ) -> Res<()> {
         let name = &word.text[1..];
         match name {
             "proc" => {
@@ -425,25 +509,56 @@ impl Assembler {
                     return err(proc_name, expected("a procedure name", proc_name.text));
                 }
                 if !extra.text.is_empty() {
-                    return err(extra, AsmErrorKind::TooManyOperands { mnemonic: ".proc".into(), expected: "a name".into() });
+                    return err(
+                        extra,
+                        AsmErrorKind::TooManyOperands {
+                            mnemonic: ".proc".into(),
+                            expected: "a name".into(),
+                        },
+                    );
                 }
                 if !st.blocks.is_empty() {
-                    return err(word, AsmErrorKind::Block("`.proc` inside another block (expected `.end` first)".into()));
+                    return err(
+                        word,
+                        AsmErrorKind::Block(
+                            "`.proc` inside another block (expected `.end` first)".into(),
+                        ),
+                    );
                 }
                 if st.procs.contains_key(proc_name.text) || st.labels.contains_key(proc_name.text) {
-                    return err(proc_name, AsmErrorKind::Redefined(proc_name.text.to_owned()));
+                    return err(
+                        proc_name,
+                        AsmErrorKind::Redefined(proc_name.text.to_owned()),
+                    );
                 }
                 st.labels.insert(proc_name.text.to_owned(), self.code.len());
-                st.blocks.push((Block::Proc { name: proc_name.text.to_owned(), start: self.code.len() }, line));
+                st.blocks.push((
+                    Block::Proc {
+                        name: proc_name.text.to_owned(),
+                        start: self.code.len(),
+                    },
+                    line,
+                ));
                 Ok(())
             }
             "else" => {
                 no_args(".else", rest)?;
                 match st.blocks.last_mut() {
-                    Some((Block::If { else_at: else_at @ None, .. }, _)) => {
+                    Some((
+                        Block::If {
+                            else_at: else_at @ None,
+                            ..
+                        },
+                        _,
+                    )) => {
                         let _ = else_at;
                     }
-                    _ => return err(word, AsmErrorKind::Block("`.else` without an open `ifc`/`ifu` block".into())),
+                    _ => {
+                        return err(
+                            word,
+                            AsmErrorKind::Block("`.else` without an open `ifc`/`ifu` block".into()),
+                        );
+                    }
                 }
                 let pos = self.close_block(st);
                 if let Some((Block::If { at, else_at }, _)) = st.blocks.last_mut() {
@@ -457,7 +572,10 @@ impl Assembler {
             "end" => {
                 no_args(".end", rest)?;
                 let Some((block, _)) = st.blocks.pop() else {
-                    return err(word, AsmErrorKind::Block("`.end` without an open block".into()));
+                    return err(
+                        word,
+                        AsmErrorKind::Block("`.end` without an open block".into()),
+                    );
                 };
                 let pos = self.close_block(st);
                 let pos16 = u16::try_from(pos).unwrap_or(u16::MAX);
@@ -468,7 +586,16 @@ impl Assembler {
                     Block::If { at, else_at } => {
                         if let Instruction::If { target, num, .. } = &mut self.code[at] {
                             match else_at {
-                                Some(e) => *num = u8::try_from(pos - e).map_err(|_| (word.column, AsmErrorKind::Encoding("`.else` part longer than 255 instructions".into())))?,
+                                Some(e) => {
+                                    *num = u8::try_from(pos - e).map_err(|_| {
+                                        (
+                                            word.column,
+                                            AsmErrorKind::Encoding(
+                                                "`.else` part longer than 255 instructions".into(),
+                                            ),
+                                        )
+                                    })?
+                                }
                                 None => *target = pos16,
                             }
                         }
@@ -499,7 +626,13 @@ impl Assembler {
             "alias" => {
                 let (alias, target) = split_word(rest);
                 if target.text.is_empty() {
-                    return err(target, AsmErrorKind::MissingOperand { mnemonic: ".alias".into(), expected: "NAME REGISTER[.swizzle]".into() });
+                    return err(
+                        target,
+                        AsmErrorKind::MissingOperand {
+                            mnemonic: ".alias".into(),
+                            expected: "NAME REGISTER[.swizzle]".into(),
+                        },
+                    );
                 }
                 let value = self.named_operand(st, target)?;
                 Self::define(st, alias, value)
@@ -517,7 +650,12 @@ impl Assembler {
             }
             "constfa" => {
                 st.wants_dvle = true;
-                err(word, AsmErrorKind::UnknownDirective(".constfa (constant arrays are not supported yet)".into()))
+                err(
+                    word,
+                    AsmErrorKind::UnknownDirective(
+                        ".constfa (constant arrays are not supported yet)".into(),
+                    ),
+                )
             }
             "setf" | "seti" | "setb" => {
                 st.wants_dvle = true;
@@ -538,22 +676,38 @@ impl Assembler {
     fn gsh(&mut self, st: &mut FileState, rest: Field<'_>) -> Res<()> {
         st.wants_dvle = true;
         st.dvle.kind = ShaderKind::Geometry;
-        let words: Vec<Field<'_>> = rest.text.split_whitespace().map(|w| {
-            let off = w.as_ptr() as usize - rest.text.as_ptr() as usize;
-            rest.from(off).until(w.len())
-        }).collect();
+        let words: Vec<Field<'_>> = rest
+            .text
+            .split_whitespace()
+            .map(|w| {
+                let off = w.as_ptr() as usize - rest.text.as_ptr() as usize;
+                rest.from(off).until(w.len())
+            })
+            .collect();
         let Some(mode) = words.first() else {
             return Ok(());
         };
         let reg = |f: &Field<'_>| -> Res<u8> {
             match register_literal(f.text) {
-                Some(Named { kind: RegKind::Float, index, .. }) => Ok(index as u8),
+                Some(Named {
+                    kind: RegKind::Float,
+                    index,
+                    ..
+                }) => Ok(index as u8),
                 _ => err(*f, expected("a float register c0-c95", f.text)),
             }
         };
         let num = |f: Option<&Field<'_>>, what: &str| -> Res<u8> {
-            let f = f.ok_or((rest.column + rest.text.len(), AsmErrorKind::MissingOperand { mnemonic: ".gsh".into(), expected: what.into() }))?;
-            parse_uint(f.text).and_then(|v| u8::try_from(v).ok()).ok_or((f.column, expected("a vertex count", f.text)))
+            let f = f.ok_or((
+                rest.column + rest.text.len(),
+                AsmErrorKind::MissingOperand {
+                    mnemonic: ".gsh".into(),
+                    expected: what.into(),
+                },
+            ))?;
+            parse_uint(f.text)
+                .and_then(|v| u8::try_from(v).ok())
+                .ok_or((f.column, expected("a vertex count", f.text)))
         };
         // The first register is where the float uniforms start (the lower
         // ones receive the input vertices).
@@ -583,34 +737,70 @@ impl Assembler {
         let (name, count) = match decl.text.find('[') {
             Some(open) => {
                 let inner = decl.from(open + 1);
-                let close = inner.text.find(']').ok_or((decl.column + decl.text.len(), expected("`]`", decl.text)))?;
-                let n = parse_uint(inner.until(close).text).filter(|&n| n > 0).ok_or((inner.column, expected("an array size", inner.until(close).text)))?;
+                let close = inner
+                    .text
+                    .find(']')
+                    .ok_or((decl.column + decl.text.len(), expected("`]`", decl.text)))?;
+                let n = parse_uint(inner.until(close).text)
+                    .filter(|&n| n > 0)
+                    .ok_or((
+                        inner.column,
+                        expected("an array size", inner.until(close).text),
+                    ))?;
                 (decl.until(open).trim(), n as u16)
             }
             None => (decl, 1),
         };
         let (reg_kind, next, limit, raw_base) = match kind {
-            "fvec" => (RegKind::Float, &mut st.next_float, st.next_float_const + 1, 0x10),
+            "fvec" => (
+                RegKind::Float,
+                &mut st.next_float,
+                st.next_float_const + 1,
+                0x10,
+            ),
             "ivec" => (RegKind::Int, &mut st.next_int, st.next_int_const + 1, 0x70),
-            _ => (RegKind::Bool, &mut st.next_bool, st.next_bool_const + 1, 0x78),
+            _ => (
+                RegKind::Bool,
+                &mut st.next_bool,
+                st.next_bool_const + 1,
+                0x78,
+            ),
         };
         let first = *next;
         if i32::from(first) + i32::from(count) > limit {
-            return err(decl, AsmErrorKind::OutOfRegisters(match reg_kind {
-                RegKind::Float => "float uniform",
-                RegKind::Int => "integer uniform",
-                _ => "boolean uniform",
-            }));
+            return err(
+                decl,
+                AsmErrorKind::OutOfRegisters(match reg_kind {
+                    RegKind::Float => "float uniform",
+                    RegKind::Int => "integer uniform",
+                    _ => "boolean uniform",
+                }),
+            );
         }
         *next += count;
-        Self::define(st, name, Named { kind: reg_kind, index: first, lanes: vec![] })?;
-        st.dvle.uniforms.push(UniformEntry { name: name.text.to_owned(), first: raw_base + first, last: raw_base + first + count - 1 });
+        Self::define(
+            st,
+            name,
+            Named {
+                kind: reg_kind,
+                index: first,
+                lanes: vec![],
+            },
+        )?;
+        st.dvle.uniforms.push(UniformEntry {
+            name: name.text.to_owned(),
+            first: raw_base + first,
+            last: raw_base + first + count - 1,
+        });
         push_symbol(&mut st.dvle.symbols, name.text);
         Ok(())
     }
 
     fn constant(&mut self, st: &mut FileState, kind: &str, rest: Field<'_>) -> Res<()> {
-        let open = rest.text.find('(').ok_or((rest.column + rest.text.len(), expected("NAME(x, y, z, w)", rest.text)))?;
+        let open = rest.text.find('(').ok_or((
+            rest.column + rest.text.len(),
+            expected("NAME(x, y, z, w)", rest.text),
+        ))?;
         let name = rest.until(open).trim();
         let values = vector(rest.from(open), kind == "constf")?;
         let value = to_constant(kind == "constf", &values);
@@ -627,13 +817,27 @@ impl Assembler {
             st.next_int_const -= 1;
             (RegKind::Int, st.next_int_const + 1)
         };
-        Self::define(st, name, Named { kind: reg_kind, index: index as u16, lanes: vec![] })?;
-        st.dvle.constants.push(ConstantEntry { register: index as u16, value });
+        Self::define(
+            st,
+            name,
+            Named {
+                kind: reg_kind,
+                index: index as u16,
+                lanes: vec![],
+            },
+        )?;
+        st.dvle.constants.push(ConstantEntry {
+            register: index as u16,
+            value,
+        });
         Ok(())
     }
 
     fn set_constant(&mut self, st: &mut FileState, kind: &str, rest: Field<'_>) -> Res<()> {
-        let split = rest.text.find(|c: char| c == '(' || c.is_whitespace()).unwrap_or(rest.text.len());
+        let split = rest
+            .text
+            .find(|c: char| c == '(' || c.is_whitespace())
+            .unwrap_or(rest.text.len());
         let reg_field = rest.until(split).trim();
         let value_field = rest.from(split).trim();
         let reg = self.named_operand(st, reg_field)?;
@@ -643,7 +847,10 @@ impl Assembler {
             _ => RegKind::Bool,
         };
         if reg.kind != want {
-            return err(reg_field, expected(&format!("a {}-register", want.letter()), reg_field.text));
+            return err(
+                reg_field,
+                expected(&format!("a {}-register", want.letter()), reg_field.text),
+            );
         }
         let value = match kind {
             "setb" => ConstantValue::Bool(match value_field.text {
@@ -653,7 +860,10 @@ impl Assembler {
             }),
             _ => to_constant(kind == "setf", &vector(value_field, kind == "setf")?),
         };
-        st.dvle.constants.push(ConstantEntry { register: reg.index, value });
+        st.dvle.constants.push(ConstantEntry {
+            register: reg.index,
+            value,
+        });
         Ok(())
     }
 
@@ -663,17 +873,38 @@ impl Assembler {
             st.next_input
         } else {
             match register_literal(reg_field.text) {
-                Some(Named { kind: RegKind::Input, index, .. }) => index,
-                _ => return err(reg_field, expected("an input register v0-v15", reg_field.text)),
+                Some(Named {
+                    kind: RegKind::Input,
+                    index,
+                    ..
+                }) => index,
+                _ => {
+                    return err(
+                        reg_field,
+                        expected("an input register v0-v15", reg_field.text),
+                    );
+                }
             }
         };
         if index >= 16 {
             return err(name, AsmErrorKind::OutOfRegisters("input"));
         }
         st.next_input = index + 1;
-        Self::define(st, name, Named { kind: RegKind::Input, index, lanes: vec![] })?;
+        Self::define(
+            st,
+            name,
+            Named {
+                kind: RegKind::Input,
+                index,
+                lanes: vec![],
+            },
+        )?;
         st.dvle.input_mask |= 1 << index;
-        st.dvle.uniforms.push(UniformEntry { name: name.text.to_owned(), first: index, last: index });
+        st.dvle.uniforms.push(UniformEntry {
+            name: name.text.to_owned(),
+            first: index,
+            last: index,
+        });
         push_symbol(&mut st.dvle.symbols, name.text);
         Ok(())
     }
@@ -682,10 +913,22 @@ impl Assembler {
         let (name, rest2) = split_word(rest);
         let (semantic_field, reg_field) = split_word(rest2);
         if semantic_field.text.is_empty() {
-            return err(rest2, AsmErrorKind::MissingOperand { mnemonic: ".out".into(), expected: "NAME SEMANTIC[.mask] [REGISTER]".into() });
+            return err(
+                rest2,
+                AsmErrorKind::MissingOperand {
+                    mnemonic: ".out".into(),
+                    expected: "NAME SEMANTIC[.mask] [REGISTER]".into(),
+                },
+            );
         }
         let (sem_name, sem_lanes) = match semantic_field.text.split_once('.') {
-            Some((s, l)) => (s, Some(parse_lanes(l).ok_or((semantic_field.column, expected("a component mask", l)))?)),
+            Some((s, l)) => (
+                s,
+                Some(
+                    parse_lanes(l)
+                        .ok_or((semantic_field.column, expected("a component mask", l)))?,
+                ),
+            ),
             None => (semantic_field.text, None),
         };
         let semantic = SEMANTICS
@@ -698,7 +941,10 @@ impl Assembler {
         } else {
             let reg = self.named_operand_with(st, reg_field, true)?;
             if reg.kind != RegKind::Output {
-                return err(reg_field, expected("an output register o0-o15", reg_field.text));
+                return err(
+                    reg_field,
+                    expected("an output register o0-o15", reg_field.text),
+                );
             }
             (reg.index, reg.lanes)
         };
@@ -706,16 +952,31 @@ impl Assembler {
             return err(name, AsmErrorKind::OutOfRegisters("output"));
         }
         let lanes = sem_lanes.unwrap_or(reg_lanes);
-        let mask = mask_of(&lanes).ok_or((semantic_field.column, expected("a component mask in xyzw order", semantic_field.text)))?;
+        let mask = mask_of(&lanes).ok_or((
+            semantic_field.column,
+            expected("a component mask in xyzw order", semantic_field.text),
+        ))?;
         if reg_field.text.is_empty() {
             st.next_output = index + 1;
         }
         // The name stands for the whole register; the mask only goes to the table.
         if name.text != "-" {
-            Self::define(st, name, Named { kind: RegKind::Output, index, lanes: vec![] })?;
+            Self::define(
+                st,
+                name,
+                Named {
+                    kind: RegKind::Output,
+                    index,
+                    lanes: vec![],
+                },
+            )?;
         }
         st.dvle.output_mask |= 1 << index;
-        st.dvle.outputs.push(OutputEntry { semantic, register: index, mask: u16::from(mask.reverse_bits() >> 4) });
+        st.dvle.outputs.push(OutputEntry {
+            semantic,
+            register: index,
+            mask: u16::from(mask.reverse_bits() >> 4),
+        });
         Ok(())
     }
 
@@ -730,13 +991,32 @@ impl Assembler {
         if let Some(ix) = index {
             let (offset, reg) = parse_index(ix)?;
             if reg != AddrIndex::None {
-                return err(ix, expected("a constant index (address registers only index sources)", ix.text));
+                return err(
+                    ix,
+                    expected(
+                        "a constant index (address registers only index sources)",
+                        ix.text,
+                    ),
+                );
             }
-            named.index = offset_register(&named, offset).ok_or((ix.column, AsmErrorKind::InvalidRegister(format!("{}[{}] is out of range", base.text, ix.text))))?;
+            named.index = offset_register(&named, offset).ok_or((
+                ix.column,
+                AsmErrorKind::InvalidRegister(format!(
+                    "{}[{}] is out of range",
+                    base.text, ix.text
+                )),
+            ))?;
         }
         if let Some(l) = lanes {
-            let outer = parse_lanes(l.text).ok_or((l.column, expected("a swizzle (up to 4 of xyzw, rgba or stpq)", l.text)))?;
-            named.lanes = if replace_lanes { outer } else { compose(&named.lanes, &outer) };
+            let outer = parse_lanes(l.text).ok_or((
+                l.column,
+                expected("a swizzle (up to 4 of xyzw, rgba or stpq)", l.text),
+            ))?;
+            named.lanes = if replace_lanes {
+                outer
+            } else {
+                compose(&named.lanes, &outer)
+            };
         }
         Ok(named)
     }
@@ -757,7 +1037,13 @@ impl Assembler {
             && b"vorcib".contains(&bytes[0])
             && bytes[1..].iter().all(u8::is_ascii_digit);
         if looks_like_register {
-            err(f, AsmErrorKind::InvalidRegister(format!("{} is out of range (v0-v15, o0-o15, r0-r15, c0-c95, i0-i3, b0-b15)", f.text)))
+            err(
+                f,
+                AsmErrorKind::InvalidRegister(format!(
+                    "{} is out of range (v0-v15, o0-o15, r0-r15, c0-c95, i0-i3, b0-b15)",
+                    f.text
+                )),
+            )
         } else if is_identifier(f.text) {
             err(f, AsmErrorKind::Undefined(f.text.to_owned()))
         } else {
@@ -777,30 +1063,62 @@ impl Assembler {
         let mut index = AddrIndex::None;
         if let Some(ix) = index_field {
             let (offset, reg) = parse_index(ix)?;
-            named.index = offset_register(&named, offset).ok_or((ix.column, AsmErrorKind::InvalidRegister(format!("{}[{}] is out of range", base_field.text, ix.text))))?;
+            named.index = offset_register(&named, offset).ok_or((
+                ix.column,
+                AsmErrorKind::InvalidRegister(format!(
+                    "{}[{}] is out of range",
+                    base_field.text, ix.text
+                )),
+            ))?;
             index = reg;
         }
         if let Some(s) = swz_field {
-            let outer = parse_lanes(s.text).ok_or((s.column, expected("a swizzle (up to 4 of xyzw, rgba or stpq)", s.text)))?;
+            let outer = parse_lanes(s.text).ok_or((
+                s.column,
+                expected("a swizzle (up to 4 of xyzw, rgba or stpq)", s.text),
+            ))?;
             named.lanes = compose(&named.lanes, &outer);
         }
         let reg = match named.kind {
             RegKind::Input => SrcReg::Input(named.index as u8),
             RegKind::Temp => SrcReg::Temp(named.index as u8),
             RegKind::Float => SrcReg::Const(named.index as u8),
-            _ => return err(base_field, AsmErrorKind::InvalidRegister(format!("{}{} cannot be a source (expected v, r or c)", named.kind.letter(), named.index))),
+            _ => {
+                return err(
+                    base_field,
+                    AsmErrorKind::InvalidRegister(format!(
+                        "{}{} cannot be a source (expected v, r or c)",
+                        named.kind.letter(),
+                        named.index
+                    )),
+                );
+            }
         };
-        Ok(SrcOp { source: Source { reg, index }, neg, swizzle: swizzle_byte(&named.lanes) })
+        Ok(SrcOp {
+            source: Source { reg, index },
+            neg,
+            swizzle: swizzle_byte(&named.lanes),
+        })
     }
 
     /// A destination: `o`/`r` register with an optional mask.
     fn destination(&self, st: &FileState, f: Field<'_>) -> Res<(DstReg, u8)> {
         let named = self.named_operand_with(st, f.trim(), true)?;
-        let mask = mask_of(&named.lanes).ok_or((f.column, expected("a write mask in xyzw order", f.text)))?;
+        let mask = mask_of(&named.lanes)
+            .ok_or((f.column, expected("a write mask in xyzw order", f.text)))?;
         let reg = match named.kind {
             RegKind::Output => DstReg::Output(named.index as u8),
             RegKind::Temp => DstReg::Temp(named.index as u8),
-            _ => return err(f, AsmErrorKind::InvalidRegister(format!("{}{} cannot be written (expected o or r)", named.kind.letter(), named.index))),
+            _ => {
+                return err(
+                    f,
+                    AsmErrorKind::InvalidRegister(format!(
+                        "{}{} cannot be written (expected o or r)",
+                        named.kind.letter(),
+                        named.index
+                    )),
+                );
+            }
         };
         Ok((reg, mask))
     }
@@ -826,7 +1144,13 @@ impl Assembler {
         Ok(named.index as u8)
     }
 
-    fn descriptor(&mut self, f: Field<'_>, dst_mask: Option<u8>, sources: &[(SrcOp, u8)], mad: bool) -> Res<u8> {
+    fn descriptor(
+        &mut self,
+        f: Field<'_>,
+        dst_mask: Option<u8>,
+        sources: &[(SrcOp, u8)],
+        mad: bool,
+    ) -> Res<u8> {
         const SHIFT: [u32; 3] = [4, 13, 22];
         let mut value = 0u32;
         let mut mask = 0u32;
@@ -844,12 +1168,19 @@ impl Assembler {
                 }
             }
         }
-        self.descriptors
-            .find_or_add(value, mask, mad)
-            .ok_or((f.column, AsmErrorKind::TooManyDescriptors(if mad { 32 } else { 128 })))
+        self.descriptors.find_or_add(value, mask, mad).ok_or((
+            f.column,
+            AsmErrorKind::TooManyDescriptors(if mad { 32 } else { 128 }),
+        ))
     }
 
-    fn instruction(&mut self, st: &mut FileState, _line: usize, word: Field<'_>, rest: Field<'_>) -> Res<()> {
+    fn instruction(
+        &mut self,
+        st: &mut FileState,
+        _line: usize,
+        word: Field<'_>,
+        rest: Field<'_>,
+    ) -> Res<()> {
         let m = word.text;
         let args = split_commas(rest);
         let end_col = rest.column + rest.text.len();
@@ -861,7 +1192,12 @@ impl Assembler {
             let _ = explicit_inverted;
             let inverted = if s2.needs_long_field() {
                 if s1.needs_long_field() {
-                    return err(args[2], AsmErrorKind::Encoding(format!("`{m}` can take only one constant or indexed source")));
+                    return err(
+                        args[2],
+                        AsmErrorKind::Encoding(format!(
+                            "`{m}` can take only one constant or indexed source"
+                        )),
+                    );
                 }
                 if op.has_inverted_form() {
                     true
@@ -879,7 +1215,14 @@ impl Assembler {
                 _ => dmask,
             };
             let desc = self.descriptor(word, Some(dmask), &[(s1, lanes), (s2, lanes)], false)?;
-            self.push(Instruction::Binary { op, inverted, dst, src1: s1.source, src2: s2.source, desc });
+            self.push(Instruction::Binary {
+                op,
+                inverted,
+                dst,
+                src1: s1.source,
+                src2: s2.source,
+                desc,
+            });
             return Ok(());
         }
         if let Some(&(_, op)) = UNARY.iter().find(|(n, _)| *n == m) {
@@ -892,7 +1235,12 @@ impl Assembler {
                 _ => dmask,
             };
             let desc = self.descriptor(word, Some(dmask), &[(s, lanes)], false)?;
-            self.push(Instruction::Unary { op, dst, src: s.source, desc });
+            self.push(Instruction::Unary {
+                op,
+                dst,
+                src: s.source,
+                desc,
+            });
             return Ok(());
         }
         match m {
@@ -909,7 +1257,12 @@ impl Assembler {
                 };
                 let s = self.source(st, args[1])?;
                 let desc = self.descriptor(word, Some(dmask), &[(s, dmask)], false)?;
-                self.push(Instruction::Unary { op: UnaryOp::Mova, dst: DstReg::Output(0), src: s.source, desc });
+                self.push(Instruction::Unary {
+                    op: UnaryOp::Mova,
+                    dst: DstReg::Output(0),
+                    src: s.source,
+                    desc,
+                });
             }
             "cmp" => {
                 count_check(m, &args, 4, "SRC1, OPX, OPY, SRC2", end_col)?;
@@ -918,11 +1271,22 @@ impl Assembler {
                 let y = cmp_op(args[2])?;
                 let s2 = self.source(st, args[3])?;
                 if s2.needs_long_field() {
-                    return err(args[3], AsmErrorKind::Encoding("the second source of `cmp` cannot be a constant or indexed".into()));
+                    return err(
+                        args[3],
+                        AsmErrorKind::Encoding(
+                            "the second source of `cmp` cannot be a constant or indexed".into(),
+                        ),
+                    );
                 }
                 // cmp compares the x and y lanes; picasso keeps all of src2's selector.
                 let desc = self.descriptor(word, None, &[(s1, 0xC), (s2, 0xF)], false)?;
-                self.push(Instruction::Cmp { src1: s1.source, src2: s2.source, x, y, desc });
+                self.push(Instruction::Cmp {
+                    src1: s1.source,
+                    src2: s2.source,
+                    x,
+                    y,
+                    desc,
+                });
             }
             "mad" => {
                 count_check(m, &args, 4, "DST, SRC1, SRC2, SRC3", end_col)?;
@@ -934,11 +1298,28 @@ impl Assembler {
                     std::mem::swap(&mut s1, &mut s2);
                 }
                 if s1.needs_long_field() || (s2.needs_long_field() && s3.needs_long_field()) {
-                    return err(args[1], AsmErrorKind::Encoding("`mad` can take only one constant or indexed source".into()));
+                    return err(
+                        args[1],
+                        AsmErrorKind::Encoding(
+                            "`mad` can take only one constant or indexed source".into(),
+                        ),
+                    );
                 }
                 let inverted = s3.needs_long_field();
-                let desc = self.descriptor(word, Some(dmask), &[(s1, dmask), (s2, dmask), (s3, dmask)], true)?;
-                self.push(Instruction::Mad { inverted, dst, src1: s1.source, src2: s2.source, src3: s3.source, desc });
+                let desc = self.descriptor(
+                    word,
+                    Some(dmask),
+                    &[(s1, dmask), (s2, dmask), (s3, dmask)],
+                    true,
+                )?;
+                self.push(Instruction::Mad {
+                    inverted,
+                    dst,
+                    src1: s1.source,
+                    src2: s2.source,
+                    src3: s3.source,
+                    desc,
+                });
             }
             "nop" | "end" | "emit" | "break" => {
                 count_check(m, &args, 0, "no operands", end_col)?;
@@ -949,19 +1330,32 @@ impl Assembler {
                     "nop" => Instruction::Nop,
                     "end" => Instruction::End,
                     "emit" => Instruction::Emit,
-                    _ => Instruction::Break { guard: Guard::Always },
+                    _ => Instruction::Break {
+                        guard: Guard::Always,
+                    },
                 });
             }
             "breakc" => {
                 count_check(m, &args, 1, "CONDITION", end_col)?;
                 let c = parse_condition(args[0].text).map_err(|k| (args[0].column, k))?;
-                self.push(Instruction::Break { guard: Guard::Cond(c) });
+                self.push(Instruction::Break {
+                    guard: Guard::Cond(c),
+                });
             }
             "setemit" => {
                 if args.is_empty() {
-                    return Err((end_col, AsmErrorKind::MissingOperand { mnemonic: m.into(), expected: "VERTEX[, prim][, inv]".into() }));
+                    return Err((
+                        end_col,
+                        AsmErrorKind::MissingOperand {
+                            mnemonic: m.into(),
+                            expected: "VERTEX[, prim][, inv]".into(),
+                        },
+                    ));
                 }
-                let vertex_id = parse_uint(args[0].text).filter(|&v| v < 4).ok_or((args[0].column, expected("a vertex id 0-3", args[0].text)))? as u8;
+                let vertex_id = parse_uint(args[0].text)
+                    .filter(|&v| v < 4)
+                    .ok_or((args[0].column, expected("a vertex id 0-3", args[0].text)))?
+                    as u8;
                 let (mut primitive, mut winding) = (false, false);
                 for a in &args[1..] {
                     for flag in a.text.split_whitespace() {
@@ -974,18 +1368,33 @@ impl Assembler {
                 }
                 // Emitting vertices makes the file a geometry shader, as in picasso.
                 st.dvle.kind = ShaderKind::Geometry;
-                self.push(Instruction::SetEmit { vertex_id, primitive, winding });
+                self.push(Instruction::SetEmit {
+                    vertex_id,
+                    primitive,
+                    winding,
+                });
             }
             "call" | "callc" | "callu" => {
                 let n = if m == "call" { 1 } else { 2 };
-                count_check(m, &args, n, if n == 1 { "PROC" } else { "GUARD, PROC" }, end_col)?;
+                count_check(
+                    m,
+                    &args,
+                    n,
+                    if n == 1 { "PROC" } else { "GUARD, PROC" },
+                    end_col,
+                )?;
                 let guard = match m {
                     "call" => Guard::Always,
-                    "callc" => Guard::Cond(parse_condition(args[0].text).map_err(|k| (args[0].column, k))?),
+                    "callc" => {
+                        Guard::Cond(parse_condition(args[0].text).map_err(|k| (args[0].column, k))?)
+                    }
                     _ => {
                         let (neg, b) = self.bool_reg(st, args[0])?;
                         if neg {
-                            return err(args[0], expected("a boolean register without `!`", args[0].text));
+                            return err(
+                                args[0],
+                                expected("a boolean register without `!`", args[0].text),
+                            );
                         }
                         Guard::Bool(b)
                     }
@@ -994,13 +1403,28 @@ impl Assembler {
                 if !is_identifier(target.text) {
                     return err(target, expected("a procedure name", target.text));
                 }
-                let at = self.push(Instruction::Call { guard, target: 0, num: 0 });
-                st.relocs.push(Reloc { at, name: target.text.to_owned(), kind: RelocKind::Call, line: _line, column: target.column });
+                let at = self.push(Instruction::Call {
+                    guard,
+                    target: 0,
+                    num: 0,
+                });
+                st.relocs.push(Reloc {
+                    at,
+                    name: target.text.to_owned(),
+                    kind: RelocKind::Call,
+                    line: _line,
+                    column: target.column,
+                });
             }
             "jmpc" | "jmpu" => {
                 count_check(m, &args, 2, "GUARD, LABEL", end_col)?;
                 let (guard, invert) = if m == "jmpc" {
-                    (Guard::Cond(parse_condition(args[0].text).map_err(|k| (args[0].column, k))?), false)
+                    (
+                        Guard::Cond(
+                            parse_condition(args[0].text).map_err(|k| (args[0].column, k))?,
+                        ),
+                        false,
+                    )
                 } else {
                     let (neg, b) = self.bool_reg(st, args[0])?;
                     (Guard::Bool(b), neg)
@@ -1008,8 +1432,18 @@ impl Assembler {
                 if !is_identifier(args[1].text) {
                     return err(args[1], expected("a label", args[1].text));
                 }
-                let at = self.push(Instruction::Jmp { guard, target: 0, invert });
-                st.relocs.push(Reloc { at, name: args[1].text.to_owned(), kind: RelocKind::Jump, line: _line, column: args[1].column });
+                let at = self.push(Instruction::Jmp {
+                    guard,
+                    target: 0,
+                    invert,
+                });
+                st.relocs.push(Reloc {
+                    at,
+                    name: args[1].text.to_owned(),
+                    kind: RelocKind::Jump,
+                    line: _line,
+                    column: args[1].column,
+                });
             }
             "ifc" | "ifu" => {
                 count_check(m, &args, 1, "GUARD", end_col)?;
@@ -1018,11 +1452,18 @@ impl Assembler {
                 } else {
                     let (neg, b) = self.bool_reg(st, args[0])?;
                     if neg {
-                        return err(args[0], expected("a boolean register without `!`", args[0].text));
+                        return err(
+                            args[0],
+                            expected("a boolean register without `!`", args[0].text),
+                        );
                     }
                     Guard::Bool(b)
                 };
-                let at = self.push(Instruction::If { guard, target: 0, num: 0 });
+                let at = self.push(Instruction::If {
+                    guard,
+                    target: 0,
+                    num: 0,
+                });
                 st.blocks.push((Block::If { at, else_at: None }, _line));
             }
             "for" | "loop" => {
@@ -1053,7 +1494,13 @@ fn no_args(what: &str, rest: Field<'_>) -> Res<()> {
     if rest.text.trim().is_empty() {
         Ok(())
     } else {
-        err(rest, AsmErrorKind::TooManyOperands { mnemonic: what.into(), expected: "no operands".into() })
+        err(
+            rest,
+            AsmErrorKind::TooManyOperands {
+                mnemonic: what.into(),
+                expected: "no operands".into(),
+            },
+        )
     }
 }
 
@@ -1082,7 +1529,10 @@ fn vector(f: Field<'_>, float: bool) -> Res<Vec<f32>> {
         .strip_prefix('(')
         .and_then(|s| s.strip_suffix(')'))
         .ok_or((f.column, expected("(x, y, z, w)", f.text)))?;
-    let parts = split_commas(Field { text: inner, column: f.column + 1 });
+    let parts = split_commas(Field {
+        text: inner,
+        column: f.column + 1,
+    });
     if parts.len() != 4 {
         return err(f, expected("four components (x, y, z, w)", f.text));
     }
@@ -1103,9 +1553,19 @@ fn vector(f: Field<'_>, float: bool) -> Res<Vec<f32>> {
 
 fn to_constant(float: bool, v: &[f32]) -> ConstantValue {
     if float {
-        ConstantValue::Float([picasso_f32(v[0]), picasso_f32(v[1]), picasso_f32(v[2]), picasso_f32(v[3])])
+        ConstantValue::Float([
+            picasso_f32(v[0]),
+            picasso_f32(v[1]),
+            picasso_f32(v[2]),
+            picasso_f32(v[3]),
+        ])
     } else {
-        ConstantValue::Int([v[0] as i64 as u8, v[1] as i64 as u8, v[2] as i64 as u8, v[3] as i64 as u8])
+        ConstantValue::Int([
+            v[0] as i64 as u8,
+            v[1] as i64 as u8,
+            v[2] as i64 as u8,
+            v[3] as i64 as u8,
+        ])
     }
 }
 
@@ -1116,7 +1576,10 @@ fn split_operand(f: Field<'_>) -> Res<(Field<'_>, Option<Field<'_>>, Option<Fiel
     let mut rest = f.from(name_end);
     let mut index = None;
     if rest.text.starts_with('[') {
-        let close = rest.text.find(']').ok_or((rest.column, expected("`]`", rest.text)))?;
+        let close = rest
+            .text
+            .find(']')
+            .ok_or((rest.column, expected("`]`", rest.text)))?;
         index = Some(rest.from(1).until(close - 1).trim());
         rest = rest.from(close + 1);
     }
@@ -1125,7 +1588,10 @@ fn split_operand(f: Field<'_>) -> Res<(Field<'_>, Option<Field<'_>>, Option<Fiel
         let _ = s;
         swz = Some(rest.from(1).trim());
     } else if !rest.text.trim().is_empty() {
-        return err(rest, expected("`.swizzle` or the end of the operand", rest.text));
+        return err(
+            rest,
+            expected("`.swizzle` or the end of the operand", rest.text),
+        );
     }
     if base.text.is_empty() {
         return err(f, expected("a register or name", f.text));
@@ -1151,9 +1617,17 @@ fn parse_index(f: Field<'_>) -> Res<(i64, AddrIndex)> {
         };
         match r {
             Some(r) if reg == AddrIndex::None => reg = r,
-            Some(_) => return err(f, expected("at most one address register in an index", f.text)),
+            Some(_) => {
+                return err(
+                    f,
+                    expected("at most one address register in an index", f.text),
+                );
+            }
             None => {
-                offset += parse_int(t).filter(|v| v.abs() < 256).ok_or((f.column, expected("an index: a number, a0.x, a0.y or aL", t)))?;
+                offset += parse_int(t).filter(|v| v.abs() < 256).ok_or((
+                    f.column,
+                    expected("an index: a number, a0.x, a0.y or aL", t),
+                ))?;
             }
         }
     }

@@ -18,8 +18,18 @@ impl DescriptorTable {
     /// The index of a compatible entry (added if none), or `None` when the
     /// table (or, for `mad`, its first 32 slots) is full.
     pub fn find_or_add(&mut self, value: u32, mask: u32, mad: bool) -> Option<u8> {
-        let limit = if mad { MAD_DESCRIPTORS } else { MAX_DESCRIPTORS };
-        for (i, (v, m)) in self.values.iter_mut().zip(&mut self.masks).enumerate().take(limit) {
+        let limit = if mad {
+            MAD_DESCRIPTORS
+        } else {
+            MAX_DESCRIPTORS
+        };
+        for (i, (v, m)) in self
+            .values
+            .iter_mut()
+            .zip(&mut self.masks)
+            .enumerate()
+            .take(limit)
+        {
             if (*v ^ value) & *m & mask == 0 {
                 let new_bits = mask & !*m;
                 *v = (*v & !new_bits) | (value & new_bits);

@@ -60,7 +60,9 @@ pub enum AsmErrorKind {
     #[error("unknown directive `{0}` (expected .proc, .end, .alias, .fvec, .constf, .out, …)")]
     UnknownDirective(String),
     /// A name is used but never defined.
-    #[error("`{0}` is not defined (expected a register, an alias, a uniform, a constant or a label)")]
+    #[error(
+        "`{0}` is not defined (expected a register, an alias, a uniform, a constant or a label)"
+    )]
     Undefined(String),
     /// A name is defined twice.
     #[error("`{0}` is already defined")]

@@ -54,7 +54,17 @@ mod tests {
         // 0.3 and 1/255 as picasso stores them (seen in its output).
         assert_eq!(picasso_f24(0.1), 0x3B_9999);
         assert!((picasso_f32(0.3) - 0.29999924).abs() < 1e-8);
-        for v in [0.0f32, -0.0, 1.0, 0.1, 0.3, -7.25, 1.0 / 255.0, 1e30, -1e-30] {
+        for v in [
+            0.0f32,
+            -0.0,
+            1.0,
+            0.1,
+            0.3,
+            -7.25,
+            1.0 / 255.0,
+            1e30,
+            -1e-30,
+        ] {
             assert_eq!(f32_to_f24(picasso_f32(v)), picasso_f24(v), "{v}");
         }
     }

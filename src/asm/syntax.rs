@@ -169,14 +169,22 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f32> {
     } else {
         text.to_owned()
     };
-    text.trim_end_matches('.').parse::<f64>().ok().map(|v| v as f32)
+    text.trim_end_matches('.')
+        .parse::<f64>()
+        .ok()
+        .map(|v| v as f32)
 }
 
 /// Parses a condition: `cmp.x`, `!cmp.y`, `cmp.x && !cmp.y`, `cmp.x || cmp.y`.
 ///
 /// Unreferenced flags keep reference value 1, as picasso encodes them.
 pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
-    let bad = || expected("a condition like `cmp.x`, `!cmp.y`, `cmp.x && cmp.y` or `cmp.x || !cmp.y`", s);
+    let bad = || {
+        expected(
+            "a condition like `cmp.x`, `!cmp.y`, `cmp.x && cmp.y` or `cmp.x || !cmp.y`",
+            s,
+        )
+    };
     let term = |t: &str| -> Option<(bool, bool)> {
         let t = t.trim();
         let (neg, t) = match t.strip_prefix('!') {
@@ -196,9 +204,17 @@ pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
     } else {
         let (is_x, value) = term(s).ok_or_else(bad)?;
         return Ok(if is_x {
-            Condition { op: CondOp::X, ref_x: value, ref_y: true }
+            Condition {
+                op: CondOp::X,
+                ref_x: value,
+                ref_y: true,
+            }
         } else {
-            Condition { op: CondOp::Y, ref_x: true, ref_y: value }
+            Condition {
+                op: CondOp::Y,
+                ref_x: true,
+                ref_y: value,
+            }
         });
     };
     if parts.len() != 2 {
@@ -211,7 +227,11 @@ pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
         (false, true) => (b.1, a.1),
         _ => return Err(bad()),
     };
-    Ok(Condition { op, ref_x: x, ref_y: y })
+    Ok(Condition {
+        op,
+        ref_x: x,
+        ref_y: y,
+    })
 }
 
 #[cfg(test)]
@@ -239,7 +259,10 @@ mod tests {
 
     #[test]
     fn commas_respect_brackets() {
-        let f = Field { text: "a, b(1, 2), c[a0.x + 1]", column: 1 };
+        let f = Field {
+            text: "a, b(1, 2), c[a0.x + 1]",
+            column: 1,
+        };
         let parts: Vec<_> = split_commas(f).iter().map(|f| (f.text, f.column)).collect();
         assert_eq!(parts, vec![("a", 1), ("b(1, 2)", 4), ("c[a0.x + 1]", 13)]);
     }

@@ -16,7 +16,7 @@ pub enum CliError {
         path: String,
         source: std::io::Error,
     },
-    #[error(transparent)]
+    #[error("{}:{}:{}: {}", .0.file, .0.line, .0.column, .0.kind)]
     Asm(#[from] pica_jit::asm::AsmError),
     #[error("{path} is not a valid shader binary: {source}")]
     Shbin { path: String, source: ShbinError },

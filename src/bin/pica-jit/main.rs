@@ -22,7 +22,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Assemble picasso-syntax sources (`.pica`) into one SHBIN, one DVLE per file.
-    #[command(after_help = "Examples:\n  pica-jit asm shader.pica -o shader.shbin\n  pica-jit asm vshader.v.pica gshader.g.pica -o program.shbin")]
+    #[command(
+        after_help = "Examples:\n  pica-jit asm shader.pica -o shader.shbin\n  pica-jit asm vshader.v.pica gshader.g.pica -o program.shbin"
+    )]
     Asm {
         /// Source files, in order; each becomes a DVLE unless it says `.nodvle`.
         #[arg(required = true)]
@@ -70,10 +72,24 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             // One line, like every other error: clap's first line plus a pointer.
+            // clap puts details (such as the missing arguments) on the
+            // following lines, before the usage block.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("pica-jit: error: {first} (see `pica-jit --help`)");
+            let before_usage = text.split("\nUsage:").next().unwrap_or("");
+            let message = before_usage
+                .lines()
+                .filter(|l| !l.trim().starts_with("tip:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            let message = if message.is_empty() {
+                "invalid arguments"
+            } else {
+                message
+            };
+            eprintln!("pica-jit: error: {message} (see `pica-jit --help`)");
             return ExitCode::from(1);
         }
     };
