@@ -140,6 +140,12 @@ enum RelocKind {
     Call,
     /// `jmp*`: a label.
     Jump,
+    /// `call* …, LABEL, NUM` (disassembler form): a label, explicit length.
+    CallLabel,
+    /// `if* …, ELSE, END` (disassembler form): the else label; `end` names the end.
+    IfLabels { end: String },
+    /// `loop iN, LAST` (disassembler form): the last instruction of the body.
+    LoopEnd,
 }
 
 #[derive(Debug)]
@@ -383,13 +389,41 @@ impl Assembler {
                         *n = num;
                     }
                 }
-                RelocKind::Jump => {
+                RelocKind::Jump | RelocKind::CallLabel | RelocKind::LoopEnd => {
                     let &pos = st
                         .labels
                         .get(&r.name)
                         .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
-                    if let Instruction::Jmp { target, .. } = &mut self.code[r.at] {
-                        *target = u16::try_from(pos).unwrap_or(u16::MAX);
+                    let pos = u16::try_from(pos).unwrap_or(u16::MAX);
+                    match &mut self.code[r.at] {
+                        Instruction::Jmp { target, .. } | Instruction::Call { target, .. } => {
+                            *target = pos
+                        }
+                        Instruction::Loop { end, .. } => *end = pos,
+                        _ => {}
+                    }
+                }
+                RelocKind::IfLabels { ref end } => {
+                    let &start = st
+                        .labels
+                        .get(&r.name)
+                        .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
+                    let &stop = st
+                        .labels
+                        .get(end)
+                        .ok_or_else(|| fail(AsmErrorKind::Undefined(end.clone())))?;
+                    let n = stop
+                        .checked_sub(start)
+                        .and_then(|n| u8::try_from(n).ok())
+                        .ok_or_else(|| {
+                            fail(AsmErrorKind::Encoding(format!(
+                                "`{end}` must lie 0 to 255 instructions after `{}`",
+                                r.name
+                            )))
+                        })?;
+                    if let Instruction::If { target, num, .. } = &mut self.code[r.at] {
+                        *target = u16::try_from(start).unwrap_or(u16::MAX);
+                        *num = n;
                     }
                 }
             }
@@ -1103,6 +1137,11 @@ impl Assembler {
 
     /// A destination: `o`/`r` register with an optional mask.
     fn destination(&self, st: &FileState, f: Field<'_>) -> Res<(DstReg, u8)> {
+        // `.none`: an empty write mask, as the disassembler prints it.
+        if let Some(reg) = f.text.trim().strip_suffix(".none") {
+            let (dst, _) = self.destination(st, Field { text: reg, column: f.column })?;
+            return Ok((dst, 0));
+        }
         let named = self.named_operand_with(st, f.trim(), true)?;
         let mask = mask_of(&named.lanes)
             .ok_or((f.column, expected("a write mask in xyzw order", f.text)))?;
@@ -1189,8 +1228,10 @@ impl Assembler {
             let (dst, dmask) = self.destination(st, args[0])?;
             let mut s1 = self.source(st, args[1])?;
             let mut s2 = self.source(st, args[2])?;
-            let _ = explicit_inverted;
-            let inverted = if s2.needs_long_field() {
+            let inverted = if explicit_inverted {
+                // `dphi`, `sgei`, …: as written (the disassembler prints these).
+                true
+            } else if s2.needs_long_field() {
                 if s1.needs_long_field() {
                     return err(
                         args[2],
@@ -1232,6 +1273,8 @@ impl Assembler {
             // The scalar operations read only the source's x lane.
             let lanes = match op {
                 UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => 0x8,
+                // litp sets the cmp flags from x and w whatever the mask.
+                UnaryOp::Litp => 0xF,
                 _ => dmask,
             };
             let desc = self.descriptor(word, Some(dmask), &[(s, lanes)], false)?;
@@ -1251,8 +1294,9 @@ impl Assembler {
                     return err(args[0], expected("the address register a0", args[0].text));
                 }
                 let dmask = match mask_of(&named.lanes) {
-                    Some(0xF) if named.lanes.is_empty() => 0xC,
-                    Some(mk) if mk & 0x3 == 0 => mk,
+                    // Only x and y exist; other lanes are accepted (and ignored by
+                    // the hardware) so that any disassembled `mova` reassembles.
+                    Some(mk) => mk,
                     _ => return err(args[0], expected("a0 with mask x, y or xy", args[0].text)),
                 };
                 let s = self.source(st, args[1])?;
@@ -1288,7 +1332,7 @@ impl Assembler {
                     desc,
                 });
             }
-            "mad" => {
+            "mad" | "madi" => {
                 count_check(m, &args, 4, "DST, SRC1, SRC2, SRC3", end_col)?;
                 let (dst, dmask) = self.destination(st, args[0])?;
                 let mut s1 = self.source(st, args[1])?;
@@ -1305,7 +1349,7 @@ impl Assembler {
                         ),
                     );
                 }
-                let inverted = s3.needs_long_field();
+                let inverted = m == "madi" || s3.needs_long_field();
                 let desc = self.descriptor(
                     word,
                     Some(dmask),
@@ -1375,14 +1419,21 @@ impl Assembler {
                 });
             }
             "call" | "callc" | "callu" => {
-                let n = if m == "call" { 1 } else { 2 };
-                count_check(
-                    m,
-                    &args,
-                    n,
-                    if n == 1 { "PROC" } else { "GUARD, PROC" },
-                    end_col,
-                )?;
+                let mut n = if m == "call" { 1 } else { 2 };
+                // The disassembler's form adds the length: `call LABEL, NUM`.
+                let explicit_num = if args.len() == n + 1 {
+                    n += 1;
+                    let f = args[n - 1];
+                    Some(
+                        parse_uint(f.text)
+                            .and_then(|v| u8::try_from(v).ok())
+                            .ok_or((f.column, expected("an instruction count 0-255", f.text)))?,
+                    )
+                } else {
+                    None
+                };
+                let what = if m == "call" { "PROC" } else { "GUARD, PROC" };
+                count_check(m, &args, n, what, end_col)?;
                 let guard = match m {
                     "call" => Guard::Always,
                     "callc" => {
@@ -1399,19 +1450,23 @@ impl Assembler {
                         Guard::Bool(b)
                     }
                 };
-                let target = args[n - 1];
+                let target = args[if explicit_num.is_some() { n - 2 } else { n - 1 }];
                 if !is_identifier(target.text) {
                     return err(target, expected("a procedure name", target.text));
                 }
                 let at = self.push(Instruction::Call {
                     guard,
                     target: 0,
-                    num: 0,
+                    num: explicit_num.unwrap_or(0),
                 });
                 st.relocs.push(Reloc {
                     at,
                     name: target.text.to_owned(),
-                    kind: RelocKind::Call,
+                    kind: if explicit_num.is_some() {
+                        RelocKind::CallLabel
+                    } else {
+                        RelocKind::Call
+                    },
                     line: _line,
                     column: target.column,
                 });
@@ -1419,12 +1474,15 @@ impl Assembler {
             "jmpc" | "jmpu" => {
                 count_check(m, &args, 2, "GUARD, LABEL", end_col)?;
                 let (guard, invert) = if m == "jmpc" {
-                    (
-                        Guard::Cond(
-                            parse_condition(args[0].text).map_err(|k| (args[0].column, k))?,
-                        ),
-                        false,
-                    )
+                    // `!(COND)`: the NUM bit that inverts the jump (disassembler form).
+                    let text = args[0].text;
+                    let (inner, invert) =
+                        match text.strip_prefix("!(").and_then(|t| t.strip_suffix(')')) {
+                            Some(inner) => (inner, true),
+                            None => (text, false),
+                        };
+                    let c = parse_condition(inner).map_err(|k| (args[0].column, k))?;
+                    (Guard::Cond(c), invert)
                 } else {
                     let (neg, b) = self.bool_reg(st, args[0])?;
                     (Guard::Bool(b), neg)
@@ -1446,7 +1504,8 @@ impl Assembler {
                 });
             }
             "ifc" | "ifu" => {
-                count_check(m, &args, 1, "GUARD", end_col)?;
+                let explicit = args.len() == 3;
+                count_check(m, &args, if explicit { 3 } else { 1 }, "GUARD", end_col)?;
                 let guard = if m == "ifc" {
                     Guard::Cond(parse_condition(args[0].text).map_err(|k| (args[0].column, k))?)
                 } else {
@@ -1464,13 +1523,58 @@ impl Assembler {
                     target: 0,
                     num: 0,
                 });
-                st.blocks.push((Block::If { at, else_at: None }, _line));
+                if explicit {
+                    // The disassembler's form: `ifc COND, ELSE, END`, no block.
+                    for f in &args[1..] {
+                        if !is_identifier(f.text) {
+                            return err(*f, expected("a label", f.text));
+                        }
+                    }
+                    st.relocs.push(Reloc {
+                        at,
+                        name: args[1].text.to_owned(),
+                        kind: RelocKind::IfLabels {
+                            end: args[2].text.to_owned(),
+                        },
+                        line: _line,
+                        column: args[1].column,
+                    });
+                } else {
+                    st.blocks.push((Block::If { at, else_at: None }, _line));
+                }
             }
-            "for" | "loop" => {
+            "for" => {
                 count_check(m, &args, 1, "INT_REGISTER", end_col)?;
                 let int_id = self.int_reg(st, args[0])?;
                 let at = self.push(Instruction::Loop { int_id, end: 0 });
                 st.blocks.push((Block::For { at }, _line));
+            }
+            "loop" => {
+                // The disassembler's form: `loop iN, LAST`, no block.
+                count_check(m, &args, 2, "INT_REGISTER, LABEL", end_col)?;
+                let int_id = self.int_reg(st, args[0])?;
+                if !is_identifier(args[1].text) {
+                    return err(args[1], expected("a label", args[1].text));
+                }
+                let at = self.push(Instruction::Loop { int_id, end: 0 });
+                st.relocs.push(Reloc {
+                    at,
+                    name: args[1].text.to_owned(),
+                    kind: RelocKind::LoopEnd,
+                    line: _line,
+                    column: args[1].column,
+                });
+            }
+            "unk" => {
+                count_check(m, &args, 1, "OPCODE", end_col)?;
+                let opcode = parse_uint(args[0].text)
+                    .and_then(|v| u8::try_from(v).ok())
+                    .filter(|v| matches!(v, 0x10 | 0x11 | 0x14..=0x17 | 0x1C..=0x1F))
+                    .ok_or((
+                        args[0].column,
+                        expected("an unassigned opcode (0x10, 0x11, 0x14-0x17, 0x1c-0x1f)", args[0].text),
+                    ))?;
+                self.push(Instruction::Unknown { opcode });
             }
             _ => return err(word, AsmErrorKind::UnknownInstruction(m.to_owned())),
         }

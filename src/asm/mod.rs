@@ -37,6 +37,7 @@ mod assembler;
 mod descriptors;
 mod error;
 mod float24;
+mod listing;
 mod syntax;
 
 #[cfg(test)]
@@ -44,6 +45,7 @@ mod tests;
 
 pub use error::{AsmError, AsmErrorKind};
 pub use float24::picasso_f24;
+pub use listing::{ListingError, source_listing};
 
 use crate::shbin::Shbin;
 
