@@ -651,6 +651,38 @@ impl Assembler {
                 st.entry = entry.text.to_owned();
                 Ok(())
             }
+            "word" => {
+                // A raw flow-control or data-free word (what `source_listing`
+                // writes for encodings no mnemonic spells, such as a condition's
+                // unused reference bit). Descriptor-using words are refused:
+                // their descriptor index would point into another table.
+                if !st
+                    .blocks
+                    .iter()
+                    .any(|(b, _)| matches!(b, Block::Proc { .. }))
+                {
+                    return err(word, AsmErrorKind::OutsideProc);
+                }
+                let value = parse_uint(rest.text)
+                    .ok_or((rest.column, expected("a 32-bit word", rest.text)))?;
+                let instr = crate::isa::decode(value);
+                if instr.descriptor().is_some() {
+                    return err(
+                        rest,
+                        expected(
+                            "a word without an operand descriptor (write the instruction instead)",
+                            rest.text,
+                        ),
+                    );
+                }
+                self.push(instr);
+                let origin = self
+                    .origins
+                    .last()
+                    .map_or((0, line, word.column), |o| (o.0, line, word.column));
+                self.origins.push(origin);
+                Ok(())
+            }
             "nodvle" => {
                 no_args(".nodvle", rest)?;
                 st.nodvle = true;
@@ -1139,7 +1171,13 @@ impl Assembler {
     fn destination(&self, st: &FileState, f: Field<'_>) -> Res<(DstReg, u8)> {
         // `.none`: an empty write mask, as the disassembler prints it.
         if let Some(reg) = f.text.trim().strip_suffix(".none") {
-            let (dst, _) = self.destination(st, Field { text: reg, column: f.column })?;
+            let (dst, _) = self.destination(
+                st,
+                Field {
+                    text: reg,
+                    column: f.column,
+                },
+            )?;
             return Ok((dst, 0));
         }
         let named = self.named_operand_with(st, f.trim(), true)?;
@@ -1289,15 +1327,27 @@ impl Assembler {
         match m {
             "mova" => {
                 count_check(m, &args, 2, "a0[.xy], SRC", end_col)?;
-                let named = self.named_operand(st, args[0])?;
+                // `.none` (empty mask) as the disassembler prints it.
+                let (target, none) = match args[0].text.strip_suffix(".none") {
+                    Some(reg) => (
+                        Field {
+                            text: reg,
+                            column: args[0].column,
+                        },
+                        true,
+                    ),
+                    None => (args[0], false),
+                };
+                let named = self.named_operand(st, target)?;
                 if named.kind != RegKind::Addr {
                     return err(args[0], expected("the address register a0", args[0].text));
                 }
-                let dmask = match mask_of(&named.lanes) {
-                    // Only x and y exist; other lanes are accepted (and ignored by
-                    // the hardware) so that any disassembled `mova` reassembles.
-                    Some(mk) => mk,
-                    _ => return err(args[0], expected("a0 with mask x, y or xy", args[0].text)),
+                // Only x and y exist; other lanes are accepted (and ignored by
+                // the hardware) so that any disassembled `mova` reassembles.
+                let dmask = if none {
+                    0
+                } else {
+                    mask_of(&named.lanes).unwrap_or(0xF)
                 };
                 let s = self.source(st, args[1])?;
                 let desc = self.descriptor(word, Some(dmask), &[(s, dmask)], false)?;
@@ -1572,7 +1622,10 @@ impl Assembler {
                     .filter(|v| matches!(v, 0x10 | 0x11 | 0x14..=0x17 | 0x1C..=0x1F))
                     .ok_or((
                         args[0].column,
-                        expected("an unassigned opcode (0x10, 0x11, 0x14-0x17, 0x1c-0x1f)", args[0].text),
+                        expected(
+                            "an unassigned opcode (0x10, 0x11, 0x14-0x17, 0x1c-0x1f)",
+                            args[0].text,
+                        ),
                     ))?;
                 self.push(Instruction::Unknown { opcode });
             }
@@ -1621,6 +1674,9 @@ fn cmp_op(f: Field<'_>) -> Res<CmpOp> {
         "le" | "<=" => CmpOp::Le,
         "gt" | ">" => CmpOp::Gt,
         "ge" | ">=" => CmpOp::Ge,
+        // The two unnamed encodings (always true), as the disassembler prints them.
+        "true6" => CmpOp::True6,
+        "true7" => CmpOp::True7,
         other => return err(f, expected("a comparison (eq, ne, lt, le, gt, ge)", other)),
     })
 }

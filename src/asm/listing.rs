@@ -1,7 +1,7 @@
 //! Disassembly as assembler source: what [`assemble`](super::assemble) reads
 //! back into the same program.
 
-use crate::isa::{Disasm, Instruction, decode, label_name};
+use crate::isa::{CondOp, Disasm, Guard, Instruction, decode, label_name};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 pub enum ListingError {
     /// A flow-control instruction names an address past the end of the
     /// code, which no label in the source can stand for.
-    #[error("instruction {at:#06x} targets {target:#06x}, past the end of the code ({len:#06x} words)")]
+    #[error(
+        "instruction {at:#06x} targets {target:#06x}, past the end of the code ({len:#06x} words)"
+    )]
     TargetPastEnd {
         /// Address of the instruction.
         at: usize,
@@ -21,15 +23,39 @@ pub enum ListingError {
     },
 }
 
+/// Whether the mnemonic form keeps every bit: a one-flag condition's unused
+/// reference value is not written in assembler syntax (the assembler sets it
+/// to 1, as picasso does).
+fn spelled_by_mnemonic(instr: &Instruction) -> bool {
+    let guard = match *instr {
+        Instruction::Break { guard }
+        | Instruction::Call { guard, .. }
+        | Instruction::If { guard, .. }
+        | Instruction::Jmp { guard, .. } => guard,
+        _ => return true,
+    };
+    match guard {
+        Guard::Cond(c) => match c.op {
+            CondOp::X => c.ref_y,
+            CondOp::Y => c.ref_x,
+            CondOp::And | CondOp::Or => true,
+        },
+        _ => true,
+    }
+}
+
 /// Renders `code` (with its descriptor table) as one `.proc main … .end`
 /// in the disassembler's syntax (`l_XXXX` labels; flow control with explicit
 /// targets such as `ifc cmp.x, l_0004, l_0007` and `call l_0010, 3`), which
-/// the assembler accepts.
+/// the assembler accepts. A flow-control word whose condition has a
+/// non-default unused reference bit is written as `.word 0x…` (with its
+/// disassembly in a comment), since no mnemonic spells that bit.
 ///
 /// Assembling the result gives the same instruction words, except that
 /// descriptor indices may differ: the assembler shares descriptors, so the
 /// new table holds, for each instruction, a descriptor that agrees with the
-/// original on every bit the instruction reads.
+/// original on every bit the instruction reads; and `mova`'s destination
+/// field, which the hardware ignores and no syntax names, comes back as 0.
 ///
 /// ```
 /// use pica_jit::asm::{assemble_str, source_listing};
@@ -71,7 +97,13 @@ pub fn source_listing(code: &[u32], descriptors: &[u32]) -> Result<String, Listi
         if targets.contains(&at) {
             let _ = writeln!(out, "{}:", label_name(at as u16));
         }
-        let _ = writeln!(out, "    {}", Disasm::new(instr, descriptors).with_labels(&labels));
+        let text = Disasm::new(instr, descriptors).with_labels(&labels);
+        if spelled_by_mnemonic(instr) {
+            let _ = writeln!(out, "    {text}");
+        } else {
+            let word = crate::isa::encode(instr).unwrap_or(code[at]);
+            let _ = writeln!(out, "    .word {word:#010x} ; {text}");
+        }
     }
     if targets.contains(&code.len()) {
         let _ = writeln!(out, "{}:", label_name(code.len() as u16));
