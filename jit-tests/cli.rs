@@ -1698,7 +1698,7 @@ fn stdout_write_errors_are_reported_not_panicked() {
     for args in [&["disasm"][..], &["run", "--input", &demo]] {
         let out = cli_to_dev_full(args);
         assert_ne!(out.code, Some(101), "{args:?} panicked\n{}", out.describe());
-        out.error(&[]);
+        out.error(&["cannot write <stdout>"]);
     }
 }
 
@@ -1966,4 +1966,189 @@ fn asm_errors_name_file_line_and_column() {
 
     cli(&["asm", &good], None).error(&["--output"]);
     cli(&["asm", "-o", &out], None).error(&["FILES"]);
+}
+
+// ---------------------------------------------------------------------------
+// A CLI that explains itself
+// ---------------------------------------------------------------------------
+
+#[test]
+fn no_arguments_print_a_short_usage() {
+    let out = cli(&[], None);
+    assert_eq!(out.code, Some(1), "{}", out.describe());
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.starts_with("usage: pica-jit <COMMAND>"),
+        "{}",
+        out.describe()
+    );
+    for command in [
+        "asm FILE... -o OUT.shbin",
+        "disasm [FILE]",
+        "run [FILE] --input",
+        "--help",
+    ] {
+        assert!(
+            out.stderr.contains(command),
+            "usage lacks {command:?}\n{}",
+            out.describe()
+        );
+    }
+    assert!(!out.stderr.contains("error"), "{}", out.describe());
+    assert!(!out.stderr.contains("Recompiles"), "{}", out.describe());
+}
+
+#[test]
+fn run_without_input_says_that_no_vertex_ran() {
+    let out = cli(&["run"], None);
+    let doc = out.json();
+    assert_eq!(results(&doc).len(), 0);
+    assert!(
+        out.stderr
+            .starts_with("pica-jit: note: no --input given, so no vertex was run"),
+        "{}",
+        out.describe()
+    );
+    assert!(out.stderr.contains("examples/demo.json"));
+    // With an input there is no note.
+    let demo = demo_path();
+    let out = cli(&["run", "--input", &demo], None);
+    out.json();
+    assert!(out.stderr.is_empty(), "{}", out.describe());
+}
+
+#[test]
+fn help_lists_values_and_examples() {
+    let run = cli(&["run", "--help"], None);
+    let run = run.ok();
+    assert!(
+        run.contains("[possible values: auto, interp, jit]"),
+        "{run}"
+    );
+    assert!(run.contains("[possible values: f24, f32]"), "{run}");
+    assert!(run.contains("[possible values: json, table]"), "{run}");
+    assert!(
+        run.contains("Examples:\n  pica-jit run --input examples/demo.json"),
+        "{run}"
+    );
+    for args in [&["--help"][..], &["asm", "--help"], &["disasm", "--help"]] {
+        let out = cli(args, None);
+        assert!(
+            out.ok().contains("Examples:\n  pica-jit "),
+            "{args:?}: {}",
+            out.stdout
+        );
+    }
+    cli(&["run", "--engine", "fast"], None).error(&[
+        "'fast'",
+        "--engine",
+        "possible values: auto, interp, jit",
+    ]);
+}
+
+#[test]
+fn read_errors_say_cannot_read() {
+    let out = cli(&["disasm", "/nonexistent/x.shbin"], None);
+    out.error(&["cannot read /nonexistent/x.shbin"]);
+    assert!(!out.stderr.contains("or write"), "{}", out.describe());
+    cli(&["run", "--input", "/nonexistent/in.json"], None)
+        .error(&["cannot read /nonexistent/in.json"]);
+}
+
+#[test]
+fn negative_dvle_says_what_is_wrong() {
+    cli(&["run", "--dvle", "-1"], None).error(&[
+        "--dvle",
+        "-1 is negative",
+        "numbered from 0",
+        "disasm",
+    ]);
+    cli(&["run", "--dvle", "first"], None).error(&["`first` is not a DVLE number"]);
+}
+
+#[test]
+fn duplicate_json_keys_are_an_error() {
+    let out = cli(
+        &["run", "--input", "-"],
+        Some(br#"{"vertices": [{"0": [1, 2, 3, 4], "0": [0, 0, 0, 1]}]}"#),
+    );
+    out.error(&["input is not valid JSON", "duplicate key \"0\""]);
+    let out = cli(
+        &["run", "--input", "-"],
+        Some(br#"{"uniforms": {"f": {}}, "uniforms": {}}"#),
+    );
+    out.error(&["duplicate key \"uniforms\""]);
+}
+
+/// `--format table` against the JSON contract: same run, decimal values of
+/// exactly the declared outputs.
+#[test]
+fn table_format_shows_declared_outputs_in_decimal() {
+    let demo = demo_path();
+    let doc = cli(&["run", "--input", &demo], None).json();
+    let out = cli(&["run", "--input", &demo, "--format", "table"], None);
+    let text = out.ok();
+    let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    let outputs = &shbin.dvles[0].outputs;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("<default shader> DVLE 0 (vertex shader), engine "),
+        "{text}"
+    );
+    assert!(lines[0].ends_with(": 3 invocation(s)"), "{text}");
+    let mut line = 1;
+    for (i, result) in results(&doc).iter().enumerate() {
+        assert_eq!(lines[line], format!("vertex {i}: ok (end)"));
+        line += 1;
+        for entry in outputs {
+            let fields: Vec<&str> = lines[line].split_whitespace().collect();
+            line += 1;
+            let lanes: Vec<usize> = (0..4).filter(|l| entry.mask & (1 << l) != 0).collect();
+            let lane_names: String = lanes.iter().map(|&l| ['x', 'y', 'z', 'w'][l]).collect();
+            assert_eq!(fields[0], format!("o{}.{lane_names}", entry.register));
+            assert_eq!(fields[1], entry.semantic_name());
+            let bits = reg_bits(result, "o", entry.register as usize);
+            for (k, &lane) in lanes.iter().enumerate() {
+                let shown: f32 = fields[2 + k].parse().expect("decimal");
+                assert_eq!(shown.to_bits(), bits[lane], "{}", lines[line - 1]);
+            }
+        }
+    }
+    assert_eq!(line, lines.len(), "nothing but declared outputs:\n{text}");
+}
+
+#[test]
+fn table_format_lists_the_vertices_a_geometry_shader_emits() {
+    let scratch = Scratch::new("gsh-table");
+    let src = scratch.file(
+        "g.pica",
+        b".gsh point c0\n.out opos position\n.proc main\n    setemit 0\n    mov opos, v0\n    emit\n    setemit 1, prim\n    mov opos, v1\n    emit\n    end\n.end\n",
+    );
+    let out = scratch.0.join("g.shbin").to_str().unwrap().to_owned();
+    cli(&["asm", &src, "-o", &out], None).ok();
+    let input = br#"{"vertices": [{"0": [1, 2, 3, 4], "1": [-0.5, 0, 0.25, 1]}]}"#;
+    let o = cli(
+        &[
+            "run", &out, "--input", "-", "--format", "table", "--engine", "interp",
+        ],
+        Some(input),
+    );
+    let text = o.ok();
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    assert!(
+        lines[0]
+            .ends_with("DVLE 0 (geometry shader), engine interp, precision f24: 1 invocation(s)"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "vertex 0: ok (end)");
+    assert_eq!(lines[2], "  emit 0: vertex slot 0");
+    assert_eq!(
+        lines[3].split_whitespace().collect::<Vec<_>>(),
+        ["o0.xyzw", "position", "1.0", "2.0", "3.0", "4.0"]
+    );
+    assert_eq!(lines[4], "  emit 1: vertex slot 1, ends a primitive");
+    assert_eq!(
+        lines[5].split_whitespace().collect::<Vec<_>>(),
+        ["o0.xyzw", "position", "-0.5", "0.0", "0.25", "1.0"]
+    );
 }

@@ -63,11 +63,19 @@ pub struct RunArgs<'a> {
     pub precision: &'a str,
     pub budget: u64,
     pub input: Option<&'a str>,
+    /// `--format table`: the human-readable output instead of the JSON contract.
+    pub table: bool,
 }
 
 fn read_input(input: Option<&str>) -> Result<String, CliError> {
     match input {
-        None => Ok("{}".to_string()),
+        None => {
+            eprintln!(
+                "pica-jit: note: no --input given, so no vertex was run; pass a JSON file \
+                 (--input FILE, or - for stdin), for example --input examples/demo.json"
+            );
+            Ok("{}".to_string())
+        }
         Some("-") => {
             let mut text = String::new();
             std::io::stdin()
@@ -115,7 +123,7 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
     uniforms.apply_constants(&dvle.constants);
     input.apply(&mut uniforms);
 
-    let results: Vec<_> = input
+    let runs: Vec<_> = input
         .vertices
         .iter()
         .map(|vertex| {
@@ -125,8 +133,24 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
             }
             let mut emits = Vec::new();
             let stop = shader.run(&uniforms, &mut state, &mut emits);
-            output::result(stop, &state, &emits)
+            (stop, state, emits)
         })
+        .collect();
+    if args.table {
+        return Ok(output::table(
+            &output::TableHeader {
+                file: &name,
+                dvle_index: args.dvle,
+                dvle,
+                engine: shader.engine().name(),
+                precision: args.precision,
+            },
+            &runs,
+        ));
+    }
+    let results: Vec<_> = runs
+        .iter()
+        .map(|(stop, state, emits)| output::result(*stop, state, emits))
         .collect();
     let doc = json!({
         "engine": shader.engine().name(),

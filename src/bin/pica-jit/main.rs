@@ -7,13 +7,14 @@ mod error;
 mod input;
 mod output;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// PICA200 shader recompiler: disassemble or run a SHBIN shader.
+/// PICA200 shader toolkit: assemble picasso sources, disassemble and run SHBIN shaders.
 #[derive(Parser, Debug)]
-#[command(name = "pica-jit", version, about)]
+#[command(name = "pica-jit", version, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,33 +35,80 @@ enum Command {
         output: PathBuf,
     },
     /// Print the DVLEs (type, entry, outputs, uniforms, constants) and the code listing.
+    #[command(
+        after_help = "Examples:\n  pica-jit disasm                  # the embedded default shader\n  pica-jit disasm shader.shbin"
+    )]
     Disasm {
         /// SHBIN file; the embedded default shader when omitted.
         file: Option<PathBuf>,
     },
-    /// Run one invocation per input vertex and print the results as JSON.
+    /// Run one invocation per input vertex and print the results (JSON by default).
+    #[command(after_help = RUN_EXAMPLES)]
     Run {
         /// SHBIN file; the embedded default shader when omitted.
         file: Option<PathBuf>,
-        /// Which DVLE (entry point) to run.
-        #[arg(long, default_value_t = 0)]
+        /// Which DVLE (entry point) to run, counting from 0 (`disasm` lists them).
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_dvle)]
         dvle: usize,
-        /// Engine: interp, jit or auto (the best this host has).
-        #[arg(long, default_value = "auto")]
+        /// Engine: interp (reference interpreter), jit (native code) or auto (the best this host has).
+        #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(["auto", "interp", "jit"]))]
         engine: String,
         /// Arithmetic precision: f24 (hardware-faithful) or f32.
-        #[arg(long, default_value = "f24")]
+        #[arg(long, default_value = "f24", value_parser = PossibleValuesParser::new(["f24", "f32"]))]
         precision: String,
+        /// Output: json (the documented contract, raw f32 bits) or table (decimal
+        /// values of the DVLE's declared outputs, with their semantic names).
+        #[arg(long, default_value = "json", value_parser = PossibleValuesParser::new(["json", "table"]))]
+        format: String,
         /// Most instructions one invocation may execute.
         #[arg(long, default_value_t = pica_jit::DEFAULT_BUDGET)]
         budget: u64,
-        /// JSON input file, or `-` for standard input; `{}` when omitted.
+        /// JSON input file, or `-` for standard input; without it no vertex is run
+        /// (a note on stderr says so). See examples/demo.json.
         #[arg(long)]
         input: Option<String>,
     },
 }
 
+const EXAMPLES: &str = "Examples:
+  pica-jit asm shader.pica -o shader.shbin
+  pica-jit disasm shader.shbin
+  pica-jit run shader.shbin --input vertices.json --format table
+  pica-jit run --input examples/demo.json      # the embedded default shader";
+
+const RUN_EXAMPLES: &str = "Examples:
+  pica-jit run --input examples/demo.json                  # default shader, JSON
+  pica-jit run shader.shbin --input in.json --format table
+  echo '{\"vertices\": [{\"0\": [1, 2, 3, 1]}]}' | pica-jit run shader.shbin --input - --engine interp";
+
+/// What `pica-jit` with no arguments prints (on stderr, exit code 1).
+const SHORT_USAGE: &str = "usage: pica-jit <COMMAND> [ARGS]
+
+commands:
+  asm FILE... -o OUT.shbin   assemble picasso sources into a SHBIN
+  disasm [FILE]              describe and disassemble a SHBIN (default: the embedded shader)
+  run [FILE] --input IN.json run a shader on input vertices, print the results
+
+`pica-jit --help` and `pica-jit COMMAND --help` show every option with examples.";
+
+/// `--dvle`: a DVLE index, with a message that says what is wrong.
+fn parse_dvle(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Err(format!(
+            "{n} is negative; DVLEs are numbered from 0 (`pica-jit disasm FILE` lists them)"
+        )),
+        Ok(n) => usize::try_from(n).map_err(|_| format!("{n} is too large")),
+        Err(_) => Err(format!(
+            "`{text}` is not a DVLE number (expected 0, 1, …; `pica-jit disasm FILE` lists them)"
+        )),
+    }
+}
+
 fn main() -> ExitCode {
+    if std::env::args_os().len() <= 1 {
+        eprintln!("{SHORT_USAGE}");
+        return ExitCode::from(1);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -78,7 +126,10 @@ fn main() -> ExitCode {
             let before_usage = text.split("\nUsage:").next().unwrap_or("");
             let message = before_usage
                 .lines()
-                .filter(|l| !l.trim().starts_with("tip:"))
+                .filter(|l| {
+                    let l = l.trim();
+                    !l.starts_with("tip:") && !l.starts_with("For more information")
+                })
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
@@ -101,9 +152,11 @@ fn main() -> ExitCode {
             dvle,
             engine,
             precision,
+            format,
             budget,
             input,
         } => commands::run(commands::RunArgs {
+            table: format == "table",
             file: file.as_deref(),
             dvle,
             engine: &engine,

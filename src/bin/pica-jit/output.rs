@@ -1,7 +1,9 @@
-//! Formatting `run` results as the contract's JSON.
+//! Formatting `run` results: the contract's JSON, or a table for people.
 
-use pica_jit::{EmittedVertex, Stop, UnitState, Vec4};
+use pica_jit::shbin::Dvle;
+use pica_jit::{EmittedVertex, ShaderKind, Stop, UnitState, Vec4};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 
 /// A float as 8 lowercase hex digits of its f32 bits.
 pub fn hex(x: f32) -> String {
@@ -37,6 +39,92 @@ pub fn result(stop: Stop, state: &UnitState, emits: &[EmittedVertex]) -> Value {
         "cc": [state.cmp[0], state.cmp[1]],
         "emits": emits.iter().map(emit).collect::<Vec<_>>(),
     })
+}
+
+/// What the table's first line says about the run.
+pub struct TableHeader<'a> {
+    pub file: &'a str,
+    pub dvle_index: usize,
+    pub dvle: &'a Dvle,
+    pub engine: &'a str,
+    pub precision: &'a str,
+}
+
+/// The declared outputs of `dvle`'s table, one line each: register, mask,
+/// semantic name and the lanes' decimal values.
+fn output_lines(text: &mut String, dvle: &Dvle, outputs: &[Vec4], indent: &str) {
+    if dvle.outputs.is_empty() {
+        let _ = writeln!(text, "{indent}(this DVLE declares no outputs)");
+    }
+    for entry in &dvle.outputs {
+        let Some(value) = outputs.get(usize::from(entry.register)) else {
+            continue;
+        };
+        let mut lanes = String::new();
+        let mut values = Vec::new();
+        for (lane, name) in ['x', 'y', 'z', 'w'].iter().enumerate() {
+            if entry.mask & (1 << lane) != 0 {
+                lanes.push(*name);
+                values.push(format!("{:>12}", format!("{:?}", value[lane])));
+            }
+        }
+        let reg = format!("o{}.{lanes}", entry.register);
+        let _ = writeln!(
+            text,
+            "{indent}{reg:<8} {:<11}{}",
+            entry.semantic_name(),
+            values.join("")
+        );
+    }
+}
+
+/// The human-readable form of a run: decimal values of the outputs the DVLE
+/// declares, named by semantic; emitted vertices for geometry shaders.
+pub fn table(header: &TableHeader<'_>, runs: &[(Stop, UnitState, Vec<EmittedVertex>)]) -> String {
+    let mut text = String::new();
+    let kind = match header.dvle.kind {
+        ShaderKind::Vertex => "vertex shader",
+        ShaderKind::Geometry => "geometry shader",
+    };
+    let _ = writeln!(
+        text,
+        "{} DVLE {} ({kind}), engine {}, precision {}: {} invocation(s)",
+        header.file,
+        header.dvle_index,
+        header.engine,
+        header.precision,
+        runs.len()
+    );
+    for (i, (stop, state, emits)) in runs.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "vertex {i}: {} ({})",
+            stop.status().name(),
+            stop.name()
+        );
+        if header.dvle.kind == ShaderKind::Geometry {
+            if emits.is_empty() {
+                let _ = writeln!(text, "  no vertex emitted");
+            }
+            for (k, e) in emits.iter().enumerate() {
+                let _ = writeln!(
+                    text,
+                    "  emit {k}: vertex slot {}{}{}",
+                    e.vertex_id,
+                    if e.primitive {
+                        ", ends a primitive"
+                    } else {
+                        ""
+                    },
+                    if e.winding { ", inverted winding" } else { "" }
+                );
+                output_lines(&mut text, header.dvle, &e.outputs, "    ");
+            }
+        } else {
+            output_lines(&mut text, header.dvle, &state.outputs, "  ");
+        }
+    }
+    text
 }
 
 #[cfg(test)]
