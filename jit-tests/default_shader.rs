@@ -2,81 +2,71 @@
 //! produces, and it computes what a transform + lighting shader should.
 //!
 //! Regenerate the asset after editing `assets/default_shader.pica` with
-//! `UPDATE_GOLDEN=1 cargo test --test default_shader`.
+//! `UPDATE_GOLDEN=1 cargo test --test default_shader` (or
+//! `pica-jit asm assets/default_shader.pica -o assets/default_shader.shbin`).
 
 mod common;
 
-use common::{Case, assemble};
-use pica_jit::shbin::{ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, Shbin};
+use common::Case;
+use pica_jit::asm::assemble_str;
+use pica_jit::shbin::{ConstantEntry, ConstantValue, OutputEntry, Shbin};
 use pica_jit::{Precision, ShaderKind, Stop};
 
 const SOURCE: &str = include_str!("../assets/default_shader.pica");
 const ASSET: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_shader.shbin");
 
+/// The asset as the product assembler builds it from its source.
 fn build() -> Shbin {
-    let asm = assemble(SOURCE);
-    let mut dvle = Dvle {
-        version: 0x1002,
-        kind: ShaderKind::Vertex,
-        main: asm.label("main"),
-        end: asm.label("normalize_r4") - 1,
-        input_mask: 0b1111,
-        output_mask: 0b111,
-        constants: vec![
-            ConstantEntry {
-                register: 95,
-                value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]),
-            },
-            ConstantEntry {
-                register: 0,
-                value: ConstantValue::Int([1, 0, 2, 0]),
-            },
-            ConstantEntry {
-                register: 0,
-                value: ConstantValue::Bool(true),
-            },
-        ],
-        outputs: vec![
-            OutputEntry {
-                semantic: 0,
-                register: 0,
-                mask: 0xF,
-            },
-            OutputEntry {
-                semantic: 2,
-                register: 1,
-                mask: 0xF,
-            },
-            OutputEntry {
-                semantic: 3,
-                register: 2,
-                mask: 0x3,
-            },
-        ],
-        ..Dvle::default()
-    };
-    // Uniform register numbering of the DVLE table: 0x10 + cN, 0x70 + iN, 0x78 + bN.
-    for (name, first, last) in [
-        ("mvp", 0x10, 0x13),
-        ("normal_matrix", 0x14, 0x16),
-        ("ambient", 0x17, 0x17),
-        ("lights", 0x18, 0x1F),
-        ("specular", 0x20, 0x20),
-        ("light_loop", 0x70, 0x70),
-        ("textured", 0x78, 0x78),
-    ] {
-        dvle.add_uniform(name, first, last);
-    }
-    let extras = vec![0; asm.descriptors.len()];
-    Shbin {
-        dvlp: Dvlp {
-            version: 0,
-            code: asm.code.clone(),
-            descriptors: asm.descriptors.clone(),
-            descriptor_extras: extras,
-        },
-        dvles: vec![dvle],
-    }
+    assemble_str("assets/default_shader.pica", SOURCE).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn asset_tables_are_the_documented_ones() {
+    let shbin = build();
+    let dvle = &shbin.dvles[0];
+    assert_eq!(dvle.kind, ShaderKind::Vertex);
+    assert_eq!((dvle.main, dvle.input_mask, dvle.output_mask), (0, 0b1111, 0b111));
+    assert_eq!(
+        dvle.constants,
+        vec![
+            ConstantEntry { register: 95, value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]) },
+            ConstantEntry { register: 0, value: ConstantValue::Int([1, 0, 2, 0]) },
+            ConstantEntry { register: 0, value: ConstantValue::Bool(true) },
+        ]
+    );
+    assert_eq!(
+        dvle.outputs,
+        vec![
+            OutputEntry { semantic: 0, register: 0, mask: 0xF },
+            OutputEntry { semantic: 2, register: 1, mask: 0xF },
+            OutputEntry { semantic: 3, register: 2, mask: 0x3 },
+        ]
+    );
+    // Uniform register numbering of the DVLE table: vN, 0x10 + cN, 0x70 + iN, 0x78 + bN.
+    let uniforms: Vec<(&str, u16, u16)> =
+        dvle.uniforms.iter().map(|u| (u.name.as_str(), u.first, u.last)).collect();
+    assert_eq!(
+        uniforms,
+        vec![
+            ("inpos", 0, 0),
+            ("innormal", 1, 1),
+            ("incolor", 2, 2),
+            ("intexcoord", 3, 3),
+            ("mvp", 0x10, 0x13),
+            ("normal_matrix", 0x14, 0x16),
+            ("ambient", 0x17, 0x17),
+            ("lights", 0x18, 0x1F),
+            ("specular", 0x20, 0x20),
+            ("light_loop", 0x70, 0x70),
+            ("textured", 0x78, 0x78),
+        ]
+    );
+    // main is 29 words; normalize_r4 (3 words) follows it.
+    assert_eq!((dvle.end, shbin.dvlp.code.len()), (29, 32));
+    assert_eq!(
+        pica_jit::isa::decode(shbin.dvlp.code[7]),
+        pica_jit::isa::Instruction::Call { guard: pica_jit::isa::Guard::Always, target: 29, num: 3 }
+    );
 }
 
 #[test]
