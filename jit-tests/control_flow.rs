@@ -585,8 +585,8 @@ fn jmpc_and_jmpu_inversion_bit() {
         ("jmpu !b0, skip", true, [false, false], false),
         ("jmpc cmp.x, skip", false, [true, false], true),
         ("jmpc cmp.x, skip", false, [false, false], false),
-        ("jmpc cmp.x, skip, inv", false, [true, false], false),
-        ("jmpc cmp.x, skip, inv", false, [false, false], true),
+        ("jmpc !(cmp.x), skip", false, [true, false], false),
+        ("jmpc !(cmp.x), skip", false, [false, false], true),
     ] {
         let src = format!("{line}\n mov o0, c1\n skip:\n end");
         let t = Case::new(&src).b(0, b0).with_state(|s| s.cmp = flags).run();
@@ -735,13 +735,13 @@ fn entry_point_other_than_zero() {
 
 #[test]
 fn unknown_opcodes_execute_as_nops_and_count() {
-    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end")
+    let t = Case::new("unk 0x14\n unk 0x1f\n mov o0, c1\n end")
         .budget(4)
         .run();
     assert_eq!(t.stop, Stop::End);
     assert_eq!(t.out(0), ONES);
     // The two unknown words count: with budget 3 the END never runs.
-    let t = Case::new("unk.0x14\n unk.0x1f\n mov o0, c1\n end")
+    let t = Case::new("unk 0x14\n unk 0x1f\n mov o0, c1\n end")
         .budget(3)
         .run();
     assert_eq!(t.stop, Stop::BudgetExceeded);

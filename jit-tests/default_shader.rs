@@ -25,26 +25,53 @@ fn asset_tables_are_the_documented_ones() {
     let shbin = build();
     let dvle = &shbin.dvles[0];
     assert_eq!(dvle.kind, ShaderKind::Vertex);
-    assert_eq!((dvle.main, dvle.input_mask, dvle.output_mask), (0, 0b1111, 0b111));
+    assert_eq!(
+        (dvle.main, dvle.input_mask, dvle.output_mask),
+        (0, 0b1111, 0b111)
+    );
     assert_eq!(
         dvle.constants,
         vec![
-            ConstantEntry { register: 95, value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0]) },
-            ConstantEntry { register: 0, value: ConstantValue::Int([1, 0, 2, 0]) },
-            ConstantEntry { register: 0, value: ConstantValue::Bool(true) },
+            ConstantEntry {
+                register: 95,
+                value: ConstantValue::Float([0.0, 1.0, 0.5, 2.0])
+            },
+            ConstantEntry {
+                register: 0,
+                value: ConstantValue::Int([1, 0, 2, 0])
+            },
+            ConstantEntry {
+                register: 0,
+                value: ConstantValue::Bool(true)
+            },
         ]
     );
     assert_eq!(
         dvle.outputs,
         vec![
-            OutputEntry { semantic: 0, register: 0, mask: 0xF },
-            OutputEntry { semantic: 2, register: 1, mask: 0xF },
-            OutputEntry { semantic: 3, register: 2, mask: 0x3 },
+            OutputEntry {
+                semantic: 0,
+                register: 0,
+                mask: 0xF
+            },
+            OutputEntry {
+                semantic: 2,
+                register: 1,
+                mask: 0xF
+            },
+            OutputEntry {
+                semantic: 3,
+                register: 2,
+                mask: 0x3
+            },
         ]
     );
     // Uniform register numbering of the DVLE table: vN, 0x10 + cN, 0x70 + iN, 0x78 + bN.
-    let uniforms: Vec<(&str, u16, u16)> =
-        dvle.uniforms.iter().map(|u| (u.name.as_str(), u.first, u.last)).collect();
+    let uniforms: Vec<(&str, u16, u16)> = dvle
+        .uniforms
+        .iter()
+        .map(|u| (u.name.as_str(), u.first, u.last))
+        .collect();
     assert_eq!(
         uniforms,
         vec![
@@ -65,7 +92,11 @@ fn asset_tables_are_the_documented_ones() {
     assert_eq!((dvle.end, shbin.dvlp.code.len()), (29, 32));
     assert_eq!(
         pica_jit::isa::decode(shbin.dvlp.code[7]),
-        pica_jit::isa::Instruction::Call { guard: pica_jit::isa::Guard::Always, target: 29, num: 3 }
+        pica_jit::isa::Instruction::Call {
+            guard: pica_jit::isa::Guard::Always,
+            target: 29,
+            num: 3
+        }
     );
 }
 

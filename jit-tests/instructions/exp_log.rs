@@ -141,7 +141,7 @@ fn result_is_broadcast_under_the_mask_from_lane_x_of_the_swizzled_source() {
         ("lg2 r0, v0.wzyx", [4.0; 4]),
         ("lg2 r0.xy, v0.w", [4.0, 4.0, -3.0, -4.0]),
         ("lg2 r0.z, c5", [-1.0, -2.0, -1.0, -4.0]),
-        ("lg2 r0., v0.w", prev),
+        ("lg2 r0.none, v0.w", prev),
     ];
     for p in BOTH {
         for (src, expected) in cases {

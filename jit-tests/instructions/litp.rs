@@ -143,7 +143,7 @@ fn litp_writes_under_the_mask_and_always_sets_flags() {
                 "litp r0.yz, v0",
                 [(-1f32).to_bits(), CLAMP_BITS, 0, (-4f32).to_bits()],
             ),
-            ("litp r0., v0", bits(prev)),
+            ("litp r0.none, v0", bits(prev)),
             ("litp r0, v0.wzyx", [0, 9f32.to_bits(), 0, 2f32.to_bits()]),
         ] {
             let flags = if src.contains("wzyx") {

@@ -10,7 +10,11 @@ const C: [f32; 4] = [100.0, 100.0, 100.0, 100.0];
 const PREV: [f32; 4] = [-1.0, -2.0, -3.0, -4.0];
 
 /// Assembler spelling of a 4-bit mask (bit 3 = x ... bit 0 = w).
+/// The assembler spelling of a write mask (`none` for the empty one).
 fn mask_name(mask: u8) -> String {
+    if mask == 0 {
+        return "none".to_owned();
+    }
     "xyzw"
         .chars()
         .enumerate()

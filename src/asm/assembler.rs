@@ -390,9 +390,7 @@ impl Assembler {
                     }
                 }
                 RelocKind::Jump | RelocKind::CallLabel | RelocKind::LoopEnd => {
-                    let &pos = st
-                        .labels
-                        .get(&r.name)
+                    let pos = address(&st.labels, &r.name)
                         .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
                     let pos = u16::try_from(pos).unwrap_or(u16::MAX);
                     match &mut self.code[r.at] {
@@ -404,14 +402,16 @@ impl Assembler {
                     }
                 }
                 RelocKind::IfLabels { ref end } => {
-                    let &start = st
-                        .labels
-                        .get(&r.name)
+                    let start = address(&st.labels, &r.name)
                         .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
-                    let &stop = st
-                        .labels
-                        .get(end)
-                        .ok_or_else(|| fail(AsmErrorKind::Undefined(end.clone())))?;
+                    // `ifc COND, ELSE, NUM` gives the else part's length instead.
+                    let stop = match parse_uint(end) {
+                        Some(num) => start.saturating_add(num as usize),
+                        None => *st
+                            .labels
+                            .get(end)
+                            .ok_or_else(|| fail(AsmErrorKind::Undefined(end.clone())))?,
+                    };
                     let n = stop
                         .checked_sub(start)
                         .and_then(|n| u8::try_from(n).ok())
@@ -1501,7 +1501,12 @@ impl Assembler {
                     }
                 };
                 let target = args[if explicit_num.is_some() { n - 2 } else { n - 1 }];
-                if !is_identifier(target.text) {
+                let target_ok = if explicit_num.is_some() {
+                    is_target(target.text)
+                } else {
+                    is_identifier(target.text)
+                };
+                if !target_ok {
                     return err(target, expected("a procedure name", target.text));
                 }
                 let at = self.push(Instruction::Call {
@@ -1537,8 +1542,8 @@ impl Assembler {
                     let (neg, b) = self.bool_reg(st, args[0])?;
                     (Guard::Bool(b), neg)
                 };
-                if !is_identifier(args[1].text) {
-                    return err(args[1], expected("a label", args[1].text));
+                if !is_target(args[1].text) {
+                    return err(args[1], expected("a label or an address", args[1].text));
                 }
                 let at = self.push(Instruction::Jmp {
                     guard,
@@ -1574,11 +1579,15 @@ impl Assembler {
                     num: 0,
                 });
                 if explicit {
-                    // The disassembler's form: `ifc COND, ELSE, END`, no block.
-                    for f in &args[1..] {
-                        if !is_identifier(f.text) {
-                            return err(*f, expected("a label", f.text));
-                        }
+                    // The disassembler's form: `ifc COND, ELSE, END` (or `…, ELSE, NUM`), no block.
+                    if !is_target(args[1].text) {
+                        return err(args[1], expected("a label or an address", args[1].text));
+                    }
+                    if !is_target(args[2].text) {
+                        return err(
+                            args[2],
+                            expected("a label or an instruction count", args[2].text),
+                        );
                     }
                     st.relocs.push(Reloc {
                         at,
@@ -1603,8 +1612,8 @@ impl Assembler {
                 // The disassembler's form: `loop iN, LAST`, no block.
                 count_check(m, &args, 2, "INT_REGISTER, LABEL", end_col)?;
                 let int_id = self.int_reg(st, args[0])?;
-                if !is_identifier(args[1].text) {
-                    return err(args[1], expected("a label", args[1].text));
+                if !is_target(args[1].text) {
+                    return err(args[1], expected("a label or an address", args[1].text));
                 }
                 let at = self.push(Instruction::Loop { int_id, end: 0 });
                 st.relocs.push(Reloc {
@@ -1633,6 +1642,18 @@ impl Assembler {
         }
         Ok(())
     }
+}
+
+/// A label or a numeric word address (explicit flow forms).
+fn is_target(text: &str) -> bool {
+    is_identifier(text) || parse_uint(text).is_some()
+}
+
+/// The address a label or number names.
+fn address(labels: &HashMap<String, usize>, name: &str) -> Option<usize> {
+    parse_uint(name)
+        .map(|v| v as usize)
+        .or_else(|| labels.get(name).copied())
 }
 
 /// `named` moved by `offset` registers, if still in its register file.
