@@ -149,7 +149,6 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f32> {
     if ndigits == 0 {
         return None;
     }
-    let mantissa_end = i;
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
         let mut j = i + 1;
         if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
@@ -164,11 +163,6 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f32> {
         }
     }
     let text = std::str::from_utf8(&b[..i]).ok()?;
-    let text = if text.ends_with('.') || i == mantissa_end {
-        text.to_owned()
-    } else {
-        text.to_owned()
-    };
     text.trim_end_matches('.')
         .parse::<f64>()
         .ok()
