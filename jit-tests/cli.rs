@@ -2152,3 +2152,51 @@ fn table_format_lists_the_vertices_a_geometry_shader_emits() {
         ["o0.xyzw", "position", "-0.5", "0.0", "0.25", "1.0"]
     );
 }
+
+/// The README's shader-author loop, run for real: its sample output must be
+/// what the commands print.
+#[test]
+fn readme_shader_loop_sample_is_current() {
+    let readme = std::fs::read_to_string(format!("{MANIFEST}/README.md")).unwrap();
+    let source = std::fs::read_to_string(format!("{MANIFEST}/examples/tint.pica")).unwrap();
+    // The README shows the example's code (everything after its header comment).
+    let code = source
+        .lines()
+        .skip_while(|l| l.starts_with(';'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(readme.contains(&code), "README's tint.pica is out of date");
+
+    let scratch = Scratch::new("readme");
+    let shbin = scratch.0.join("tint.shbin").to_str().unwrap().to_owned();
+    cli(
+        &[
+            "asm",
+            &format!("{MANIFEST}/examples/tint.pica"),
+            "-o",
+            &shbin,
+        ],
+        None,
+    )
+    .ok();
+    let input = format!("{MANIFEST}/examples/tint.json");
+    let disasm = cli(&["disasm", &shbin], None);
+    let table = cli(
+        &[
+            "run", &shbin, "--input", &input, "--format", "table", "--engine", "interp",
+        ],
+        None,
+    );
+    for (what, text) in [
+        ("disasm", disasm.ok().to_owned()),
+        ("run --format table", table.ok().to_owned()),
+    ] {
+        // Everything but the file name in the first line.
+        for line in text.lines().skip(1) {
+            assert!(
+                readme.contains(line),
+                "README's {what} sample lacks {line:?}\n{text}"
+            );
+        }
+    }
+}
