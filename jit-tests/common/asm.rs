@@ -2,7 +2,8 @@
 //! (`pica_jit::asm`): bare instructions, `name:` labels and the explicit
 //! flow forms the disassembler prints (`call L, NUM`, `ifu b0, ELSE, END` or
 //! `ifu b0, ELSE, NUM`, `loop i0, LAST`, `jmpc !(cmp.x), L`). This wraps them
-//! in `.proc main … .end` and panics on errors, which is what a test wants.
+//! in `.exact` (inverted mnemonics keep their format) and `.proc main … .end`,
+//! and panics on errors, which is what a test wants.
 
 use pica_jit::Program;
 use pica_jit::asm::assemble_str;
@@ -20,12 +21,12 @@ impl Assembled {
 
 /// Assembles a test program (panics with the assembler's message on error).
 pub fn assemble(source: &str) -> Assembled {
-    let text = format!(".proc main\n{source}\n.end\n");
+    let text = format!(".exact\n.proc main\n{source}\n.end\n");
     match assemble_str("test.pica", &text) {
         Ok(shbin) => Assembled {
             code: shbin.dvlp.code,
             descriptors: shbin.dvlp.descriptors,
         },
-        Err(e) => panic!("{e} (line 1 is the added `.proc main`)\n{text}"),
+        Err(e) => panic!("{e} (lines 1-2 are the added `.exact` and `.proc main`)\n{text}"),
     }
 }

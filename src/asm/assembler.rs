@@ -129,9 +129,23 @@ impl SrcOp {
 
 #[derive(Debug)]
 enum Block {
-    Proc { name: String, start: usize },
-    If { at: usize, else_at: Option<usize> },
-    For { at: usize },
+    Proc {
+        name: String,
+        start: usize,
+    },
+    If {
+        at: usize,
+        else_at: Option<usize>,
+    },
+    For {
+        at: usize,
+    },
+    /// `.constfa NAME[]` … `.end`: the rows so far.
+    ConstArray {
+        name: String,
+        column: usize,
+        rows: Vec<[f32; 4]>,
+    },
 }
 
 #[derive(Debug)]
@@ -179,6 +193,9 @@ struct FileState {
     nodvle: bool,
     wants_dvle: bool,
     code_start: usize,
+    /// `.exact`: `…i`/`madi` mnemonics keep their inverted format (picasso
+    /// picks the format from the operands whatever the spelling).
+    exact: bool,
 }
 
 /// Assembler state shared by all files of one SHBIN.
@@ -362,6 +379,9 @@ impl Assembler {
                 }
                 Block::If { .. } => "`if` block is never closed (expected `.end`)".to_owned(),
                 Block::For { .. } => "`for` block is never closed (expected `.end`)".to_owned(),
+                Block::ConstArray { name, .. } => {
+                    format!("`.constfa {name}[]` is never closed (expected `.end`)")
+                }
             };
             return Err(at(*line, (1, AsmErrorKind::Block(what))));
         }
@@ -605,6 +625,19 @@ impl Assembler {
             }
             "end" => {
                 no_args(".end", rest)?;
+                if matches!(st.blocks.last(), Some((Block::ConstArray { .. }, _))) {
+                    if let Some((Block::ConstArray { name, column, rows }, _)) = st.blocks.pop() {
+                        return self.constant_array(
+                            st,
+                            Field {
+                                text: &name,
+                                column,
+                            },
+                            &rows,
+                            word,
+                        );
+                    }
+                }
                 let Some((block, _)) = st.blocks.pop() else {
                     return err(
                         word,
@@ -639,6 +672,7 @@ impl Assembler {
                             *end = pos16.saturating_sub(1);
                         }
                     }
+                    Block::ConstArray { .. } => {}
                 }
                 Ok(())
             }
@@ -683,6 +717,11 @@ impl Assembler {
                 self.origins.push(origin);
                 Ok(())
             }
+            "exact" => {
+                no_args(".exact", rest)?;
+                st.exact = true;
+                Ok(())
+            }
             "nodvle" => {
                 no_args(".nodvle", rest)?;
                 st.nodvle = true;
@@ -716,12 +755,40 @@ impl Assembler {
             }
             "constfa" => {
                 st.wants_dvle = true;
-                err(
-                    word,
-                    AsmErrorKind::UnknownDirective(
-                        ".constfa (constant arrays are not supported yet)".into(),
-                    ),
-                )
+                if let Some((Block::ConstArray { rows, .. }, _)) = st.blocks.last_mut() {
+                    // A row: `.constfa (x, y, z, w)`.
+                    let v = vector(rest, true)?;
+                    rows.push([v[0], v[1], v[2], v[3]]);
+                    return Ok(());
+                }
+                // The header: `.constfa NAME[]` (or `NAME[N]`).
+                let open = rest.text.find('[').ok_or((
+                    rest.column,
+                    expected("NAME[] to start a constant array", rest.text),
+                ))?;
+                let name = rest.until(open).trim();
+                if !is_identifier(name.text) {
+                    return err(name, expected("an array name", name.text));
+                }
+                let size = rest.from(open).text.trim();
+                if !(size == "[]"
+                    || size
+                        .strip_prefix('[')
+                        .and_then(|t| t.strip_suffix(']'))
+                        .and_then(parse_uint)
+                        .is_some())
+                {
+                    return err(rest.from(open), expected("`[]` or `[COUNT]`", size));
+                }
+                st.blocks.push((
+                    Block::ConstArray {
+                        name: name.text.to_owned(),
+                        column: name.column,
+                        rows: Vec::new(),
+                    },
+                    line,
+                ));
+                Ok(())
             }
             "setf" | "seti" | "setb" => {
                 st.wants_dvle = true;
@@ -896,6 +963,48 @@ impl Assembler {
             register: index as u16,
             value,
         });
+        Ok(())
+    }
+
+    /// Allocates a `.constfa` array: consecutive float registers, highest free
+    /// ones, first row lowest.
+    fn constant_array(
+        &mut self,
+        st: &mut FileState,
+        name: Field<'_>,
+        rows: &[[f32; 4]],
+        end: Field<'_>,
+    ) -> Res<()> {
+        let n = rows.len() as i32;
+        if n == 0 {
+            return err(
+                end,
+                expected(
+                    "at least one `.constfa (x, y, z, w)` row before `.end`",
+                    ".end",
+                ),
+            );
+        }
+        let first = st.next_float_const - n + 1;
+        if first < i32::from(st.next_float) {
+            return err(name, AsmErrorKind::OutOfRegisters("float constant"));
+        }
+        st.next_float_const -= n;
+        Self::define(
+            st,
+            name,
+            Named {
+                kind: RegKind::Float,
+                index: first as u16,
+                lanes: vec![],
+            },
+        )?;
+        for (i, row) in rows.iter().enumerate() {
+            st.dvle.constants.push(ConstantEntry {
+                register: (first + i as i32) as u16,
+                value: to_constant(true, row),
+            });
+        }
         Ok(())
     }
 
@@ -1266,7 +1375,7 @@ impl Assembler {
             let (dst, dmask) = self.destination(st, args[0])?;
             let mut s1 = self.source(st, args[1])?;
             let mut s2 = self.source(st, args[2])?;
-            let inverted = if explicit_inverted {
+            let inverted = if explicit_inverted && st.exact {
                 // `dphi`, `sgei`, …: as written (the disassembler prints these).
                 true
             } else if s2.needs_long_field() {
@@ -1399,7 +1508,7 @@ impl Assembler {
                         ),
                     );
                 }
-                let inverted = m == "madi" || s3.needs_long_field();
+                let inverted = (m == "madi" && st.exact) || s3.needs_long_field();
                 let desc = self.descriptor(
                     word,
                     Some(dmask),

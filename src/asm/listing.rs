@@ -44,7 +44,7 @@ fn spelled_by_mnemonic(instr: &Instruction) -> bool {
     }
 }
 
-/// Renders `code` (with its descriptor table) as one `.proc main … .end`
+/// Renders `code` (with its descriptor table) as `.exact` and one `.proc main … .end`
 /// in the disassembler's syntax (`l_XXXX` labels; flow control with explicit
 /// targets such as `ifc cmp.x, l_0004, l_0007` and `call l_0010, 3`), which
 /// the assembler accepts. A flow-control word whose condition has a
@@ -92,7 +92,9 @@ pub fn source_listing(code: &[u32], descriptors: &[u32]) -> Result<String, Listi
         }
     }
     let labels = |a: u16| Some(label_name(a));
-    let mut out = String::from(".proc main\n");
+    // `.exact`: keep `dphi`/`sgei`/`slti`/`dsti`/`madi` in their inverted
+    // format even where picasso would pick the normal one.
+    let mut out = String::from(".exact\n.proc main\n");
     for (at, instr) in instrs.iter().enumerate() {
         if targets.contains(&at) {
             let _ = writeln!(out, "{}:", label_name(at as u16));

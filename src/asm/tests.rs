@@ -334,3 +334,117 @@ fn descriptor_overflow_is_an_error() {
     );
     assert_eq!(e.line, 130);
 }
+
+#[test]
+fn constant_arrays() {
+    let s = asm(
+        ".constf k(1, 2, 3, 4)\n.constfa table[]\n.constfa (0.5, 0, 0, 0)\n.constfa (0.25, 0, 0, 1)\n.end\n.proc main\n mov r0, table[1]\n mov r1, table[a0.x]\n end\n.end\n",
+    );
+    let regs: Vec<u16> = s.dvles[0].constants.iter().map(|c| c.register).collect();
+    assert_eq!(regs, vec![95, 93, 94]);
+    assert_eq!(
+        s.dvles[0].constants[2].value,
+        ConstantValue::Float([0.25, 0.0, 0.0, 1.0])
+    );
+    let c = code(
+        ".constfa t[2]\n.constfa (1, 1, 1, 1)\n.constfa (2, 2, 2, 2)\n.end\n.proc main\n mov r0, t[1]\n end\n.end\n",
+    );
+    assert!(matches!(
+        c[0],
+        Instruction::Unary {
+            src: Source {
+                reg: SrcReg::Const(95),
+                ..
+            },
+            ..
+        }
+    ));
+    let e = error(".constfa t[]\n.end\n");
+    assert_eq!(e.line, 2);
+    let e = error(".constfa t[]\n.constfa (1, 2, 3, 4)\n");
+    assert!(e.to_string().contains("never closed"), "{e}");
+}
+
+#[test]
+fn explicit_flow_forms_and_raw_words() {
+    let c = code(&main_proc(
+        " ifc cmp.x, else, 2\n mov r0, r1\nelse:\n mov r0, r2\n mov r0, r3\n call 0, 1\n loop i1, last\nlast:\n jmpc !(cmp.y), 0\n .word 0xa0802800\n unk 0x1c\n end",
+    ));
+    let x = Condition {
+        op: CondOp::X,
+        ref_x: true,
+        ref_y: true,
+    };
+    assert_eq!(
+        c[0],
+        Instruction::If {
+            guard: Guard::Cond(x),
+            target: 2,
+            num: 2
+        }
+    );
+    assert_eq!(
+        c[4],
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 0,
+            num: 1
+        }
+    );
+    assert_eq!(c[5], Instruction::Loop { int_id: 1, end: 6 });
+    let y = Condition {
+        op: CondOp::Y,
+        ref_x: true,
+        ref_y: true,
+    };
+    assert_eq!(
+        c[6],
+        Instruction::Jmp {
+            guard: Guard::Cond(y),
+            target: 0,
+            invert: true
+        }
+    );
+    assert_eq!(c[7], decode(0xa080_2800));
+    assert_eq!(c[8], Instruction::Unknown { opcode: 0x1C });
+    // `.word` refuses words that use a descriptor.
+    let e = error(&main_proc(" .word 0x4e000000\n end"));
+    assert!(
+        e.to_string().contains("without an operand descriptor"),
+        "{e}"
+    );
+}
+
+#[test]
+fn inverted_mnemonics_follow_picasso_unless_exact() {
+    // picasso picks the format from the operands: `sgei` with two temporaries is `sge`.
+    let c = code(&main_proc(" sgei r0, r1, r2\n madi r0, r1, r2, r3\n end"));
+    assert!(matches!(
+        c[0],
+        Instruction::Binary {
+            op: BinaryOp::Sge,
+            inverted: false,
+            ..
+        }
+    ));
+    assert!(matches!(
+        c[1],
+        Instruction::Mad {
+            inverted: false,
+            ..
+        }
+    ));
+    let c = code(&format!(
+        ".exact\n{}",
+        main_proc(" sgei r0, r1, r2\n madi r0, r1, r2, r3\n end")
+    ));
+    assert!(matches!(
+        c[0],
+        Instruction::Binary {
+            op: BinaryOp::Sge,
+            inverted: true,
+            ..
+        }
+    ));
+    assert!(matches!(c[1], Instruction::Mad { inverted: true, .. }));
+}
