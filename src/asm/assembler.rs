@@ -4,6 +4,7 @@
 
 mod directives;
 mod instructions;
+mod nihstro;
 mod operands;
 
 use directives::push_symbol;
@@ -266,9 +267,14 @@ impl Assembler {
                                 r.name
                             )))
                         })?;
-                    if let Instruction::If { target, num, .. } = &mut self.code[r.at] {
-                        *target = u16::try_from(start).unwrap_or(u16::MAX);
-                        *num = n;
+                    // An `if` (else part) or a nihstro `call X until Y` (the span).
+                    match &mut self.code[r.at] {
+                        Instruction::If { target, num, .. }
+                        | Instruction::Call { target, num, .. } => {
+                            *target = u16::try_from(start).unwrap_or(u16::MAX);
+                            *num = n;
+                        }
+                        _ => {}
                     }
                 }
             }

@@ -185,9 +185,10 @@ pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
             Some(rest) => (true, rest.trim()),
             None => (false, t),
         };
+        // `cc.x`/`cc.y`: nihstro's names for the same flags.
         match t {
-            "cmp.x" => Some((true, !neg)),
-            "cmp.y" => Some((false, !neg)),
+            "cmp.x" | "cc.x" => Some((true, !neg)),
+            "cmp.y" | "cc.y" => Some((false, !neg)),
             _ => None,
         }
     };

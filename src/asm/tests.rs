@@ -448,3 +448,20 @@ fn inverted_mnemonics_follow_picasso_unless_exact() {
     ));
     assert!(matches!(c[1], Instruction::Mad { inverted: true, .. }));
 }
+
+#[test]
+fn nihstro_structured_spellings() {
+    let nihstro = ".proc main\n if cc.x && !cc.y\n  mov r0, r1\n else\n  mov r0, r2\n endif\n loop i1\n  add r0, r0, r1\n  break cc.y\n endloop\n jmp done if !b2\n call helper until helper_end if b1\n nop\ndone:\n end\nhelper:\n mov r3, r4\nhelper_end:\n.end\n";
+    let picasso = ".proc main\n ifc cmp.x && !cmp.y\n  mov r0, r1\n .else\n  mov r0, r2\n .end\n for i1\n  add r0, r0, r1\n  breakc cmp.y\n .end\n jmpu !b2, done\n callu b1, helper\n nop\ndone:\n end\n.end\n.proc helper\n mov r3, r4\n.end\n";
+    assert_eq!(asm(nihstro).dvlp, asm(picasso).dvlp);
+    assert!(
+        error(".proc main\n endif\n.end\n")
+            .to_string()
+            .contains("`endif` without an open `if` block")
+    );
+    assert!(
+        error(".proc main\n jmp x\n.end\n")
+            .to_string()
+            .contains("jmp LABEL if CONDITION")
+    );
+}

@@ -118,6 +118,9 @@ impl Assembler {
         rest: Field<'_>,
     ) -> Res<()> {
         let m = word.text;
+        if self.nihstro_instruction(st, _line, word, rest)? {
+            return Ok(());
+        }
         let args = split_commas(rest);
         let end_col = rest.column + rest.text.len();
         if let Some(&(_, op, explicit_inverted)) = BINARY.iter().find(|(n, _, _)| *n == m) {
