@@ -1,5 +1,5 @@
 //! The assembler against picasso: every accepted source of the asm-corpus
-//! (`../shared/asm-corpus`, or `$PICA_ASM_CORPUS`) must assemble to exactly
+//! (`../shared/asm-corpus`, `$PICA_SHARED/asm-corpus` or `$PICA_ASM_CORPUS`) must assemble to exactly
 //! picasso's bytes, and every rejected one must fail with an error on the
 //! line picasso names.
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PICA_ASM_CORPUS")
         .map(PathBuf::from)
+        .or_else(|| std::env::var_os("PICA_SHARED").map(|s| PathBuf::from(s).join("asm-corpus")))
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/asm-corpus"));
     dir.join("MANIFEST.tsv").is_file().then_some(dir)
 }

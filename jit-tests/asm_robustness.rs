@@ -65,6 +65,7 @@ fn mutation_bases() -> Vec<Vec<u8>> {
         .collect();
     let corpus = std::env::var_os("PICA_ASM_CORPUS")
         .map(PathBuf::from)
+        .or_else(|| std::env::var_os("PICA_SHARED").map(|s| PathBuf::from(s).join("asm-corpus")))
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/asm-corpus"));
     bases.extend(
         files_in(&corpus.join("src"))
