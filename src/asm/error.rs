@@ -92,7 +92,9 @@ pub enum AsmErrorKind {
     #[error("entry point `{0}` has no instructions (expected at least `end`)")]
     EntryEmpty(String),
     /// No input file yields a shader.
-    #[error("no DVLE can be generated from the given input file(s): they contain no shader code")]
+    #[error(
+        "no DVLE can be generated from the given input file(s): each has no instructions or says `.nodvle`"
+    )]
     NoDvle,
     /// An instruction that has no encoding (for example two constant sources).
     #[error("cannot encode: {0}")]

@@ -262,7 +262,13 @@ impl Assembler {
         } else if is_identifier(f.text) {
             err(f, AsmErrorKind::Undefined(f.text.to_owned()))
         } else {
-            err(f, AsmErrorKind::InvalidRegister(f.text.to_owned()))
+            err(
+                f,
+                AsmErrorKind::InvalidRegister(format!(
+                    "`{}` (expected a register such as r0, v1, o2, c5 or a declared name)",
+                    f.text
+                )),
+            )
         }
     }
 
