@@ -27,6 +27,13 @@ pub struct AsmError {
 }
 
 /// What went wrong while assembling.
+///
+/// ```
+/// use pica_jit::asm::{assemble_str, AsmErrorKind};
+/// let err = assemble_str("t.pica", ".proc main\n  add r0, c1, c2\n.end\n").unwrap_err();
+/// assert!(matches!(err.kind, AsmErrorKind::Encoding(_)));
+/// assert_eq!(err.line, 2);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AsmErrorKind {
     /// A token did not have the expected form.

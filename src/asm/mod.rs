@@ -70,6 +70,16 @@ impl SourceFile {
 
 /// Assembles `files`, in order, into one SHBIN (one DVLE per file that has
 /// code and no `.nodvle`).
+///
+/// ```
+/// use pica_jit::asm::{assemble, SourceFile};
+/// let vertex = SourceFile::new("v.pica", ".out p position\n.proc main\n  mov p, v0\n  end\n.end\n");
+/// let library = SourceFile::new("lib.pica", ".nodvle\n.proc helper\n  nop\n.end\n");
+/// let shbin = assemble(&[vertex, library])?;
+/// assert_eq!(shbin.dvles.len(), 1);
+/// assert_eq!(shbin.dvlp.code.len(), 3); // both files' code, one DVLP
+/// # Ok::<(), pica_jit::asm::AsmError>(())
+/// ```
 pub fn assemble(files: &[SourceFile]) -> Result<Shbin, AsmError> {
     assembler::Assembler::new().run(files)
 }
