@@ -51,9 +51,25 @@ pub fn asm(files: &[std::path::PathBuf], output: &Path) -> Result<String, CliErr
     Ok(String::new())
 }
 
-pub fn disasm(file: Option<&Path>) -> Result<String, CliError> {
+pub fn disasm(file: Option<&Path>, source: bool) -> Result<String, CliError> {
     let (name, shbin) = load(file)?;
-    Ok(pica_jit::describe_shbin(&name, &shbin))
+    let description = pica_jit::describe_shbin(&name, &shbin);
+    if !source {
+        return Ok(description);
+    }
+    // The header (DVLE tables) as comments, then the re-assemblable code.
+    let mut text: String = description
+        .lines()
+        .take_while(|l| l.starts_with(';') && !l.starts_with("; entry point"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let listing = pica_jit::asm::source_listing(&shbin.dvlp.code, &shbin.dvlp.descriptors)
+        .map_err(|e| CliError::Listing {
+            path: name.clone(),
+            message: e.to_string(),
+        })?;
+    text.push_str(&listing);
+    Ok(text)
 }
 
 pub struct RunArgs<'a> {

@@ -28,6 +28,8 @@ pub enum CliError {
         index: usize,
         count: usize,
     },
+    #[error("{path} has no source listing: {message}")]
+    Listing { path: String, message: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("input is not valid JSON: {0}")]

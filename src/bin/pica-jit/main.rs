@@ -36,11 +36,15 @@ enum Command {
     },
     /// Print the DVLEs (type, entry, outputs, uniforms, constants) and the code listing.
     #[command(
-        after_help = "Examples:\n  pica-jit disasm                  # the embedded default shader\n  pica-jit disasm shader.shbin"
+        after_help = "Examples:\n  pica-jit disasm                  # the embedded default shader\n  pica-jit disasm shader.shbin\n  pica-jit disasm shader.shbin --source > shader.pica   # edit, then `pica-jit asm`"
     )]
     Disasm {
         /// SHBIN file; the embedded default shader when omitted.
         file: Option<PathBuf>,
+        /// Print the code as assembler source that `pica-jit asm` reads back into
+        /// the same instructions (the DVLE tables appear as comments only).
+        #[arg(long)]
+        source: bool,
     },
     /// Run one invocation per input vertex and print the results (JSON by default).
     #[command(after_help = RUN_EXAMPLES)]
@@ -146,7 +150,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Asm { files, output } => commands::asm(&files, &output),
-        Command::Disasm { file } => commands::disasm(file.as_deref()),
+        Command::Disasm { file, source } => commands::disasm(file.as_deref(), source),
         Command::Run {
             file,
             dvle,
