@@ -22,17 +22,22 @@ pub enum EngineKind {
     Interpreter,
     /// The native recompiler for this host.
     Jit,
+    /// The IR evaluator ([`ir::eval`](crate::ir::eval)): a verification engine
+    /// that runs the shared IR in plain Rust on every host. Slow; never chosen
+    /// by `Auto`.
+    Ir,
     /// The fastest engine this host supports.
     #[default]
     Auto,
 }
 
 impl EngineKind {
-    /// The command-line spelling: `interp`, `jit` or `auto`.
+    /// The command-line spelling: `interp`, `jit`, `ir` or `auto`.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Interpreter => "interp",
             EngineKind::Jit => "jit",
+            EngineKind::Ir => "ir",
             EngineKind::Auto => "auto",
         }
     }
@@ -43,6 +48,7 @@ impl EngineKind {
         if crate::jit::host_support().is_ok() {
             engines.push(EngineKind::Jit);
         }
+        engines.push(EngineKind::Ir);
         engines
     }
 }
@@ -59,6 +65,7 @@ impl FromStr for EngineKind {
         match s {
             "interp" | "interpreter" => Ok(EngineKind::Interpreter),
             "jit" => Ok(EngineKind::Jit),
+            "ir" => Ok(EngineKind::Ir),
             "auto" => Ok(EngineKind::Auto),
             other => Err(EngineError::UnknownEngine(other.to_string())),
         }
@@ -99,7 +106,7 @@ pub enum EngineError {
     #[error("native compilation failed: {0}")]
     Compile(String),
     /// An engine name that does not exist.
-    #[error("unknown engine `{0}` (expected interp, jit or auto)")]
+    #[error("unknown engine `{0}` (expected interp, jit, ir or auto)")]
     UnknownEngine(String),
     /// A precision name that does not exist.
     #[error("unknown precision `{0}` (expected f24 or f32)")]
@@ -193,6 +200,8 @@ enum Backend {
         /// The variant for [`Shader::run_batch`] (F24 uniforms converted once).
         batch: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
     },
+    /// The IR evaluator.
+    Ir(Box<crate::ir::Ir>),
 }
 
 /// A program prepared for one entry point, unit kind, precision and engine.
@@ -229,6 +238,12 @@ impl Shader {
         }
         let backend = match engine {
             EngineKind::Interpreter => Backend::Interpreter,
+            EngineKind::Ir => Backend::Ir(Box::new(crate::ir::Ir::build(
+                &program,
+                config.entry,
+                config.kind,
+                config.precision,
+            ))),
             EngineKind::Auto if crate::jit::host_support().is_err() => Backend::Interpreter,
             EngineKind::Auto | EngineKind::Jit => match crate::jit::host_support() {
                 Ok(()) => Backend::Jit {
@@ -252,6 +267,9 @@ impl Shader {
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
     pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
+        if let Backend::Ir(ir) = &self.backend {
+            return crate::ir::eval::run(ir, self.config.budget, uniforms, state, sink);
+        }
         match self.compiled() {
             Some(code) => code.run(&self.program, &self.config, uniforms, state, sink),
             None => interp::run(&self.program, &self.config, uniforms, state, sink),
@@ -260,10 +278,10 @@ impl Shader {
 
     /// Compiles native code now instead of on the first [`run`](Shader::run), and
     /// reports a compilation failure (after which the shader would silently run on
-    /// the interpreter). Does nothing for the interpreter.
+    /// the interpreter). Does nothing for the interpreter and the IR evaluator.
     pub fn prepare(&self) -> Result<(), EngineError> {
         match &self.backend {
-            Backend::Interpreter => Ok(()),
+            Backend::Interpreter | Backend::Ir(_) => Ok(()),
             Backend::Jit { single: cell, .. } => {
                 let mut error = None;
                 let compiled =
@@ -287,7 +305,7 @@ impl Shader {
 
     fn compiled(&self) -> Option<&crate::jit::CompiledShader> {
         match &self.backend {
-            Backend::Interpreter => None,
+            Backend::Interpreter | Backend::Ir(_) => None,
             Backend::Jit { single, .. } => single
                 .get_or_init(|| crate::jit::compile(&self.program, &self.config).ok())
                 .as_deref(),
@@ -320,8 +338,14 @@ impl Shader {
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
         let converted = uniforms.converted(self.config.precision);
+        if let Backend::Ir(ir) = &self.backend {
+            return states
+                .iter_mut()
+                .map(|state| crate::ir::eval::run(ir, self.config.budget, &converted, state, sink))
+                .collect();
+        }
         let code = match &self.backend {
-            Backend::Interpreter => None,
+            Backend::Interpreter | Backend::Ir(_) => None,
             Backend::Jit { batch, .. } => batch
                 .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
                 .as_deref(),
@@ -340,6 +364,7 @@ impl Shader {
         match self.backend {
             Backend::Interpreter => EngineKind::Interpreter,
             Backend::Jit { .. } => EngineKind::Jit,
+            Backend::Ir(_) => EngineKind::Ir,
         }
     }
 

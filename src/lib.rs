@@ -4,6 +4,7 @@ pub mod arith;
 mod describe;
 mod engine;
 pub mod interp;
+pub mod ir;
 pub mod isa;
 pub mod jit;
 mod program;

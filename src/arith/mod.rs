@@ -51,7 +51,7 @@ pub use precision::{
 };
 pub use select::{compare, max, min, sge, slt};
 pub use special::{LITP_CLAMP, flr, litp, mova, rcp, rsq};
-pub use vector::{add, dp3, dp4, dph, dst, mad, mul};
+pub use vector::{add, dp3, dp4, dph, dst, mad, mul, mul_rule};
 
 /// A four-component shader register value (`x`, `y`, `z`, `w`).
 pub type Vec4 = [f32; 4];
