@@ -33,7 +33,8 @@ enum Command {
         /// Which DVLE (entry point) to run.
         #[arg(long, default_value_t = 0)]
         dvle: usize,
-        /// Engine: interp, jit or auto (the best this host has).
+        /// Engine: interp, jit, ir (the IR evaluator, for verification) or auto
+        /// (the best this host has).
         #[arg(long, default_value = "auto")]
         engine: String,
         /// Arithmetic precision: f24 (hardware-faithful) or f32.
