@@ -488,6 +488,9 @@ fn loops_calls_and_ifs_run_through_the_flow_stacks() {
     assert_eq!(state.al, 18);
 }
 
+/// An `arith` function of one value.
+type ScalarFn = fn(Precision, f32) -> f32;
+
 /// Runs `op` on lane x of `v0` through the IR evaluator.
 fn eval_scalar(op: UnaryOp, precision: Precision, xs: &[f32]) -> Vec<f32> {
     let p = program(
@@ -537,7 +540,7 @@ fn ex2_lg2_rcp_rsq_recipes_equal_the_arith_functions_bit_for_bit() {
     for precision in [Precision::F24, Precision::F32] {
         // Inputs enter the unit through the load step, as in the interpreter.
         let loaded: Vec<f32> = xs.iter().map(|&x| arith::load(precision, x)).collect();
-        let reference: [(UnaryOp, fn(Precision, f32) -> f32); 5] = [
+        let reference: [(UnaryOp, ScalarFn); 5] = [
             (UnaryOp::Ex2, arith::ex2),
             (UnaryOp::Lg2, arith::lg2),
             (UnaryOp::Rcp, arith::rcp),
