@@ -6,7 +6,7 @@
 //! wrong recipe fails a test before any backend lowers it.
 //!
 //! Each primitive's scalar definition is here, in terms of
-//! [`arith`](crate::arith) where a PICA rule is involved. Control flow reuses the
+//! [`arith`] where a PICA rule is involved. Control flow reuses the
 //! interpreter's machinery: the stacks are its `FlowState` (pushed and popped as
 //! the block's [`Exit`] says, checked with `FlowState::advance`), and the budget
 //! is charged per instruction span with the interpreter's stop order (PC outside

@@ -1,7 +1,7 @@
 //! Each PICA instruction's semantics, written once as a recipe of IR primitives.
 //!
 //! The recipes follow `docs/semantics.md` and the algorithms documented in
-//! [`arith`](crate::arith) step by step (same operations, same order, same
+//! [`arith`] step by step (same operations, same order, same
 //! selects, constants taken from `arith`); the interpreter stays an independent
 //! transcription, and the IR evaluator checks the two against each other.
 
