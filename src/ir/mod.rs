@@ -420,6 +420,58 @@ impl Block {
     pub fn ty(&self, value: Value) -> Option<Ty> {
         self.nodes.get(value.0 as usize).and_then(|n| n.ty)
     }
+
+    /// Per node: whether its value is the same for every vertex of a draw (it
+    /// depends only on constants and uniforms), so a backend that shades several
+    /// vertices at once computes it once and branches on it with scalar code.
+    /// Register, address-register and flag reads are per vertex; writes define no
+    /// value (`false`).
+    ///
+    /// ```
+    /// use pica_jit::ir::{Exit, Ir};
+    /// use pica_jit::isa::{encode, CondOp, Condition, Guard, Instruction};
+    /// use pica_jit::{Precision, Program, ShaderKind};
+    /// let jmpu = Instruction::Jmp { guard: Guard::Bool(2), target: 0, invert: true };
+    /// let jmpc = Instruction::Jmp {
+    ///     guard: Guard::Cond(Condition { op: CondOp::X, ref_x: true, ref_y: true }), target: 0, invert: false,
+    /// };
+    /// let words = [jmpu, jmpc, Instruction::End].iter().map(|i| encode(i).unwrap()).collect();
+    /// let ir = Ir::build(&Program::new(words, vec![]).unwrap(), 0, ShaderKind::Vertex, Precision::F32);
+    /// let taken = |k: usize| match ir.blocks[k].exit { Exit::Jump { taken, .. } => taken.0 as usize, _ => unreachable!() };
+    /// assert!(ir.blocks[0].uniformity()[taken(0)]); // `!b2`
+    /// assert!(!ir.blocks[1].uniformity()[taken(1)]); // `cmp.x`
+    /// ```
+    pub fn uniformity(&self) -> Vec<bool> {
+        let mut uniform = vec![false; self.nodes.len()];
+        for (k, node) in self.nodes.iter().enumerate() {
+            let of = |v: Value| uniform.get(v.0 as usize).copied().unwrap_or(false);
+            uniform[k] = match node.op {
+                Op::Const { .. }
+                | Op::ReadConst(_)
+                | Op::ReadBoolUniform(_)
+                | Op::ReadIntUniform { .. } => true,
+                Op::ReadInput(_)
+                | Op::ReadTemp(_)
+                | Op::ReadOutput(_)
+                | Op::ReadAddr(_)
+                | Op::ReadFlag(_)
+                | Op::Store { .. }
+                | Op::WriteAddr(..)
+                | Op::WriteFlag(..) => false,
+                Op::ReadConstAt(v)
+                | Op::Swizzle(v, _)
+                | Op::Extract(v, _)
+                | Op::Splat(v)
+                | Op::Unary(_, v) => of(v),
+                Op::Blend { a, b, .. }
+                | Op::Binary(_, a, b)
+                | Op::FCmp(_, a, b)
+                | Op::ICmp(_, a, b) => of(a) && of(b),
+                Op::Select { cond, a, b } => of(cond) && of(a) && of(b),
+            };
+        }
+        uniform
+    }
 }
 
 /// The IR of one program for one entry point, unit kind and precision.
