@@ -3,6 +3,7 @@
 //! differential tests (it is `EngineKind::Ir`).
 
 use super::*;
+use crate::Stop;
 use crate::arith::{self, f24};
 use crate::isa::{
     AddrIndex, BinaryOp, CmpOp, CondOp, Condition, DstReg, Guard, Instruction, OperandDescriptor,
@@ -10,8 +11,6 @@ use crate::isa::{
 };
 use crate::program::Program;
 use crate::state::{EmittedVertex, Uniforms, UnitState};
-use crate::{EngineKind, Shader, ShaderConfig, Stop};
-use std::sync::Arc;
 
 const ID: (bool, Swizzle) = (false, Swizzle::IDENTITY);
 
@@ -315,28 +314,6 @@ fn geometry_emits_are_exits_and_vertex_emits_are_nops() {
     assert_eq!(emits[0].outputs[5], [1.0, 2.0, 3.0, 4.0]);
 }
 
-#[cfg(feature = "testgen")]
-#[test]
-fn every_generated_program_builds_verified_ir_with_instruction_local_values() {
-    use arbitrary::Unstructured;
-    for seed in 0..200u32 {
-        let bytes: Vec<u8> = (0..4096u32)
-            .map(|i| (i.wrapping_add(seed << 12).wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
-        let case = crate::testgen::generate(&mut Unstructured::new(&bytes)).unwrap();
-        for precision in [Precision::F24, Precision::F32] {
-            for kind in [ShaderKind::Vertex, ShaderKind::Geometry] {
-                let ir = Ir::build(&case.program, case.config.entry, kind, precision);
-                // `verify` also checks that no value crosses an instruction span.
-                ir.verify().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-                assert_eq!(ir.len(), case.program.len());
-                let covered: usize = ir.blocks.iter().map(|b| b.instrs.len()).sum();
-                assert_eq!(covered, case.program.len());
-            }
-        }
-    }
-}
-
 #[test]
 fn verifier_rejects_broken_blocks() {
     let p = program(&[mov(0, 1), Instruction::End], &[plain()]);
@@ -595,17 +572,4 @@ fn cmp_and_litp_write_both_flags() {
     eval::run(&ir, 10, &Uniforms::default(), &mut state, &mut ());
     assert_eq!(state.outputs[2], [0.0, arith::LITP_CLAMP, 0.0, 0.0]);
     assert_eq!(state.cmp, [false, false]);
-}
-
-#[test]
-fn the_ir_engine_is_available_named_and_never_chosen_by_auto() {
-    assert!(EngineKind::available().contains(&EngineKind::Ir));
-    assert_eq!(EngineKind::Ir.name(), "ir");
-    assert_eq!("ir".parse::<EngineKind>(), Ok(EngineKind::Ir));
-    let p = Arc::new(program(&[Instruction::End], &[]));
-    let shader = Shader::new(p.clone(), ShaderConfig::default(), EngineKind::Ir).unwrap();
-    assert_eq!(shader.engine(), EngineKind::Ir);
-    assert_eq!(shader.prepare(), Ok(()));
-    let auto = Shader::new(p, ShaderConfig::default(), EngineKind::Auto).unwrap();
-    assert_ne!(auto.engine(), EngineKind::Ir);
 }
