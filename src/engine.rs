@@ -2,18 +2,13 @@
 
 use crate::arith::Precision;
 use crate::interp;
-use crate::program::{Program, ShaderKind};
+use crate::machine::{ShaderConfig, Stop};
+use crate::program::Program;
 use crate::state::{EmitSink, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
-
-/// Default execution budget: instructions one invocation may execute.
-///
-/// Real shaders execute at most a few thousand instructions per invocation; 2^20
-/// stops a runaway program in well under a second on every engine.
-pub const DEFAULT_BUDGET: u64 = 1 << 20;
 
 /// Which engine runs a shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -104,82 +99,6 @@ pub enum EngineError {
     /// A precision name that does not exist.
     #[error("unknown precision `{0}` (expected f24 or f32)")]
     UnknownPrecision(String),
-}
-
-/// How to run a program: where it starts, what unit runs it, arithmetic and budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ShaderConfig {
-    /// Address of the first instruction.
-    pub entry: u32,
-    /// Vertex or geometry unit.
-    pub kind: ShaderKind,
-    /// Arithmetic precision.
-    pub precision: Precision,
-    /// Most instructions one invocation may execute.
-    pub budget: u64,
-}
-
-impl Default for ShaderConfig {
-    fn default() -> Self {
-        ShaderConfig {
-            entry: 0,
-            kind: ShaderKind::Vertex,
-            precision: Precision::default(),
-            budget: DEFAULT_BUDGET,
-        }
-    }
-}
-
-/// Why an invocation stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stop {
-    /// An `end` instruction ran.
-    End,
-    /// The program counter left the program (treated as `end`).
-    EndOfCode,
-    /// The budget ran out before the program ended.
-    BudgetExceeded,
-    /// A `break` ran with an empty LOOP stack; the hardware hangs forever there.
-    BreakOutsideLoop,
-}
-
-/// The coarse outcome of an invocation, as the CLI reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RunStatus {
-    /// The program finished.
-    Ok,
-    /// The program would not have finished within the budget.
-    BudgetExceeded,
-}
-
-impl Stop {
-    /// `Ok` for a finished program; a hang counts as an exceeded budget.
-    pub fn status(self) -> RunStatus {
-        match self {
-            Stop::End | Stop::EndOfCode => RunStatus::Ok,
-            Stop::BudgetExceeded | Stop::BreakOutsideLoop => RunStatus::BudgetExceeded,
-        }
-    }
-
-    /// Stable snake_case name (`end`, `end_of_code`, `budget`, `break_outside_loop`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Stop::End => "end",
-            Stop::EndOfCode => "end_of_code",
-            Stop::BudgetExceeded => "budget",
-            Stop::BreakOutsideLoop => "break_outside_loop",
-        }
-    }
-}
-
-impl RunStatus {
-    /// Stable snake_case name (`ok`, `budget_exceeded`).
-    pub fn name(self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::BudgetExceeded => "budget_exceeded",
-        }
-    }
 }
 
 #[derive(Debug)]

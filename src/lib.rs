@@ -6,6 +6,7 @@ mod engine;
 pub mod interp;
 pub mod isa;
 pub mod jit;
+pub mod machine;
 mod program;
 pub mod shbin;
 mod state;
@@ -14,7 +15,8 @@ pub mod testgen;
 
 pub use arith::{Precision, Vec4};
 pub use describe::describe_shbin;
-pub use engine::{DEFAULT_BUDGET, EngineError, EngineKind, RunStatus, Shader, ShaderConfig, Stop};
+pub use engine::{EngineError, EngineKind, Shader};
+pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
 pub use state::{EmitSink, EmittedVertex, Uniforms, UnitState};
 

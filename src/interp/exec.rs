@@ -1,23 +1,12 @@
 //! The instruction loop: one invocation, instruction by instruction.
 
-use super::flow::{CallEntry, FlowState, IfEntry, LoopEntry};
 use super::operands::{Operands, write};
-use crate::Stop;
 use crate::arith::{self, Precision, Vec4};
 use crate::isa::{BinaryOp, Guard, Instruction, UnaryOp};
+use crate::machine::flow::{CallEntry, IfEntry, LoopEntry};
+use crate::machine::{EmitConfig, Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, EmittedVertex, UnitState};
-
-/// The `setemit` parameters the next `emit` uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EmitConfig {
-    /// Vertex slot.
-    pub vertex_id: u8,
-    /// Emit a primitive too.
-    pub primitive: bool,
-    /// Winding flag.
-    pub winding: bool,
-}
 
 /// Everything an invocation needs besides its mutable state.
 pub(crate) struct Invocation<'a> {
@@ -25,14 +14,6 @@ pub(crate) struct Invocation<'a> {
     pub operands: Operands<'a>,
     pub kind: ShaderKind,
     pub budget: u64,
-}
-
-/// Resumable execution progress: where the invocation is and what it has used.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Progress {
-    pub flow: FlowState,
-    pub emit: EmitConfig,
-    pub executed: u64,
 }
 
 /// Converts the registers that enter the unit to the precision's value set.
@@ -48,7 +29,7 @@ impl<'a> Invocation<'a> {
     /// The invocation of `program` configured by `config` over `uniforms`.
     pub fn new(
         program: &'a Program,
-        config: &crate::ShaderConfig,
+        config: &ShaderConfig,
         uniforms: &'a crate::Uniforms,
     ) -> Invocation<'a> {
         Invocation {

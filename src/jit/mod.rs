@@ -24,9 +24,9 @@ mod a64;
 
 use crate::analysis;
 use crate::arith::Precision;
-use crate::engine::{ShaderConfig, Stop};
-use crate::interp::flow::FlowState;
-use crate::interp::{Invocation, Progress};
+use crate::interp::Invocation;
+use crate::machine::flow::FlowState;
+use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
 use frame::{

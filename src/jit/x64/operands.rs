@@ -22,13 +22,6 @@ fn shuffle_imm(lanes: [usize; 4]) -> i8 {
     (lanes[0] | lanes[1] << 2 | lanes[2] << 4 | lanes[3] << 6) as u8 as i8
 }
 
-/// `blendps` immediate selecting the lanes a write mask writes.
-pub(super) fn blend_imm(mask: WriteMask) -> i8 {
-    (0..4)
-        .filter(|&lane| mask.writes(lane))
-        .fold(0u8, |acc, lane| acc | 1 << lane) as i8
-}
-
 impl Emitter<'_> {
     /// Loads source `slot` of `desc` into `xmm{x}` (x in 1..=3): fetch with the
     /// precision's load conversion, then swizzle, then negate.
