@@ -5,9 +5,10 @@
 //! that only draw a triangle, its README) states what a real console shows.
 //!
 //! Here the picasso-built SHBIN of each shader (from `../shared/asm-corpus`) runs
-//! one vertex per case on every engine this host has (plus the JIT's baseline
-//! instruction-set variant where the host's differs), in both precisions. The
-//! engines must agree bit for bit on everything observable, and the colour
+//! one vertex per case on every engine this host has, in both precisions; with
+//! the JIT also on its baseline instruction-set variant (where the host's
+//! differs) and, in F24, on the batch variant that reads preconverted uniforms.
+//! The engines must agree bit for bit on everything observable, and the colour
 //! output's `xyz` must match the hardware's expectation:
 //!
 //! - an expected 0 or 1 must come out exactly (as a value: the framebuffer cannot
@@ -463,18 +464,24 @@ fn colour_output(dvle: &Dvle) -> usize {
     entry.register as usize
 }
 
-/// One way of running the shader: an engine, or the JIT's baseline
-/// instruction-set variant.
+/// One way of running the shader: an engine, or a JIT code variant the host's
+/// engine does not pick for single vertices.
 enum Runner {
     Engine(Shader),
-    BaselineJit(CompiledShader),
+    Variant {
+        name: &'static str,
+        code: CompiledShader,
+        /// The variant reads float uniforms already converted to float24, as
+        /// [`Shader::run_batch`] hands them over.
+        preconverted: bool,
+    },
 }
 
 impl Runner {
     fn name(&self) -> String {
         match self {
             Runner::Engine(shader) => shader.engine().to_string(),
-            Runner::BaselineJit(_) => "jit (baseline instruction set)".to_owned(),
+            Runner::Variant { name, .. } => (*name).to_owned(),
         }
     }
 
@@ -488,7 +495,18 @@ impl Runner {
         let mut emits: Vec<EmittedVertex> = Vec::new();
         let stop = match self {
             Runner::Engine(shader) => shader.run(uniforms, state, &mut emits),
-            Runner::BaselineJit(code) => code.run(program, config, uniforms, state, &mut emits),
+            Runner::Variant {
+                code, preconverted, ..
+            } => {
+                let converted;
+                let uniforms = if *preconverted {
+                    converted = uniforms.converted(config.precision);
+                    &converted
+                } else {
+                    uniforms
+                };
+                code.run(program, config, uniforms, state, &mut emits)
+            }
         };
         assert!(emits.is_empty(), "a vertex shader emitted vertices");
         stop
@@ -497,7 +515,8 @@ impl Runner {
 
 /// Every available engine, the interpreter first, each JIT compiled up front so
 /// that a compilation failure fails the test instead of falling back to the
-/// interpreter.
+/// interpreter; then, with the JIT, its baseline instruction-set variant (when
+/// the host's differs) and, in F24, the batch variant.
 fn runners(program: &Arc<Program>, config: ShaderConfig) -> Vec<Runner> {
     let engines = EngineKind::available();
     assert_eq!(
@@ -506,21 +525,42 @@ fn runners(program: &Arc<Program>, config: ShaderConfig) -> Vec<Runner> {
         "the interpreter is the reference"
     );
     let mut runners = Vec::new();
-    for engine in engines {
+    for &engine in &engines {
         let shader = Shader::new(program.clone(), config, engine)
             .unwrap_or_else(|e| panic!("cannot create a {engine} shader: {e}"));
-        assert_eq!(
-            shader.prepare(),
-            Ok(()),
-            "the {engine} shader did not compile ({:?})",
-            config.precision
-        );
+        if let Err(e) = shader.prepare() {
+            panic!(
+                "the {engine} shader does not compile ({:?}): {e}",
+                config.precision
+            );
+        }
         runners.push(Runner::Engine(shader));
     }
-    if runners.len() > 1 && Features::host() != Features::baseline() {
-        let code = jit::compile_with(program, &config, Features::baseline())
-            .unwrap_or_else(|e| panic!("cannot compile the baseline JIT variant: {e}"));
-        runners.push(Runner::BaselineJit(code));
+    if !engines.contains(&EngineKind::Jit) {
+        return runners;
+    }
+    let mut variant = |name, features, preconverted| {
+        let code = jit::compile_with(program, &config, features)
+            .unwrap_or_else(|e| panic!("cannot compile the {name}: {e}"));
+        runners.push(Runner::Variant {
+            name,
+            code,
+            preconverted,
+        });
+    };
+    if Features::host() != Features::baseline() {
+        variant(
+            "jit (baseline instruction set)",
+            Features::baseline(),
+            false,
+        );
+    }
+    if config.precision == Precision::F24 {
+        let batch = Features {
+            preconverted_uniforms: true,
+            ..Features::host()
+        };
+        variant("jit (batch variant, float24 uniforms)", batch, true);
     }
     runners
 }
@@ -565,6 +605,7 @@ fn check(folder: &Folder) {
     let colour = colour_output(dvle);
 
     let mut failures = Vec::new();
+    let mut runner_names = Vec::new();
     for precision in [Precision::F24, Precision::F32] {
         let config = ShaderConfig {
             entry: dvle.main,
@@ -573,6 +614,9 @@ fn check(folder: &Folder) {
             ..ShaderConfig::default()
         };
         let runners = runners(&program, config);
+        if precision == Precision::F24 {
+            runner_names = runners.iter().map(Runner::name).collect();
+        }
         for case in folder.cases {
             let context = format!("{} / {} ({precision:?})", folder.name, case.name);
             let mut uniforms = base.clone();
@@ -583,7 +627,7 @@ fn check(folder: &Folder) {
             start.inputs[0] = case.position;
             start.inputs[1] = case.colour;
 
-            let mut reference: Option<(Vec<u32>, [f32; 4])> = None;
+            let mut results = Vec::with_capacity(runners.len());
             for runner in &runners {
                 let mut state = start.clone();
                 let stop = runner.run(&program, &config, &uniforms, &mut state);
@@ -593,22 +637,17 @@ fn check(folder: &Folder) {
                         runner.name()
                     ));
                 }
-                let bits = observable_bits(stop, &state);
-                match &reference {
-                    None => reference = Some((bits, state.outputs[colour])),
-                    Some((expected_bits, _)) => {
-                        if *expected_bits != bits {
-                            failures.push(format!(
-                                "{context}: {} disagrees with the interpreter (colour {:?} vs {:?})",
-                                runner.name(),
-                                state.outputs[colour],
-                                reference.as_ref().map(|r| r.1)
-                            ));
-                        }
-                    }
+                results.push((observable_bits(stop, &state), state.outputs[colour]));
+            }
+            let (reference_bits, out) = &results[0];
+            for (runner, (bits, other)) in runners.iter().zip(&results).skip(1) {
+                if bits != reference_bits {
+                    failures.push(format!(
+                        "{context}: {} disagrees with the interpreter (colour {other:?} vs {out:?})",
+                        runner.name()
+                    ));
                 }
             }
-            let (_, out) = reference.expect("at least the interpreter ran");
             for (c, (&x, &expect)) in out.iter().zip(&case.expected).enumerate() {
                 if !expect.accepts(x) {
                     failures.push(format!(
@@ -621,10 +660,10 @@ fn check(folder: &Folder) {
         }
     }
     println!(
-        "{}: {} cases x 2 precisions on {:?}",
+        "{}: {} case(s) x 2 precisions on {}",
         folder.name,
         folder.cases.len(),
-        EngineKind::available()
+        runner_names.join(", ")
     );
     assert!(
         failures.is_empty(),
