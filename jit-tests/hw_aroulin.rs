@@ -78,7 +78,7 @@ struct Case {
     /// Vertex input `v1` (the colour attribute). A driver that declares it with
     /// three components gets `w = 1` from the GPU's attribute defaults.
     colour: [f32; 4],
-    /// `o1.xyz` (the colour output) as the console showed it.
+    /// The colour output's `xyz` (`o1` in these shaders) as the console showed it.
     expected: [Expect; 3],
 }
 
