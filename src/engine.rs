@@ -239,11 +239,15 @@ impl Shader {
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
         let converted = uniforms.converted(self.config.precision);
+        // The batch variant reads converted uniforms without converting them again;
+        // the single variant converts on read, which changes nothing on converted
+        // values, so it stands in if the batch variant cannot be built.
         let code = match &self.backend {
             Backend::Interpreter => None,
             Backend::Jit { batch, .. } => batch
                 .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
-                .as_deref(),
+                .as_deref()
+                .or_else(|| self.compiled()),
         };
         states
             .iter_mut()
@@ -254,11 +258,28 @@ impl Shader {
             .collect()
     }
 
-    /// The engine actually running this shader (never `Auto`).
+    /// The engine that actually runs this shader (never `Auto`): `Jit` only if its
+    /// native code exists. A JIT shader whose compilation failed runs on the
+    /// interpreter (same bits, slower) and reports `Interpreter` here; call
+    /// [`prepare`](Shader::prepare) to see why. Compiles the shader if no run has.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::isa::{encode, Instruction};
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig};
+    /// let program = Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap());
+    /// let shader = Shader::new(program, ShaderConfig::default(), EngineKind::Auto).unwrap();
+    /// let expected = if EngineKind::available().contains(&EngineKind::Jit) {
+    ///     EngineKind::Jit
+    /// } else {
+    ///     EngineKind::Interpreter
+    /// };
+    /// assert_eq!(shader.engine(), expected);
+    /// ```
     pub fn engine(&self) -> EngineKind {
-        match self.backend {
-            Backend::Interpreter => EngineKind::Interpreter,
-            Backend::Jit { .. } => EngineKind::Jit,
+        match self.compiled() {
+            Some(_) => EngineKind::Jit,
+            None => EngineKind::Interpreter,
         }
     }
 
@@ -270,5 +291,52 @@ impl Shader {
     /// The program this shader runs.
     pub fn program(&self) -> &Arc<Program> {
         &self.program
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Instruction, encode};
+
+    fn end_program() -> Arc<Program> {
+        Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap())
+    }
+
+    /// A JIT shader whose compilation failed reports the interpreter, and `prepare`
+    /// says why; it still runs (on the interpreter).
+    #[test]
+    fn a_failed_compilation_reports_the_interpreter() {
+        if crate::jit::host_support().is_err() {
+            return;
+        }
+        let shader = Shader::new(end_program(), ShaderConfig::default(), EngineKind::Jit).unwrap();
+        let Backend::Jit { single, .. } = &shader.backend else {
+            panic!("a JIT backend");
+        };
+        single.set(None).unwrap(); // as a failed compilation leaves it
+        assert_eq!(shader.engine(), EngineKind::Interpreter);
+        assert!(matches!(shader.prepare(), Err(EngineError::Compile(_))));
+        let mut state = UnitState::default();
+        assert_eq!(
+            shader.run(&Uniforms::default(), &mut state, &mut ()),
+            Stop::End
+        );
+    }
+
+    #[test]
+    fn a_compiled_shader_reports_the_jit() {
+        if crate::jit::host_support().is_err() {
+            return;
+        }
+        let shader = Shader::new(end_program(), ShaderConfig::default(), EngineKind::Jit).unwrap();
+        assert_eq!(shader.engine(), EngineKind::Jit);
+        let interp = Shader::new(
+            end_program(),
+            ShaderConfig::default(),
+            EngineKind::Interpreter,
+        )
+        .unwrap();
+        assert_eq!(interp.engine(), EngineKind::Interpreter);
     }
 }
