@@ -16,11 +16,16 @@ pub(crate) struct Invocation<'a> {
     pub budget: u64,
 }
 
-/// Converts the registers that enter the unit to the precision's value set.
-pub(crate) fn enter(precision: Precision, state: &mut UnitState) {
+/// F24: converts the temporaries the program reads to float24 as the invocation
+/// starts (inputs and uniforms are converted as they are read). Temporaries the
+/// program never reads and the outputs, which no instruction reads, keep their bits.
+pub(crate) fn enter(precision: Precision, program: &Program, state: &mut UnitState) {
     if precision == Precision::F24 {
-        for reg in state.temps.iter_mut().chain(state.outputs.iter_mut()) {
-            *reg = reg.map(|x| arith::load(precision, x));
+        let read = program.temps_read();
+        for (n, reg) in state.temps.iter_mut().enumerate() {
+            if read >> n & 1 != 0 {
+                *reg = reg.map(|x| arith::load(precision, x));
+            }
         }
     }
 }

@@ -195,7 +195,7 @@ impl Emitter<'_> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion();
+        self.f24_entry_conversion(self.program.temps_read());
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]

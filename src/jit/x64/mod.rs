@@ -33,35 +33,6 @@ pub fn host_supported() -> bool {
     std::arch::is_x86_feature_detected!("sse4.1")
 }
 
-/// Which inputs `v0`–`v15` any instruction of the program reads.
-fn inputs_read(program: &Program) -> [bool; 16] {
-    use crate::isa::SrcReg;
-    let mut read = [false; 16];
-    let mut mark = |s: crate::isa::Source| {
-        if let SrcReg::Input(n) = s.reg {
-            read[n as usize & 15] = true;
-        }
-    };
-    for instr in program.instructions() {
-        match *instr {
-            Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
-                mark(src1);
-                mark(src2);
-            }
-            Instruction::Unary { src, .. } => mark(src),
-            Instruction::Mad {
-                src1, src2, src3, ..
-            } => {
-                mark(src1);
-                mark(src2);
-                mark(src3);
-            }
-            _ => {}
-        }
-    }
-    read
-}
-
 /// Out-of-line code emitted after the main body.
 enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
@@ -183,7 +154,7 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
-        self.f24_entry_conversion(inputs_read(self.program));
+        self.f24_entry_conversion(self.program.temps_read(), self.program.inputs_read());
         // The code is specific to its entry point (part of the cache key).
         self.jump_to(self.analysis.entry);
     }
