@@ -12,7 +12,7 @@ use super::consts::K;
 use crate::arith::Precision;
 use crate::isa::{AddrIndex, DstReg, OperandDescriptor, Source, SrcReg, WriteMask};
 use crate::state::{Uniforms, UnitState};
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynasmApi, dynasm};
 use std::mem::offset_of;
 
 const INPUTS: u32 = offset_of!(UnitState, inputs) as u32;

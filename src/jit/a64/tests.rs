@@ -764,6 +764,7 @@ fn generated_code_preserves_callee_saved_registers() {
     use super::super::frame::{self, EntryFn, Frame, NO_CHECK};
     use super::super::memory::ExecRegion;
     use crate::interp::Invocation;
+    use crate::machine::Progress;
     use crate::machine::flow::FlowState;
 
     let prog = helper_heavy_program();
