@@ -4,7 +4,7 @@ use crate::arith::Precision;
 use crate::interp;
 use crate::machine::{ShaderConfig, Stop};
 use crate::program::Program;
-use crate::state::{EmitSink, Uniforms, UnitState};
+use crate::state::{EmitSink, PreparedUniforms, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
@@ -213,12 +213,67 @@ impl Shader {
         }
     }
 
+    /// Runs one invocation with uniforms prepared once per draw
+    /// ([`Uniforms::prepare`]): the same results as [`run`](Shader::run), without
+    /// converting a uniform on any read when the precisions match.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Stop, UnitState, Uniforms};
+    /// let shbin = pica_jit::shbin::Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    /// let program = Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    /// let config = ShaderConfig { entry: shbin.dvles[0].main, ..ShaderConfig::default() };
+    /// let shader = Shader::new(program, config, EngineKind::Auto).unwrap();
+    /// let mut uniforms = Uniforms::default();
+    /// uniforms.apply_constants(&shbin.dvles[0].constants);
+    /// let per_draw = uniforms.prepare(config.precision);
+    /// let (mut a, mut b) = (UnitState::default(), UnitState::default());
+    /// a.inputs[0] = [0.5, -0.25, 2.0, 1.0];
+    /// b.inputs[0] = a.inputs[0];
+    /// assert_eq!(shader.run_prepared(&per_draw, &mut a, &mut ()), Stop::End);
+    /// assert_eq!(shader.run(&uniforms, &mut b, &mut ()), Stop::End);
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn run_prepared(
+        &self,
+        uniforms: &PreparedUniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        let (code, uniforms) = self.code_for(uniforms);
+        match code {
+            Some(code) => code.run(&self.program, &self.config, uniforms, state, sink),
+            None => interp::run(&self.program, &self.config, uniforms, state, sink),
+        }
+    }
+
+    /// The code and uniforms to run `prepared` with: the batch variant (which reads
+    /// uniforms without converting them) over the converted uniforms when the
+    /// precisions match, else the single variant over the originals.
+    fn code_for<'u>(
+        &self,
+        prepared: &'u PreparedUniforms,
+    ) -> (Option<&crate::jit::CompiledShader>, &'u Uniforms) {
+        if prepared.precision() != self.config.precision {
+            return (self.compiled(), prepared.original());
+        }
+        // The single variant converts on read, which changes nothing on converted
+        // values, so it stands in if the batch variant cannot be built.
+        let code = match &self.backend {
+            Backend::Interpreter => None,
+            Backend::Jit { batch, .. } => batch
+                .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
+                .as_deref()
+                .or_else(|| self.compiled()),
+        };
+        (code, prepared.converted())
+    }
+
     /// Runs one invocation per element of `states` (each starts from its own
     /// state and is left with its final state), with the same uniforms; returns
     /// why each stopped. Emitted vertices of all invocations go to `sink` in
     /// order. The results are exactly those of calling [`run`](Shader::run) on
-    /// each state; batching lets engines do per-draw work once (in F24 the float
-    /// uniforms are converted to float24 once per batch, not on every read).
+    /// each state; the uniforms are prepared once for the whole batch.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -238,22 +293,22 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
-        let converted = uniforms.converted(self.config.precision);
-        // The batch variant reads converted uniforms without converting them again;
-        // the single variant converts on read, which changes nothing on converted
-        // values, so it stands in if the batch variant cannot be built.
-        let code = match &self.backend {
-            Backend::Interpreter => None,
-            Backend::Jit { batch, .. } => batch
-                .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
-                .as_deref()
-                .or_else(|| self.compiled()),
-        };
+        self.run_batch_prepared(&uniforms.prepare(self.config.precision), states, sink)
+    }
+
+    /// [`run_batch`](Shader::run_batch) with uniforms prepared once per draw.
+    pub fn run_batch_prepared(
+        &self,
+        uniforms: &PreparedUniforms,
+        states: &mut [UnitState],
+        sink: &mut dyn EmitSink,
+    ) -> Vec<Stop> {
+        let (code, uniforms) = self.code_for(uniforms);
         states
             .iter_mut()
             .map(|state| match code {
-                Some(code) => code.run(&self.program, &self.config, &converted, state, sink),
-                None => interp::run(&self.program, &self.config, &converted, state, sink),
+                Some(code) => code.run(&self.program, &self.config, uniforms, state, sink),
+                None => interp::run(&self.program, &self.config, uniforms, state, sink),
             })
             .collect()
     }
