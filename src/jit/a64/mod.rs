@@ -283,12 +283,7 @@ impl Emitter<'_> {
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch aarch64 ; =>label);
         if self.analysis.leader[i] {
-            let block_len = self
-                .analysis
-                .blocks
-                .iter()
-                .find(|b| b.start == pc)
-                .map_or(1, |b| b.len());
+            let block_len = self.analysis.block_len_at(pc);
             let ok = self.ops.new_dynamic_label();
             dynasm!(self.ops ; .arch aarch64 ; ldr x9, [x19, OFFSET_REMAINING as u32]);
             if block_len < 4096 {

@@ -51,8 +51,6 @@ pub(crate) struct Emitter<'p> {
     pub precision: Precision,
     pub(super) pc_labels: Vec<DynamicLabel>,
     cold: Vec<Cold>,
-    /// Per leader: the length of the block it starts.
-    block_len: Vec<u32>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
     /// Use 256-bit integer operations (two registers at a time).
@@ -77,10 +75,6 @@ pub(crate) fn compile(
     let len = program.len();
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
-    let mut block_len = vec![1; len];
-    for block in &analysis.blocks {
-        block_len[block.start as usize] = block.len();
-    }
     let mut e = Emitter {
         ops,
         program,
@@ -88,7 +82,6 @@ pub(crate) fn compile(
         precision,
         pc_labels,
         cold: Vec::new(),
-        block_len,
         avx: features.avx,
         avx2: features.avx2,
         preconverted_uniforms: features.preconverted_uniforms,
@@ -235,7 +228,7 @@ impl Emitter<'_> {
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
         if self.analysis.leader[i] {
-            let block_len = self.block_len[i];
+            let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
             dynasm!(self.ops
                 ; .arch x64
