@@ -1,7 +1,8 @@
 //! `add`, `mul`, `mad`, the dot products and `dst`.
 
 use super::Vec4;
-use super::precision::{CANONICAL_NAN, Precision, arith_input, arith_result};
+use super::nan::CANONICAL_NAN;
+use super::precision::{Precision, arith_input, arith_result};
 
 /// The PICA multiply rule on already-flushed operands, before the result
 /// step: `inf * 0 = +0` (either order, any signs), otherwise IEEE `a * b`.

@@ -51,7 +51,7 @@ impl Ir {
             entry: analysis.entry,
             kind,
             precision,
-            prologue: prologue(analysis.entry, precision),
+            prologue: prologue(program, analysis.entry, precision),
             blocks,
             block_of,
         };
@@ -60,20 +60,17 @@ impl Ir {
     }
 }
 
-/// The F24 entry conversion: temporaries and outputs through `f24::load`.
-fn prologue(entry: u32, precision: Precision) -> Block {
+/// The F24 entry conversion: the temporaries the program reads through
+/// `f24::load` (the others, and the outputs, keep their bits).
+fn prologue(program: &Program, entry: u32, precision: Precision) -> Block {
     let mut b = BlockBuilder::new(precision);
     b.begin(entry);
     if precision == Precision::F24 {
-        for n in 0..REGISTER_COUNT as u8 {
-            for (read, dst) in [
-                (Op::ReadTemp(n), DstReg::Temp(n)),
-                (Op::ReadOutput(n), DstReg::Output(n)),
-            ] {
-                let raw = b.push(read);
-                let value = b.unary(UnOp::F24Load, raw);
-                b.store(dst, WriteMask::ALL, value);
-            }
+        let read = program.temps_read();
+        for n in (0..REGISTER_COUNT as u8).filter(|n| read >> n & 1 != 0) {
+            let raw = b.push(Op::ReadTemp(n));
+            let value = b.unary(UnOp::F24Load, raw);
+            b.store(DstReg::Temp(n), WriteMask::ALL, value);
         }
     }
     b.finish(entry, entry, Exit::Next, false)
@@ -149,11 +146,7 @@ impl BlockBuilder {
     fn result_type(&self, op: &Op) -> Option<Ty> {
         Some(match *op {
             Op::Const { ty, .. } => ty,
-            Op::ReadInput(_)
-            | Op::ReadTemp(_)
-            | Op::ReadOutput(_)
-            | Op::ReadConst(_)
-            | Op::ReadConstAt(_) => Ty::F32X4,
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) | Op::ReadConstAt(_) => Ty::F32X4,
             Op::ReadAddr(_) | Op::ReadIntUniform { .. } => Ty::I32,
             Op::ReadFlag(_) | Op::ReadBoolUniform(_) => Ty::BOOL,
             Op::Store { .. } | Op::WriteAddr(..) | Op::WriteFlag(..) => return None,

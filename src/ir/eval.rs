@@ -6,19 +6,18 @@
 //! wrong recipe fails a test before any backend lowers it.
 //!
 //! Each primitive's scalar definition is here, in terms of
-//! [`arith`] where a PICA rule is involved. Control flow reuses the
-//! interpreter's machinery: the stacks are its `FlowState` (pushed and popped as
-//! the block's [`Exit`] says, checked with `FlowState::advance`), and the budget
-//! is charged per instruction span with the interpreter's stop order (PC outside
+//! [`arith`] where a PICA rule is involved. Control flow reuses the machine
+//! model the interpreter and the JIT share: the stacks are its `FlowState` (pushed
+//! and popped as the block's [`Exit`] says, checked with `FlowState::advance`),
+//! and the budget is charged per instruction span with the interpreter's stop order (PC outside
 //! the program → `EndOfCode`, then budget spent → `BudgetExceeded`), so budget
 //! stops inside a block are exact.
 
 use super::{AddrReg, BinOp, Block, Exit, InstrSpan, Ir, Op, UnOp, Value};
 use crate::arith::{self, Precision, f24};
-use crate::engine::Stop;
-use crate::interp::flow::{CallEntry, FlowState, IfEntry, LoopEntry};
-use crate::interp::{EmitConfig, Progress};
 use crate::isa::{CmpOp, DstReg, FLOAT_UNIFORM_COUNT};
+use crate::machine::flow::{CallEntry, FlowState, IfEntry, LoopEntry};
+use crate::machine::{EmitConfig, Progress, Stop};
 use crate::state::{EmitSink, EmittedVertex, Uniforms, UnitState};
 
 /// What [`Op::ReadConstAt`] reads for a slot that names no register.
@@ -173,7 +172,6 @@ fn node(op: &Op, uniforms: &Uniforms, state: &mut UnitState, values: &[Bits]) ->
         Op::Const { bits, .. } => bits,
         Op::ReadInput(n) => reg_bits(state.inputs[n as usize]),
         Op::ReadTemp(n) => reg_bits(state.temps[n as usize]),
-        Op::ReadOutput(n) => reg_bits(state.outputs[n as usize]),
         Op::ReadConst(n) => reg_bits(uniforms.f[n as usize]),
         Op::ReadConstAt(slot) => {
             let slot = get(slot)[0] as i32;

@@ -236,8 +236,6 @@ pub enum Op {
     ReadInput(u8),
     /// `f32x4`: temporary `r<n>`.
     ReadTemp(u8),
-    /// `f32x4`: output `o<n>` (read only by the F24 entry conversion).
-    ReadOutput(u8),
     /// `f32x4`: float uniform `c<n>` as supplied (before any load step).
     ReadConst(u8),
     /// `f32x4`: float uniform number `slot` (an `i32`); a slot outside `0..96`
@@ -452,7 +450,6 @@ impl Block {
                 | Op::ReadIntUniform { .. } => true,
                 Op::ReadInput(_)
                 | Op::ReadTemp(_)
-                | Op::ReadOutput(_)
                 | Op::ReadAddr(_)
                 | Op::ReadFlag(_)
                 | Op::Store { .. }
@@ -483,8 +480,9 @@ pub struct Ir {
     pub kind: ShaderKind,
     /// The precision it was built for.
     pub precision: Precision,
-    /// Runs when an invocation starts (F24: temporaries and outputs converted
-    /// with `f24::load`; F32: empty). One span at `pc` = entry; not charged.
+    /// Runs when an invocation starts (F24: the temporaries the program reads
+    /// converted with `f24::load`; F32: empty). One span at `pc` = entry; not
+    /// charged.
     pub prologue: Block,
     /// The analysis' basic blocks, in address order, covering every instruction.
     pub blocks: Vec<Block>,

@@ -100,7 +100,6 @@ impl fmt::Display for Op {
             Op::Const { ty, bits } => write!(f, "const {}", constant(ty, bits)),
             Op::ReadInput(n) => write!(f, "read_input v{n}"),
             Op::ReadTemp(n) => write!(f, "read_temp r{n}"),
-            Op::ReadOutput(n) => write!(f, "read_output o{n}"),
             Op::ReadConst(n) => write!(f, "read_const c{n}"),
             Op::ReadConstAt(slot) => write!(f, "read_const_at {slot}"),
             Op::ReadAddr(reg) => write!(f, "read_addr {reg}"),

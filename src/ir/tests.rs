@@ -249,29 +249,33 @@ exit: if %3 else 0004 (then until 0004, continue 0005)"
 }
 
 #[test]
-fn prologue_converts_temporaries_and_outputs_only_in_f24() {
-    let p = program(&[Instruction::End], &[]);
+fn prologue_converts_the_temporaries_read_only_in_f24() {
+    // mov r0, r5; add o0, r9, r0
+    let add = binary(
+        BinaryOp::Add,
+        DstReg::Output(0),
+        Source::direct(SrcReg::Temp(9)),
+        Source::direct(SrcReg::Temp(0)),
+    );
+    let p = program(&[mov(0, 5), add, Instruction::End], &[plain()]);
     assert!(build(&p, Precision::F32).prologue.nodes.is_empty());
     let f24 = build(&p, Precision::F24).prologue;
-    let loads = f24
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.op, Op::Unary(UnOp::F24Load, _)))
-        .count();
-    let stores = f24
-        .nodes
-        .iter()
-        .filter(|n| {
-            matches!(
-                n.op,
-                Op::Store {
-                    mask: WriteMask::ALL,
-                    ..
-                }
-            )
-        })
-        .count();
-    assert_eq!((loads, stores), (32, 32));
+    assert_eq!(
+        f24.to_string(),
+        "block 0000..=0000
+0000:
+  %0 = read_temp r0 : f32x4
+  %1 = f24_load %0 : f32x4
+  store r0.xyzw, %1
+  %3 = read_temp r5 : f32x4
+  %4 = f24_load %3 : f32x4
+  store r5.xyzw, %4
+  %6 = read_temp r9 : f32x4
+  %7 = f24_load %6 : f32x4
+  store r9.xyzw, %7
+exit: next
+"
+    );
 }
 
 #[test]

@@ -120,7 +120,7 @@ fn check_node(block: &Block, span_first: u32, index: u32, node: &Node) -> Result
             }
             Some(ty)
         }
-        Op::ReadInput(n) | Op::ReadTemp(n) | Op::ReadOutput(n) => {
+        Op::ReadInput(n) | Op::ReadTemp(n) => {
             if n >= 16 {
                 return Err(format!("register {n} does not exist"));
             }
