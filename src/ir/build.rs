@@ -36,6 +36,8 @@ impl Ir {
                 let mut b = BlockBuilder::new(precision);
                 let mut exit = Exit::Next;
                 for pc in span.start..=span.last {
+                    // Only a block's last instruction can affect control flow.
+                    debug_assert_eq!(exit, Exit::Next, "flow effect inside the block at {pc:#x}");
                     b.begin(pc);
                     exit = recipes::instruction(&mut b, program, kind, pc, code[pc as usize]);
                 }
