@@ -340,6 +340,7 @@ impl Shader {
     /// native code exists. A JIT shader whose compilation failed runs on the
     /// interpreter (same bits, slower) and reports `Interpreter` here; call
     /// [`prepare`](Shader::prepare) to see why. Compiles the shader if no run has.
+    /// A shader made for `Ir` always reports `Ir`.
     ///
     /// ```
     /// use std::sync::Arc;
