@@ -302,7 +302,11 @@ impl Runner {
 /// the JIT's baseline (SSE4.1) variant when the host's own variant differs.
 fn runners(subject: &Subject, config: ShaderConfig, baseline: bool) -> Vec<(String, Runner)> {
     let mut runners = Vec::new();
-    for engine in EngineKind::available() {
+    // The IR evaluator is a verification engine, not worth measuring.
+    for engine in EngineKind::available()
+        .into_iter()
+        .filter(|&e| e != EngineKind::Ir)
+    {
         let shader = match Shader::new(subject.program.clone(), config, engine) {
             Ok(s) => s,
             Err(e) => {
@@ -373,7 +377,10 @@ fn default_shader(c: &mut Criterion) {
     // The same vertices through `Shader::run_batch` (per-draw work once).
     for precision in PRECISIONS {
         let config = subject.config(precision);
-        for engine in EngineKind::available() {
+        for engine in EngineKind::available()
+            .into_iter()
+            .filter(|&e| e != EngineKind::Ir)
+        {
             let Ok(shader) = Shader::new(subject.program.clone(), config, engine) else {
                 continue;
             };

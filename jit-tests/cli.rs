@@ -206,9 +206,10 @@ fn corpus_files() -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
-/// The engines worth comparing: `interp`, `auto`, and `jit` when this host has it.
+/// The engines worth comparing: `interp`, `auto`, the IR evaluator `ir`, and `jit`
+/// when this host has it.
 fn working_engines() -> Vec<&'static str> {
-    let mut engines = vec!["interp", "auto"];
+    let mut engines = vec!["interp", "auto", "ir"];
     let probe = cli(&["run", "--engine", "jit"], None);
     if probe.code == Some(0) {
         engines.push("jit");
@@ -255,7 +256,10 @@ fn check_document(v: &Value) {
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {v}"));
     let engine = doc["engine"].as_str().expect("engine is a string");
-    assert!(engine == "interp" || engine == "jit", "engine {engine:?}");
+    assert!(
+        ["interp", "jit", "ir"].contains(&engine),
+        "engine {engine:?}"
+    );
     let precision = doc["precision"].as_str().expect("precision is a string");
     assert!(
         precision == "f24" || precision == "f32",
@@ -2022,7 +2026,7 @@ fn help_lists_values_and_examples() {
     let run = cli(&["run", "--help"], None);
     let run = run.ok();
     assert!(
-        run.contains("[possible values: auto, interp, jit]"),
+        run.contains("[possible values: auto, interp, jit, ir]"),
         "{run}"
     );
     assert!(run.contains("[possible values: f24, f32]"), "{run}");
@@ -2042,7 +2046,7 @@ fn help_lists_values_and_examples() {
     cli(&["run", "--engine", "fast"], None).error(&[
         "'fast'",
         "--engine",
-        "possible values: auto, interp, jit",
+        "possible values: auto, interp, jit, ir",
     ]);
 }
 

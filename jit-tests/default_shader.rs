@@ -236,6 +236,25 @@ fn run_batch_equals_run_per_state() {
                 bits(&single),
                 "{engine} {precision:?}: batch differs from run"
             );
+            // Per-draw prepared uniforms, of this precision and of the other one.
+            for prepared_for in [Precision::F24, Precision::F32] {
+                let prepared = uniforms.prepare(prepared_for);
+                let mut each = states.clone();
+                for s in each.iter_mut() {
+                    assert_eq!(shader.run_prepared(&prepared, s, &mut ()), Stop::End);
+                }
+                let what =
+                    format!("{engine} {precision:?}, uniforms prepared for {prepared_for:?}");
+                assert_eq!(bits(&each), bits(&single), "{what}: run_prepared differs");
+                let mut batch = states.clone();
+                let stops = shader.run_batch_prepared(&prepared, &mut batch, &mut ());
+                assert_eq!(stops, vec![Stop::End; states.len()]);
+                assert_eq!(
+                    bits(&batch),
+                    bits(&single),
+                    "{what}: run_batch_prepared differs"
+                );
+            }
             match &reference {
                 None => reference = Some(single),
                 Some(r) => assert_eq!(

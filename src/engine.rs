@@ -2,18 +2,13 @@
 
 use crate::arith::Precision;
 use crate::interp;
-use crate::program::{Program, ShaderKind};
-use crate::state::{EmitSink, Uniforms, UnitState};
+use crate::machine::{ShaderConfig, Stop};
+use crate::program::Program;
+use crate::state::{EmitSink, PreparedUniforms, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
-
-/// Default execution budget: instructions one invocation may execute.
-///
-/// Real shaders execute at most a few thousand instructions per invocation; 2^20
-/// stops a runaway program in well under a second on every engine.
-pub const DEFAULT_BUDGET: u64 = 1 << 20;
 
 /// Which engine runs a shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -22,17 +17,22 @@ pub enum EngineKind {
     Interpreter,
     /// The native recompiler for this host.
     Jit,
+    /// The IR evaluator ([`ir::eval`](crate::ir::eval)): a verification engine
+    /// that runs the shared IR in plain Rust on every host. Slow; never chosen
+    /// by `Auto`.
+    Ir,
     /// The fastest engine this host supports.
     #[default]
     Auto,
 }
 
 impl EngineKind {
-    /// The command-line spelling: `interp`, `jit` or `auto`.
+    /// The command-line spelling: `interp`, `jit`, `ir` or `auto`.
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Interpreter => "interp",
             EngineKind::Jit => "jit",
+            EngineKind::Ir => "ir",
             EngineKind::Auto => "auto",
         }
     }
@@ -43,6 +43,7 @@ impl EngineKind {
         if crate::jit::host_support().is_ok() {
             engines.push(EngineKind::Jit);
         }
+        engines.push(EngineKind::Ir);
         engines
     }
 }
@@ -59,6 +60,7 @@ impl FromStr for EngineKind {
         match s {
             "interp" | "interpreter" => Ok(EngineKind::Interpreter),
             "jit" => Ok(EngineKind::Jit),
+            "ir" => Ok(EngineKind::Ir),
             "auto" => Ok(EngineKind::Auto),
             other => Err(EngineError::UnknownEngine(other.to_string())),
         }
@@ -99,87 +101,11 @@ pub enum EngineError {
     #[error("native compilation failed: {0}")]
     Compile(String),
     /// An engine name that does not exist.
-    #[error("unknown engine `{0}` (expected interp, jit or auto)")]
+    #[error("unknown engine `{0}` (expected interp, jit, ir or auto)")]
     UnknownEngine(String),
     /// A precision name that does not exist.
     #[error("unknown precision `{0}` (expected f24 or f32)")]
     UnknownPrecision(String),
-}
-
-/// How to run a program: where it starts, what unit runs it, arithmetic and budget.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ShaderConfig {
-    /// Address of the first instruction.
-    pub entry: u32,
-    /// Vertex or geometry unit.
-    pub kind: ShaderKind,
-    /// Arithmetic precision.
-    pub precision: Precision,
-    /// Most instructions one invocation may execute.
-    pub budget: u64,
-}
-
-impl Default for ShaderConfig {
-    fn default() -> Self {
-        ShaderConfig {
-            entry: 0,
-            kind: ShaderKind::Vertex,
-            precision: Precision::default(),
-            budget: DEFAULT_BUDGET,
-        }
-    }
-}
-
-/// Why an invocation stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Stop {
-    /// An `end` instruction ran.
-    End,
-    /// The program counter left the program (treated as `end`).
-    EndOfCode,
-    /// The budget ran out before the program ended.
-    BudgetExceeded,
-    /// A `break` ran with an empty LOOP stack; the hardware hangs forever there.
-    BreakOutsideLoop,
-}
-
-/// The coarse outcome of an invocation, as the CLI reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RunStatus {
-    /// The program finished.
-    Ok,
-    /// The program would not have finished within the budget.
-    BudgetExceeded,
-}
-
-impl Stop {
-    /// `Ok` for a finished program; a hang counts as an exceeded budget.
-    pub fn status(self) -> RunStatus {
-        match self {
-            Stop::End | Stop::EndOfCode => RunStatus::Ok,
-            Stop::BudgetExceeded | Stop::BreakOutsideLoop => RunStatus::BudgetExceeded,
-        }
-    }
-
-    /// Stable snake_case name (`end`, `end_of_code`, `budget`, `break_outside_loop`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Stop::End => "end",
-            Stop::EndOfCode => "end_of_code",
-            Stop::BudgetExceeded => "budget",
-            Stop::BreakOutsideLoop => "break_outside_loop",
-        }
-    }
-}
-
-impl RunStatus {
-    /// Stable snake_case name (`ok`, `budget_exceeded`).
-    pub fn name(self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::BudgetExceeded => "budget_exceeded",
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -193,6 +119,8 @@ enum Backend {
         /// The variant for [`Shader::run_batch`] (F24 uniforms converted once).
         batch: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
     },
+    /// The IR evaluator.
+    Ir(Box<crate::ir::Ir>),
 }
 
 /// A program prepared for one entry point, unit kind, precision and engine.
@@ -229,6 +157,12 @@ impl Shader {
         }
         let backend = match engine {
             EngineKind::Interpreter => Backend::Interpreter,
+            EngineKind::Ir => Backend::Ir(Box::new(crate::ir::Ir::build(
+                &program,
+                config.entry,
+                config.kind,
+                config.precision,
+            ))),
             EngineKind::Auto if crate::jit::host_support().is_err() => Backend::Interpreter,
             EngineKind::Auto | EngineKind::Jit => match crate::jit::host_support() {
                 Ok(()) => Backend::Jit {
@@ -252,18 +186,15 @@ impl Shader {
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
     pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
-        match self.compiled() {
-            Some(code) => code.run(&self.program, &self.config, uniforms, state, sink),
-            None => interp::run(&self.program, &self.config, uniforms, state, sink),
-        }
+        self.run_on(self.compiled(), uniforms, state, sink)
     }
 
     /// Compiles native code now instead of on the first [`run`](Shader::run), and
     /// reports a compilation failure (after which the shader would silently run on
-    /// the interpreter). Does nothing for the interpreter.
+    /// the interpreter). Does nothing for the interpreter and the IR evaluator.
     pub fn prepare(&self) -> Result<(), EngineError> {
         match &self.backend {
-            Backend::Interpreter => Ok(()),
+            Backend::Interpreter | Backend::Ir(_) => Ok(()),
             Backend::Jit { single: cell, .. } => {
                 let mut error = None;
                 let compiled =
@@ -287,19 +218,88 @@ impl Shader {
 
     fn compiled(&self) -> Option<&crate::jit::CompiledShader> {
         match &self.backend {
-            Backend::Interpreter => None,
+            Backend::Interpreter | Backend::Ir(_) => None,
             Backend::Jit { single, .. } => single
                 .get_or_init(|| crate::jit::compile(&self.program, &self.config).ok())
                 .as_deref(),
         }
     }
 
+    /// Runs one invocation with uniforms prepared once per draw
+    /// ([`Uniforms::prepare`]): the same results as [`run`](Shader::run), without
+    /// converting a uniform on any read when the precisions match.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Stop, UnitState, Uniforms};
+    /// let shbin = pica_jit::shbin::Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    /// let program = Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    /// let config = ShaderConfig { entry: shbin.dvles[0].main, ..ShaderConfig::default() };
+    /// let shader = Shader::new(program, config, EngineKind::Auto).unwrap();
+    /// let mut uniforms = Uniforms::default();
+    /// uniforms.apply_constants(&shbin.dvles[0].constants);
+    /// let per_draw = uniforms.prepare(config.precision);
+    /// let (mut a, mut b) = (UnitState::default(), UnitState::default());
+    /// a.inputs[0] = [0.5, -0.25, 2.0, 1.0];
+    /// b.inputs[0] = a.inputs[0];
+    /// assert_eq!(shader.run_prepared(&per_draw, &mut a, &mut ()), Stop::End);
+    /// assert_eq!(shader.run(&uniforms, &mut b, &mut ()), Stop::End);
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn run_prepared(
+        &self,
+        uniforms: &PreparedUniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        let (code, uniforms) = self.code_for(uniforms);
+        self.run_on(code, uniforms, state, sink)
+    }
+
+    /// One invocation on the IR evaluator, on `code`, or on the interpreter.
+    fn run_on(
+        &self,
+        code: Option<&crate::jit::CompiledShader>,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        match (&self.backend, code) {
+            (Backend::Ir(ir), _) => {
+                crate::ir::eval::run(ir, self.config.budget, uniforms, state, sink)
+            }
+            (_, Some(code)) => code.run(&self.program, &self.config, uniforms, state, sink),
+            (_, None) => interp::run(&self.program, &self.config, uniforms, state, sink),
+        }
+    }
+
+    /// The code and uniforms to run `prepared` with: the batch variant (which reads
+    /// uniforms without converting them) over the converted uniforms when the
+    /// precisions match, else the single variant over the originals.
+    fn code_for<'u>(
+        &self,
+        prepared: &'u PreparedUniforms,
+    ) -> (Option<&crate::jit::CompiledShader>, &'u Uniforms) {
+        if prepared.precision() != self.config.precision {
+            return (self.compiled(), prepared.original());
+        }
+        // The single variant converts on read, which changes nothing on converted
+        // values, so it stands in if the batch variant cannot be built.
+        let code = match &self.backend {
+            Backend::Interpreter | Backend::Ir(_) => None,
+            Backend::Jit { batch, .. } => batch
+                .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
+                .as_deref()
+                .or_else(|| self.compiled()),
+        };
+        (code, prepared.converted())
+    }
+
     /// Runs one invocation per element of `states` (each starts from its own
     /// state and is left with its final state), with the same uniforms; returns
     /// why each stopped. Emitted vertices of all invocations go to `sink` in
     /// order. The results are exactly those of calling [`run`](Shader::run) on
-    /// each state; batching lets engines do per-draw work once (in F24 the float
-    /// uniforms are converted to float24 once per batch, not on every read).
+    /// each state; the uniforms are prepared once for the whole batch.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -319,27 +319,49 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
-        let converted = uniforms.converted(self.config.precision);
-        let code = match &self.backend {
-            Backend::Interpreter => None,
-            Backend::Jit { batch, .. } => batch
-                .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
-                .as_deref(),
-        };
+        self.run_batch_prepared(&uniforms.prepare(self.config.precision), states, sink)
+    }
+
+    /// [`run_batch`](Shader::run_batch) with uniforms prepared once per draw.
+    pub fn run_batch_prepared(
+        &self,
+        uniforms: &PreparedUniforms,
+        states: &mut [UnitState],
+        sink: &mut dyn EmitSink,
+    ) -> Vec<Stop> {
+        let (code, uniforms) = self.code_for(uniforms);
         states
             .iter_mut()
-            .map(|state| match code {
-                Some(code) => code.run(&self.program, &self.config, &converted, state, sink),
-                None => interp::run(&self.program, &self.config, &converted, state, sink),
-            })
+            .map(|state| self.run_on(code, uniforms, state, sink))
             .collect()
     }
 
-    /// The engine actually running this shader (never `Auto`).
+    /// The engine that actually runs this shader (never `Auto`): `Jit` only if its
+    /// native code exists. A JIT shader whose compilation failed runs on the
+    /// interpreter (same bits, slower) and reports `Interpreter` here; call
+    /// [`prepare`](Shader::prepare) to see why. Compiles the shader if no run has.
+    /// A shader made for `Ir` always reports `Ir`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::isa::{encode, Instruction};
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig};
+    /// let program = Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap());
+    /// let shader = Shader::new(program, ShaderConfig::default(), EngineKind::Auto).unwrap();
+    /// let expected = if EngineKind::available().contains(&EngineKind::Jit) {
+    ///     EngineKind::Jit
+    /// } else {
+    ///     EngineKind::Interpreter
+    /// };
+    /// assert_eq!(shader.engine(), expected);
+    /// ```
     pub fn engine(&self) -> EngineKind {
-        match self.backend {
-            Backend::Interpreter => EngineKind::Interpreter,
-            Backend::Jit { .. } => EngineKind::Jit,
+        if let Backend::Ir(_) = self.backend {
+            return EngineKind::Ir;
+        }
+        match self.compiled() {
+            Some(_) => EngineKind::Jit,
+            None => EngineKind::Interpreter,
         }
     }
 
@@ -351,5 +373,52 @@ impl Shader {
     /// The program this shader runs.
     pub fn program(&self) -> &Arc<Program> {
         &self.program
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Instruction, encode};
+
+    fn end_program() -> Arc<Program> {
+        Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap())
+    }
+
+    /// A JIT shader whose compilation failed reports the interpreter, and `prepare`
+    /// says why; it still runs (on the interpreter).
+    #[test]
+    fn a_failed_compilation_reports_the_interpreter() {
+        if crate::jit::host_support().is_err() {
+            return;
+        }
+        let shader = Shader::new(end_program(), ShaderConfig::default(), EngineKind::Jit).unwrap();
+        let Backend::Jit { single, .. } = &shader.backend else {
+            panic!("a JIT backend");
+        };
+        single.set(None).unwrap(); // as a failed compilation leaves it
+        assert_eq!(shader.engine(), EngineKind::Interpreter);
+        assert!(matches!(shader.prepare(), Err(EngineError::Compile(_))));
+        let mut state = UnitState::default();
+        assert_eq!(
+            shader.run(&Uniforms::default(), &mut state, &mut ()),
+            Stop::End
+        );
+    }
+
+    #[test]
+    fn a_compiled_shader_reports_the_jit() {
+        if crate::jit::host_support().is_err() {
+            return;
+        }
+        let shader = Shader::new(end_program(), ShaderConfig::default(), EngineKind::Jit).unwrap();
+        assert_eq!(shader.engine(), EngineKind::Jit);
+        let interp = Shader::new(
+            end_program(),
+            ShaderConfig::default(),
+            EngineKind::Interpreter,
+        )
+        .unwrap();
+        assert_eq!(interp.engine(), EngineKind::Interpreter);
     }
 }

@@ -5,8 +5,10 @@ pub mod asm;
 mod describe;
 mod engine;
 pub mod interp;
+pub mod ir;
 pub mod isa;
 pub mod jit;
+pub mod machine;
 mod program;
 pub mod shbin;
 mod state;
@@ -15,9 +17,10 @@ pub mod testgen;
 
 pub use arith::{Precision, Vec4};
 pub use describe::describe_shbin;
-pub use engine::{DEFAULT_BUDGET, EngineError, EngineKind, RunStatus, Shader, ShaderConfig, Stop};
+pub use engine::{EngineError, EngineKind, Shader};
+pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
-pub use state::{EmitSink, EmittedVertex, Uniforms, UnitState};
+pub use state::{EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState};
 
 /// The embedded default shader (SHBIN bytes): a transform + Blinn-Phong lighting
 /// vertex shader, assembled from `assets/default_shader.pica`.

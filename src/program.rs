@@ -1,6 +1,6 @@
 //! A shader program: code words, their decoded form and the operand descriptors.
 
-use crate::isa::{self, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor};
+use crate::isa::{self, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor, SrcReg};
 use thiserror::Error;
 
 /// Which kind of shader unit runs a program.
@@ -68,6 +68,10 @@ pub struct Program {
     instructions: Vec<Instruction>,
     descriptors: Vec<OperandDescriptor>,
     supplied_descriptors: usize,
+    /// Bit `n`: some instruction reads `v{n}`.
+    inputs_read: u16,
+    /// Bit `n`: some instruction reads `r{n}`.
+    temps_read: u16,
 }
 
 impl Program {
@@ -81,7 +85,15 @@ impl Program {
                 count: descriptors.len(),
             });
         }
-        let instructions = code.iter().map(|&w| isa::decode(w)).collect();
+        let instructions: Vec<Instruction> = code.iter().map(|&w| isa::decode(w)).collect();
+        let (mut inputs_read, mut temps_read) = (0u16, 0u16);
+        for source in instructions.iter().flat_map(Instruction::sources) {
+            match source.reg {
+                SrcReg::Input(n) => inputs_read |= 1 << (n & 15),
+                SrcReg::Temp(n) => temps_read |= 1 << (n & 15),
+                SrcReg::Const(_) => {}
+            }
+        }
         let supplied_descriptors = descriptors.len();
         let mut table: Vec<OperandDescriptor> =
             descriptors.into_iter().map(OperandDescriptor).collect();
@@ -91,7 +103,33 @@ impl Program {
             instructions,
             descriptors: table,
             supplied_descriptors,
+            inputs_read,
+            temps_read,
         })
+    }
+
+    /// The input registers some instruction reads: bit `n` for `v{n}`.
+    pub fn inputs_read(&self) -> u16 {
+        self.inputs_read
+    }
+
+    /// The temporaries some instruction reads: bit `n` for `r{n}`. In F24 exactly
+    /// these are converted to float24 when an invocation starts
+    /// (`docs/semantics.md`, "F24 entry conversion").
+    ///
+    /// ```
+    /// use pica_jit::isa::{encode, BinaryOp, DstReg, Instruction, Source, SrcReg};
+    /// use pica_jit::Program;
+    /// let add = Instruction::Binary {
+    ///     op: BinaryOp::Add, inverted: false, dst: DstReg::Temp(0),
+    ///     src1: Source::direct(SrcReg::Temp(3)), src2: Source::direct(SrcReg::Input(1)), desc: 0,
+    /// };
+    /// let program = Program::new(vec![encode(&add).unwrap()], vec![0]).unwrap();
+    /// assert_eq!(program.temps_read(), 1 << 3);
+    /// assert_eq!(program.inputs_read(), 1 << 1);
+    /// ```
+    pub fn temps_read(&self) -> u16 {
+        self.temps_read
     }
 
     /// The raw code words.

@@ -80,6 +80,55 @@ impl Uniforms {
         }
         out
     }
+
+    /// Does the per-draw work once: the uniforms converted for `precision`, for
+    /// [`Shader::run_prepared`](crate::Shader::run_prepared) and the batch runs,
+    /// which then never convert a uniform again.
+    ///
+    /// ```
+    /// use pica_jit::{Precision, Uniforms};
+    /// let mut u = Uniforms::default();
+    /// u.f[0] = [1.0 + f32::EPSILON, 2.0, 3.0, 4.0];
+    /// let prepared = u.prepare(Precision::F24);
+    /// assert_eq!(prepared.precision(), Precision::F24);
+    /// assert_eq!(prepared.converted().f[0][0], 1.0); // truncated to float24
+    /// assert_eq!(prepared.original(), &u);
+    /// ```
+    pub fn prepare(&self, precision: crate::Precision) -> PreparedUniforms {
+        PreparedUniforms {
+            original: self.clone(),
+            converted: self.converted(precision),
+            precision,
+        }
+    }
+}
+
+/// Uniforms prepared once per draw for one precision (see [`Uniforms::prepare`]).
+///
+/// Keeps the original values too, so a shader of the other precision can still
+/// use it (converting on read, as [`Shader::run`](crate::Shader::run) does).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreparedUniforms {
+    original: Uniforms,
+    converted: Uniforms,
+    precision: crate::Precision,
+}
+
+impl PreparedUniforms {
+    /// The precision the uniforms were converted for.
+    pub fn precision(&self) -> crate::Precision {
+        self.precision
+    }
+
+    /// The uniforms as given.
+    pub fn original(&self) -> &Uniforms {
+        &self.original
+    }
+
+    /// The uniforms as the unit sees them in [`precision`](Self::precision).
+    pub fn converted(&self) -> &Uniforms {
+        &self.converted
+    }
 }
 
 impl Default for Uniforms {

@@ -15,9 +15,19 @@ use std::sync::Arc;
 #[allow(unused_imports)]
 pub use asm::{Assembled, assemble};
 
-/// The engines exercised by the suites: every engine this host can run.
+/// The engines exercised by the suites: every engine this host can run. With
+/// `PICA_REQUIRE_JIT=1` (CI sets it) a host without a JIT is a failure, not a quiet
+/// interpreter-only run.
 pub fn engines() -> Vec<EngineKind> {
-    EngineKind::available()
+    let engines = EngineKind::available();
+    if std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
+        assert!(
+            engines.contains(&EngineKind::Jit),
+            "PICA_REQUIRE_JIT=1 but this host has no JIT: {:?}",
+            pica_jit::jit::host_support()
+        );
+    }
+    engines
 }
 
 /// The result of one invocation.
@@ -145,9 +155,14 @@ impl Case {
         self
     }
 
-    /// Runs on one engine.
+    /// Runs on one engine; fails if a JIT shader does not compile (no silent
+    /// interpreter fallback).
     pub fn run_on(&self, engine: EngineKind) -> Outcome {
         let shader = Shader::new(self.program.clone(), self.config, engine).expect("shader");
+        if let Err(e) = shader.prepare() {
+            panic!("{engine} cannot prepare the program: {e}");
+        }
+        assert_eq!(shader.engine(), engine, "the engine that runs");
         let mut state = self.state.clone();
         let mut emits = Vec::new();
         let stop = shader.run(&self.uniforms, &mut state, &mut emits);
@@ -160,7 +175,8 @@ impl Case {
         if pica_jit::jit::Features::host() == features {
             return None; // the host's own variant is the baseline: covered by run_on
         }
-        let code = pica_jit::jit::compile_with(&self.program, &self.config, features).ok()?;
+        let code = pica_jit::jit::compile_with(&self.program, &self.config, features)
+            .unwrap_or_else(|e| panic!("the baseline JIT cannot compile the program: {e}"));
         let mut state = self.state.clone();
         let mut emits = Vec::new();
         let stop = code.run(

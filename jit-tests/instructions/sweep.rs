@@ -122,11 +122,7 @@ mod model {
     }
 
     pub fn max(a: f32, b: f32) -> f32 {
-        if a > b && b != f32::NEG_INFINITY {
-            a
-        } else {
-            b
-        }
+        if a > b { a } else { b }
     }
 
     pub fn min(a: f32, b: f32) -> f32 {

@@ -68,6 +68,27 @@ pub struct Analysis {
     pub entry: u32,
 }
 
+impl Analysis {
+    /// The number of instructions in the block starting at `pc` (a leader), or 1
+    /// where no block starts. Blocks are in address order: a binary search, so a
+    /// backend asking at every leader compiles in `O(n log n)`.
+    ///
+    /// ```
+    /// use pica_jit::analysis::analyse;
+    /// use pica_jit::isa::{encode, Instruction};
+    /// use pica_jit::{Program, ShaderKind};
+    /// let code = [Instruction::Nop, Instruction::Nop, Instruction::End].map(|i| encode(&i).unwrap());
+    /// let program = Program::new(code.to_vec(), vec![]).unwrap();
+    /// let analysis = analyse(&program, 0, ShaderKind::Vertex);
+    /// assert_eq!(analysis.block_len_at(0), 3);
+    /// ```
+    pub fn block_len_at(&self, pc: u32) -> u32 {
+        self.blocks
+            .binary_search_by_key(&pc, |b| b.start)
+            .map_or(1, |i| self.blocks[i].len())
+    }
+}
+
 /// Classifies an instruction for a unit kind.
 pub fn classify(instr: &Instruction, kind: ShaderKind) -> InstrClass {
     match instr {

@@ -9,7 +9,8 @@
 //! `exp_log` tests): ex2 2^-23.27 over `[-126, 128)`, lg2 2^-22.16 over all
 //! positive normal and subnormal inputs (bound required: 2^-20).
 
-use super::precision::{CANONICAL_NAN, Precision, arith_input, arith_result};
+use super::nan::CANONICAL_NAN;
+use super::precision::{Precision, arith_input, arith_result};
 
 /// Coefficients `c0..c6` of `2^f ≈ c0 + f*(c1 + f*(c2 + ... + f*c6))` on
 /// `f ∈ [0, 1]` (`c0 = 1` exactly, so `ex2(k) = 2^k` exactly for integer

@@ -15,7 +15,7 @@
 //! `and` / `cmhi` / `bsl` (NEON). Unsigned compares of absolute-value bits are
 //! safe as signed 32-bit compares because the top bit is clear.
 
-use super::precision::{CANONICAL_NAN, CANONICAL_NAN_BITS};
+use super::nan::{CANONICAL_NAN, CANONICAL_NAN_BITS};
 
 /// Smallest positive float24 normal, 2^-62.
 pub const MIN_NORMAL: f32 = f32::from_bits(MIN_NORMAL_BITS);

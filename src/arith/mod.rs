@@ -36,6 +36,7 @@
 
 mod exp_log;
 pub mod f24;
+mod nan;
 mod precision;
 mod select;
 mod special;
@@ -45,13 +46,11 @@ mod vector;
 mod tests;
 
 pub use exp_log::{EX2_COEFFS, EX2_INPUT_MAX, EX2_INPUT_MIN, LG2_COEFFS, LG2_SQRT2, ex2, lg2};
-pub use precision::{
-    CANONICAL_NAN, CANONICAL_NAN_BITS, Precision, arith_input, arith_result, canonicalize, load,
-    negate,
-};
+pub use nan::{CANONICAL_NAN, CANONICAL_NAN_BITS, canonicalize};
+pub use precision::{Precision, arith_input, arith_result, load, negate};
 pub use select::{compare, max, min, sge, slt};
 pub use special::{LITP_CLAMP, flr, litp, mova, rcp, rsq};
-pub use vector::{add, dp3, dp4, dph, dst, mad, mul};
+pub use vector::{add, dp3, dp4, dph, dst, mad, mul, mul_rule};
 
 /// A four-component shader register value (`x`, `y`, `z`, `w`).
 pub type Vec4 = [f32; 4];

@@ -2,6 +2,7 @@
 //! shared by every arithmetic instruction.
 
 use super::f24;
+use super::nan::canonicalize;
 
 /// Arithmetic precision mode. The default is the hardware-faithful `F24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -14,21 +15,6 @@ pub enum Precision {
     /// IEEE binary32 (round to nearest even, subnormals kept, no flushing)
     /// plus the PICA special cases. Fastest; what most emulators do.
     F32,
-}
-
-/// Bit pattern of [`CANONICAL_NAN`].
-pub const CANONICAL_NAN_BITS: u32 = 0x7FC0_0000;
-
-/// The only NaN an arithmetic instruction ever produces (bits `0x7FC0_0000`:
-/// positive, quiet, zero payload).
-pub const CANONICAL_NAN: f32 = f32::from_bits(CANONICAL_NAN_BITS);
-
-/// Replaces any NaN by [`CANONICAL_NAN`]; other values keep their bits.
-///
-/// SIMD: `nan = cmpunord(x, x)` (`x != x`), `blend(x, CANONICAL_NAN, nan)`.
-#[inline]
-pub fn canonicalize(x: f32) -> f32 {
-    if x.is_nan() { CANONICAL_NAN } else { x }
 }
 
 /// A value entering the shader unit (vertex input attribute, float uniform,
@@ -51,7 +37,7 @@ pub fn load(p: Precision, x: f32) -> f32 {
 ///   preserved apart from the sign, `-(+0) = -0`.
 /// * `F24`: `canonicalize(0.0 - x)`, an IEEE subtraction: `+0` stays `+0`
 ///   (no -0 in float24), subnormals and normals are negated exactly, NaN is
-///   [`CANONICAL_NAN`] (for values in V24 the canonicalisation is a no-op:
+///   [`CANONICAL_NAN`](super::CANONICAL_NAN) (for values in V24 the canonicalisation is a no-op:
 ///   `0 - NaN` returns the quiet NaN operand, and the only NaN in V24 is
 ///   the canonical one; it only matters for out-of-range inputs, whose NaN
 ///   payload propagation differs between hosts).
@@ -79,7 +65,7 @@ pub fn arith_input(p: Precision, x: f32) -> f32 {
 /// The result step of every arithmetic instruction, and in dot products of
 /// every product and every partial sum.
 ///
-/// * `F32`: [`canonicalize`] (NaN becomes [`CANONICAL_NAN`]).
+/// * `F32`: [`canonicalize`] (NaN becomes [`CANONICAL_NAN`](super::CANONICAL_NAN)).
 /// * `F24`: [`f24::quantize_result`] (NaN canonicalised, overflow to ±inf,
 ///   |r| < 2^-62 becomes +0, truncation to 16 mantissa bits).
 #[inline]

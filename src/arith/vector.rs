@@ -1,7 +1,8 @@
 //! `add`, `mul`, `mad`, the dot products and `dst`.
 
 use super::Vec4;
-use super::precision::{CANONICAL_NAN, Precision, arith_input, arith_result};
+use super::nan::CANONICAL_NAN;
+use super::precision::{Precision, arith_input, arith_result};
 
 /// The PICA multiply rule on already-flushed operands, before the result
 /// step: `inf * 0 = +0` (either order, any signs), otherwise IEEE `a * b`.
@@ -9,8 +10,15 @@ use super::precision::{CANONICAL_NAN, Precision, arith_input, arith_result};
 /// SIMD: `r = a * b`; `r_nan = r != r`; `in_nan = (a != a) | (b != b)`;
 /// `r = blend(r, +0, r_nan & !in_nan)`; `r = blend(r, CANONICAL_NAN, r_nan & in_nan)`.
 /// (The only way a product of two non-NaN values is NaN is `±inf * ±0`.)
+///
+/// ```
+/// use pica_jit::arith::mul_rule;
+/// assert_eq!(mul_rule(f32::INFINITY, -0.0).to_bits(), 0);
+/// assert_eq!(mul_rule(f32::NAN, 0.0).to_bits(), 0x7FC0_0000);
+/// assert_eq!(mul_rule(3.0, -2.0), -6.0);
+/// ```
 #[inline]
-fn mul_rule(a: f32, b: f32) -> f32 {
+pub fn mul_rule(a: f32, b: f32) -> f32 {
     let r = a * b;
     let r_nan = r.is_nan();
     let in_nan = a.is_nan() || b.is_nan();

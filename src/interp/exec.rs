@@ -1,23 +1,12 @@
 //! The instruction loop: one invocation, instruction by instruction.
 
-use super::flow::{CallEntry, FlowState, IfEntry, LoopEntry};
 use super::operands::{Operands, write};
-use crate::Stop;
 use crate::arith::{self, Precision, Vec4};
 use crate::isa::{BinaryOp, Guard, Instruction, UnaryOp};
+use crate::machine::flow::{CallEntry, IfEntry, LoopEntry};
+use crate::machine::{EmitConfig, Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, EmittedVertex, UnitState};
-
-/// The `setemit` parameters the next `emit` uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EmitConfig {
-    /// Vertex slot.
-    pub vertex_id: u8,
-    /// Emit a primitive too.
-    pub primitive: bool,
-    /// Winding flag.
-    pub winding: bool,
-}
 
 /// Everything an invocation needs besides its mutable state.
 pub(crate) struct Invocation<'a> {
@@ -27,19 +16,16 @@ pub(crate) struct Invocation<'a> {
     pub budget: u64,
 }
 
-/// Resumable execution progress: where the invocation is and what it has used.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Progress {
-    pub flow: FlowState,
-    pub emit: EmitConfig,
-    pub executed: u64,
-}
-
-/// Converts the registers that enter the unit to the precision's value set.
-pub(crate) fn enter(precision: Precision, state: &mut UnitState) {
+/// F24: converts the temporaries the program reads to float24 as the invocation
+/// starts (inputs and uniforms are converted as they are read). Temporaries the
+/// program never reads and the outputs, which no instruction reads, keep their bits.
+pub(crate) fn enter(precision: Precision, program: &Program, state: &mut UnitState) {
     if precision == Precision::F24 {
-        for reg in state.temps.iter_mut().chain(state.outputs.iter_mut()) {
-            *reg = reg.map(|x| arith::load(precision, x));
+        let read = program.temps_read();
+        for (n, reg) in state.temps.iter_mut().enumerate() {
+            if read >> n & 1 != 0 {
+                *reg = reg.map(|x| arith::load(precision, x));
+            }
         }
     }
 }
@@ -48,7 +34,7 @@ impl<'a> Invocation<'a> {
     /// The invocation of `program` configured by `config` over `uniforms`.
     pub fn new(
         program: &'a Program,
-        config: &crate::ShaderConfig,
+        config: &ShaderConfig,
         uniforms: &'a crate::Uniforms,
     ) -> Invocation<'a> {
         Invocation {

@@ -2,17 +2,18 @@
 //! semantics. It is the oracle every other engine is tested against.
 
 mod exec;
-pub mod flow;
 mod operands;
 
-pub use exec::EmitConfig;
+pub use crate::machine::EmitConfig;
+/// The control-flow stacks (defined in [`crate::machine::flow`]).
+pub use crate::machine::flow;
 pub use operands::{OUT_OF_RANGE_CONSTANT, relative_constant_index};
 
-use crate::engine::{ShaderConfig, Stop};
+use crate::machine::flow::FlowState;
+use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::Program;
 use crate::state::{EmitSink, Uniforms, UnitState};
-pub(crate) use exec::{Invocation, Progress, enter};
-use flow::FlowState;
+pub(crate) use exec::{Invocation, enter};
 
 /// Runs one invocation of `program` on `state` with the reference interpreter.
 ///
@@ -45,7 +46,7 @@ pub fn run(
     state: &mut UnitState,
     sink: &mut dyn EmitSink,
 ) -> Stop {
-    enter(config.precision, state);
+    enter(config.precision, program, state);
     let invocation = Invocation {
         program,
         operands: operands::Operands {

@@ -402,6 +402,26 @@ pub enum Instruction {
 }
 
 impl Instruction {
+    /// The source operands this instruction reads, in operand order.
+    ///
+    /// ```
+    /// use pica_jit::isa::{Instruction, Source, SrcReg};
+    /// assert_eq!(Instruction::End.sources().count(), 0);
+    /// ```
+    pub fn sources(&self) -> impl Iterator<Item = Source> {
+        let operands = match *self {
+            Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
+                [Some(src1), Some(src2), None]
+            }
+            Instruction::Unary { src, .. } => [Some(src), None, None],
+            Instruction::Mad {
+                src1, src2, src3, ..
+            } => [Some(src1), Some(src2), Some(src3)],
+            _ => [None; 3],
+        };
+        operands.into_iter().flatten()
+    }
+
     /// Whether this instruction can change the PC or the control-flow stacks.
     pub fn is_flow_control(&self) -> bool {
         matches!(

@@ -63,6 +63,20 @@ impl WriteMask {
     pub fn writes(self, lane: usize) -> bool {
         self.0 & (8 >> lane) != 0
     }
+
+    /// The written lanes as a bit set with lane `i` (0 = x) in bit `i`: the
+    /// order SIMD blend immediates and lane masks use (the encoding has x in bit 3).
+    ///
+    /// ```
+    /// use pica_jit::isa::WriteMask;
+    /// assert_eq!(WriteMask(0b1000).lane_bits(), 0b0001); // .x
+    /// assert_eq!(WriteMask(0b0011).lane_bits(), 0b1100); // .zw
+    /// ```
+    pub fn lane_bits(self) -> u8 {
+        (0..4)
+            .filter(|&lane| self.writes(lane))
+            .fold(0, |acc, lane| acc | 1 << lane)
+    }
 }
 
 impl fmt::Display for WriteMask {

@@ -11,9 +11,9 @@
 //! `step`) executes `break`, `emit` and `setemit`, so the JIT cannot disagree
 //! with the interpreter on control flow.
 
-use crate::engine::Stop;
-use crate::interp::flow::FlowState;
-use crate::interp::{Invocation, Progress};
+use crate::interp::Invocation;
+use crate::machine::flow::FlowState;
+use crate::machine::{Progress, Stop};
 use crate::state::{EmitSink, UnitState};
 
 /// Exit: an `end` ran.
@@ -95,7 +95,7 @@ const FLOW: usize =
     std::mem::offset_of!(Frame<'static>, progress) + std::mem::offset_of!(Progress, flow);
 
 const fn ring<T: Copy + Default, const N: usize>(at: usize) -> RingLayout {
-    use crate::interp::flow::RingStack;
+    use crate::machine::flow::RingStack;
     RingLayout {
         entries: (FLOW + at + RingStack::<T, N>::ENTRIES_OFFSET) as i32,
         next: (FLOW + at + RingStack::<T, N>::NEXT_OFFSET) as i32,
@@ -107,17 +107,17 @@ const fn ring<T: Copy + Default, const N: usize>(at: usize) -> RingLayout {
 
 /// The CALL stack: entries `{check, ret}`.
 pub const CALLS: RingLayout = ring::<
-    crate::interp::flow::CallEntry,
-    { crate::interp::flow::CALL_DEPTH },
+    crate::machine::flow::CallEntry,
+    { crate::machine::flow::CALL_DEPTH },
 >(std::mem::offset_of!(FlowState, calls));
 /// The IF stack: entries `{check, next}`.
-pub const IFS: RingLayout = ring::<crate::interp::flow::IfEntry, { crate::interp::flow::IF_DEPTH }>(
+pub const IFS: RingLayout = ring::<crate::machine::flow::IfEntry, { crate::machine::flow::IF_DEPTH }>(
     std::mem::offset_of!(FlowState, ifs),
 );
 /// The LOOP stack: entries `{check, start, remaining, increment}`.
 pub const LOOPS: RingLayout = ring::<
-    crate::interp::flow::LoopEntry,
-    { crate::interp::flow::LOOP_DEPTH },
+    crate::machine::flow::LoopEntry,
+    { crate::machine::flow::LOOP_DEPTH },
 >(std::mem::offset_of!(FlowState, loops));
 
 const _: () = {

@@ -24,9 +24,9 @@ mod a64;
 
 use crate::analysis;
 use crate::arith::Precision;
-use crate::engine::{ShaderConfig, Stop};
-use crate::interp::flow::FlowState;
-use crate::interp::{Invocation, Progress};
+use crate::interp::Invocation;
+use crate::machine::flow::FlowState;
+use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
 use frame::{
@@ -181,6 +181,11 @@ fn compile_cached(
     Ok(shader)
 }
 
+/// Environment variable that makes every compilation fail, so that tests can check
+/// how a failed compilation is reported (the shader runs on the interpreter and
+/// says so).
+pub const FORCE_COMPILE_ERROR: &str = "PICA_JIT_FORCE_COMPILE_ERROR";
+
 /// Compiles without consulting the cache (benchmarks measure this).
 pub fn compile_uncached(
     program: &Program,
@@ -203,6 +208,11 @@ pub fn compile_with(
         ));
     }
     host_support().map_err(JitError::Unsupported)?;
+    if std::env::var_os(FORCE_COMPILE_ERROR).is_some() {
+        return Err(JitError::Assemble(format!(
+            "{FORCE_COMPILE_ERROR} is set (a fault injected for testing)"
+        )));
+    }
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(target_arch = "x86_64")]
     {

@@ -69,7 +69,9 @@
 
 mod error;
 mod float24;
+mod layout;
 mod read;
+mod symbols;
 mod types;
 mod write;
 

@@ -115,8 +115,8 @@ impl Dvle {
     /// [`symbols`](Self::symbols) unless it is already there. Keeping names in
     /// the symbol table is what makes `Shbin::parse(&s.to_bytes()) == s` hold.
     pub fn add_uniform(&mut self, name: &str, first: u16, last: u16) {
-        if super::write::find_symbol(&self.symbols, name.as_bytes()).is_none() {
-            super::write::append_symbol(&mut self.symbols, name.as_bytes());
+        if super::symbols::find_symbol(&self.symbols, name.as_bytes()).is_none() {
+            super::symbols::append_symbol(&mut self.symbols, name.as_bytes());
         }
         self.uniforms.push(UniformEntry {
             name: name.to_owned(),

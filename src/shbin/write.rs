@@ -2,33 +2,12 @@
 
 use super::error::{EntryField, ShbinError};
 use super::float24::f32_to_f24;
-use super::read::{
+use super::layout::{
     DVLB_MAGIC, DVLE_HEADER_LEN, DVLE_MAGIC, DVLP_HEADER_LEN, DVLP_MAGIC, reference_limit,
 };
+use super::symbols::{append_symbol, find_symbol};
 use super::types::{ConstantValue, Dvle, Shbin};
 use crate::isa::{MAX_CODE_WORDS, MAX_DESCRIPTORS};
-
-/// Offset of `name` stored as a NUL-terminated string anywhere in `symbols`
-/// (also as the tail of a longer name), or `None`.
-pub(crate) fn find_symbol(symbols: &[u8], name: &[u8]) -> Option<u32> {
-    let n = name.len();
-    symbols
-        .windows(n + 1)
-        .position(|w| w[n] == 0 && &w[..n] == name)
-        .and_then(|o| u32::try_from(o).ok())
-}
-
-/// Appends `name` + NUL to `symbols` (after a NUL separator if the table does
-/// not already end with one) and returns the offset it was stored at.
-pub(crate) fn append_symbol(symbols: &mut Vec<u8>, name: &[u8]) -> u32 {
-    if symbols.last().is_some_and(|&b| b != 0) {
-        symbols.push(0);
-    }
-    let offset = len32(symbols.len());
-    symbols.extend_from_slice(name);
-    symbols.push(0);
-    offset
-}
 
 /// The part of a uniform name the writer can store: up to the first NUL.
 fn storable_name(name: &str) -> &[u8] {

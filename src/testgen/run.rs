@@ -311,7 +311,8 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 }
 
 /// Runs `case` on the interpreter and on every other engine this host has
-/// ([`EngineKind::available`]) and compares, bit for bit, after every
+/// ([`EngineKind::available`]: the JIT where the host has one, and the IR
+/// evaluator [`EngineKind::Ir`] everywhere) and compares, bit for bit, after every
 /// invocation: the stop reason, all outputs, temporaries and inputs, `a0`, `aL`,
 /// the `cmp` flags and the sequence of emitted vertices.
 ///

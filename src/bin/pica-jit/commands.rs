@@ -134,6 +134,10 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
         budget: args.budget,
     };
     let shader = Shader::new(Arc::new(program), config, engine)?;
+    if let Err(e) = shader.prepare() {
+        // Never a silent fallback: the JSON's `engine` says `interp` too.
+        eprintln!("pica-jit: warning: {e}; running on the interpreter instead");
+    }
 
     let mut uniforms = Uniforms::default();
     uniforms.apply_constants(&dvle.constants);

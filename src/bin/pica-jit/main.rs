@@ -54,8 +54,9 @@ enum Command {
         /// Which DVLE (entry point) to run, counting from 0 (`disasm` lists them).
         #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_dvle)]
         dvle: usize,
-        /// Engine: interp (reference interpreter), jit (native code) or auto (the best this host has).
-        #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(["auto", "interp", "jit"]))]
+        /// Engine: interp (reference interpreter), jit (native code), ir (the IR
+        /// evaluator, for verification) or auto (the best this host has).
+        #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(["auto", "interp", "jit", "ir"]))]
         engine: String,
         /// Arithmetic precision: f24 (hardware-faithful) or f32.
         #[arg(long, default_value = "f24", value_parser = PossibleValuesParser::new(["f24", "f32"]))]

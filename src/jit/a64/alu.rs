@@ -189,16 +189,11 @@ fn binary(e: &mut Emitter<'_>, op: BinaryOp) {
                 ; mov v1.b16, v3.b16
             );
         }
-        BinaryOp::Max => {
-            // (a > b && b != -inf) ? a : b, by the bits of the operands.
-            dynasm!(e.ops
-                ; .arch aarch64
-                ; fcmgt v0.s4, v1.s4, v2.s4           // a > b (false if unordered)
-                ; cmeq v4.s4, v2.s4, V(NEG_INF).s4     // b == -inf
-                ; bic v0.b16, v0.b16, v4.b16
-                ; bif v1.b16, v2.b16, v0.b16           // a where the mask, else b
-            );
-        }
+        BinaryOp::Max => dynasm!(e.ops
+            ; .arch aarch64
+            ; fcmgt v0.s4, v1.s4, v2.s4               // a > b (ordered)
+            ; bif v1.b16, v2.b16, v0.b16              // a where the mask, else b
+        ),
         BinaryOp::Min => dynasm!(e.ops
             ; .arch aarch64
             ; fcmgt v0.s4, v2.s4, v1.s4               // a < b as b > a (ordered)
@@ -284,7 +279,7 @@ fn litp(e: &mut Emitter<'_>) {
     load_const(e, 6, K::LitpMin);
     dynasm!(e.ops
         ; .arch aarch64
-        // max(., (0, -127.99609375, 0, 0)) = v5 > b ? v5 : b (b is never -inf)
+        // max(., (0, -127.99609375, 0, 0)) = v5 > b ? v5 : b
         ; fcmgt v0.s4, v5.s4, v6.s4
         ; bif v5.b16, v6.b16, v0.b16
         ; mov v5.s[2], wzr                 // z = 0

@@ -195,7 +195,7 @@ impl Emitter<'_> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion();
+        self.f24_entry_conversion(self.program.temps_read());
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]
@@ -283,12 +283,7 @@ impl Emitter<'_> {
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch aarch64 ; =>label);
         if self.analysis.leader[i] {
-            let block_len = self
-                .analysis
-                .blocks
-                .iter()
-                .find(|b| b.start == pc)
-                .map_or(1, |b| b.len());
+            let block_len = self.analysis.block_len_at(pc);
             let ok = self.ops.new_dynamic_label();
             dynasm!(self.ops ; .arch aarch64 ; ldr x9, [x19, OFFSET_REMAINING as u32]);
             if block_len < 4096 {

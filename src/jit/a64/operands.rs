@@ -12,7 +12,7 @@ use super::consts::K;
 use crate::arith::Precision;
 use crate::isa::{AddrIndex, DstReg, OperandDescriptor, Source, SrcReg, WriteMask};
 use crate::state::{Uniforms, UnitState};
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynasmApi, dynasm};
 use std::mem::offset_of;
 
 const INPUTS: u32 = offset_of!(UnitState, inputs) as u32;
@@ -147,30 +147,20 @@ impl Emitter<'_> {
         }
     }
 
-    /// F24: converts the temporaries and outputs entering the unit, in place,
-    /// exactly as `interp::enter` does (inputs and uniforms are converted when
-    /// read). Runs in the prologue, before the first dispatch.
-    pub fn f24_entry_conversion(&mut self) {
+    /// F24: converts the temporaries the program reads, in place, exactly as
+    /// `interp::enter` does (inputs and uniforms are converted when read). Runs in
+    /// the prologue, before the first dispatch.
+    pub fn f24_entry_conversion(&mut self, temps_read: u16) {
         if self.precision != Precision::F24 {
             return;
         }
-        const _: () = assert!(OUTPUTS == TEMPS + 16 * 16);
         self.load_pinned();
-        let again = self.ops.new_dynamic_label();
-        dynasm!(self.ops
-            ; .arch aarch64
-            ; add x9, x20, TEMPS
-            ; movz w10, 32
-            ; =>again
-            ; ldr q1, [x9]
-        );
-        self.f24_load(1);
-        dynasm!(self.ops
-            ; .arch aarch64
-            ; str q1, [x9], #16
-            ; subs w10, w10, #1
-            ; b.ne =>again
-        );
+        for n in (0..16).filter(|n| temps_read >> n & 1 != 0) {
+            let off = TEMPS + n * 16;
+            dynasm!(self.ops ; .arch aarch64 ; ldr q1, [x20, off]);
+            self.f24_load(1);
+            dynasm!(self.ops ; .arch aarch64 ; str q1, [x20, off]);
+        }
     }
 
     /// F24: converts a value entering the unit to float24 (`arith::f24::load`).

@@ -763,8 +763,9 @@ fn helper_calls_keep_sp_aligned_and_results_match() {
 fn generated_code_preserves_callee_saved_registers() {
     use super::super::frame::{self, EntryFn, Frame, NO_CHECK};
     use super::super::memory::ExecRegion;
-    use crate::interp::flow::FlowState;
-    use crate::interp::{Invocation, Progress};
+    use crate::interp::Invocation;
+    use crate::machine::Progress;
+    use crate::machine::flow::FlowState;
 
     let prog = helper_heavy_program();
     for p in BOTH {

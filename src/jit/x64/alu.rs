@@ -283,18 +283,8 @@ fn binary(e: &mut Emitter<'_>, op: BinaryOp) {
                 ; movaps xmm1, xmm3
             );
         }
-        BinaryOp::Max => {
-            // maxps(a, b) = a > b ? a : b; a -inf second operand wins.
-            dynasm!(e.ops
-                ; .arch x64
-                ; movaps xmm4, xmm1
-                ; maxps xmm4, xmm2
-                ; movaps xmm0, xmm2
-                ; cmpps xmm0, [->neg_inf], 0
-                ; blendvps xmm4, xmm2
-                ; movaps xmm1, xmm4
-            );
-        }
+        // maxps(a, b) = a > b ? a : b, the PICA rule exactly.
+        BinaryOp::Max => dynasm!(e.ops ; .arch x64 ; maxps xmm1, xmm2),
         BinaryOp::Min => dynasm!(e.ops ; .arch x64 ; minps xmm1, xmm2),
         BinaryOp::Sge => dynasm!(e.ops
             ; .arch x64

@@ -1,7 +1,7 @@
 //! Control flow in generated code: guards, inline pushes and pops of the
 //! hardware stacks, and the after-instruction stack check.
 //!
-//! The stacks live in the frame (`interp::flow::FlowState`) and are manipulated
+//! The stacks live in the frame (`machine::flow::FlowState`) and are manipulated
 //! here with exactly the interpreter's ring-buffer semantics. Only the common,
 //! single-stack cases are inline; whenever more than one stack matches, or the
 //! CALL stack would pop more than once, the exact Rust implementation

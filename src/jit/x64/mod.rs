@@ -33,35 +33,6 @@ pub fn host_supported() -> bool {
     std::arch::is_x86_feature_detected!("sse4.1")
 }
 
-/// Which inputs `v0`–`v15` any instruction of the program reads.
-fn inputs_read(program: &Program) -> [bool; 16] {
-    use crate::isa::SrcReg;
-    let mut read = [false; 16];
-    let mut mark = |s: crate::isa::Source| {
-        if let SrcReg::Input(n) = s.reg {
-            read[n as usize & 15] = true;
-        }
-    };
-    for instr in program.instructions() {
-        match *instr {
-            Instruction::Binary { src1, src2, .. } | Instruction::Cmp { src1, src2, .. } => {
-                mark(src1);
-                mark(src2);
-            }
-            Instruction::Unary { src, .. } => mark(src),
-            Instruction::Mad {
-                src1, src2, src3, ..
-            } => {
-                mark(src1);
-                mark(src2);
-                mark(src3);
-            }
-            _ => {}
-        }
-    }
-    read
-}
-
 /// Out-of-line code emitted after the main body.
 enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
@@ -80,8 +51,6 @@ pub(crate) struct Emitter<'p> {
     pub precision: Precision,
     pub(super) pc_labels: Vec<DynamicLabel>,
     cold: Vec<Cold>,
-    /// Per leader: the length of the block it starts.
-    block_len: Vec<u32>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
     /// Use 256-bit integer operations (two registers at a time).
@@ -106,10 +75,6 @@ pub(crate) fn compile(
     let len = program.len();
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
-    let mut block_len = vec![1; len];
-    for block in &analysis.blocks {
-        block_len[block.start as usize] = block.len();
-    }
     let mut e = Emitter {
         ops,
         program,
@@ -117,7 +82,6 @@ pub(crate) fn compile(
         precision,
         pc_labels,
         cold: Vec::new(),
-        block_len,
         avx: features.avx,
         avx2: features.avx2,
         preconverted_uniforms: features.preconverted_uniforms,
@@ -183,7 +147,7 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
-        self.f24_entry_conversion(inputs_read(self.program));
+        self.f24_entry_conversion(self.program.temps_read(), self.program.inputs_read());
         // The code is specific to its entry point (part of the cache key).
         self.jump_to(self.analysis.entry);
     }
@@ -264,7 +228,7 @@ impl Emitter<'_> {
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
         if self.analysis.leader[i] {
-            let block_len = self.block_len[i];
+            let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
             dynasm!(self.ops
                 ; .arch x64

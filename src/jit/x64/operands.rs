@@ -11,7 +11,6 @@ use std::mem::offset_of;
 
 const INPUTS: i32 = offset_of!(UnitState, inputs) as i32;
 const TEMPS: i32 = offset_of!(UnitState, temps) as i32;
-const OUTPUTS: i32 = offset_of!(UnitState, outputs) as i32;
 pub(super) const A0: i32 = offset_of!(UnitState, a0) as i32;
 pub(super) const AL: i32 = offset_of!(UnitState, al) as i32;
 pub(super) const CMP: i32 = offset_of!(UnitState, cmp) as i32;
@@ -20,13 +19,6 @@ const FLOATS: i32 = offset_of!(Uniforms, f) as i32;
 /// `pshufd` immediate for a selector (lane i of the result reads lane s_i).
 fn shuffle_imm(lanes: [usize; 4]) -> i8 {
     (lanes[0] | lanes[1] << 2 | lanes[2] << 4 | lanes[3] << 6) as u8 as i8
-}
-
-/// `blendps` immediate selecting the lanes a write mask writes.
-pub(super) fn blend_imm(mask: WriteMask) -> i8 {
-    (0..4)
-        .filter(|&lane| mask.writes(lane))
-        .fold(0u8, |acc, lane| acc | 1 << lane) as i8
 }
 
 impl Emitter<'_> {
@@ -110,32 +102,37 @@ impl Emitter<'_> {
         self.cached_store(x, dst, mask);
     }
 
-    /// F24 prologue: converts the registers entering the unit (`interp::enter`
-    /// for temporaries and outputs, in place; the inputs the program reads into
-    /// the frame).
-    pub fn f24_entry_conversion(&mut self, inputs_read: [bool; 16]) {
+    /// F24 prologue: converts the registers entering the unit as `interp::enter`
+    /// does (the temporaries the program reads, in place), and the inputs the
+    /// program reads into the frame (so every read of them is a plain load).
+    pub fn f24_entry_conversion(&mut self, temps_read: u16, inputs_read: u16) {
         if self.precision != Precision::F24 {
             return;
         }
+        let mut single = temps_read;
         if self.avx2 {
-            // Two registers per step; temporaries and outputs are contiguous.
+            // Two neighbouring registers per step where the program reads both.
+            let mut paired = false;
             for pair in 0..8 {
-                for base in [TEMPS, OUTPUTS] {
-                    self.f24_load_pair(base + pair * 32);
+                let both = 0b11 << (2 * pair);
+                if temps_read & both == both {
+                    self.f24_load_pair(TEMPS + pair * 32);
+                    single &= !both;
+                    paired = true;
                 }
             }
-            dynasm!(self.ops ; .arch x64 ; vzeroupper);
+            if paired {
+                dynasm!(self.ops ; .arch x64 ; vzeroupper);
+            }
         }
         for n in 0..16 {
-            if !self.avx2 {
-                for base in [TEMPS, OUTPUTS] {
-                    let off = base + n * 16;
-                    dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
-                    self.f24_load(1);
-                    dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
-                }
+            if single >> n & 1 != 0 {
+                let off = TEMPS + n * 16;
+                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
+                self.f24_load(1);
+                dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
             }
-            if inputs_read[n as usize] {
+            if inputs_read >> n & 1 != 0 {
                 let from = INPUTS + n * 16;
                 let to = OFFSET_CONVERTED_INPUTS + n * 16;
                 dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + from]);

@@ -136,7 +136,7 @@ impl Emitter<'_> {
         if m == 0xF {
             dynasm!(self.ops ; .arch x64 ; movaps Rx(h), Rx(x));
         } else {
-            let imm = super::operands::blend_imm(mask);
+            let imm = mask.lane_bits() as i8;
             dynasm!(self.ops ; .arch x64 ; blendps Rx(h), Rx(x), imm);
         }
         self.cache.slots[slot].dirty = true;
