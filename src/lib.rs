@@ -1,6 +1,7 @@
 //! pica-jit: PICA200 shader recompiler.
 pub mod analysis;
 pub mod arith;
+mod batch;
 mod describe;
 mod engine;
 pub mod interp;
@@ -13,6 +14,7 @@ mod state;
 pub mod testgen;
 
 pub use arith::{Precision, Vec4};
+pub use batch::{BatchError, BatchSummary, StatePolicy, VertexRegisters};
 pub use describe::describe_shbin;
 pub use engine::{DEFAULT_BUDGET, EngineError, EngineKind, RunStatus, Shader, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
