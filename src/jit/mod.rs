@@ -276,6 +276,7 @@ impl CompiledShader {
         // only accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns.
         let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        frame::resume_pending_panic();
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
