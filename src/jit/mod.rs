@@ -55,6 +55,7 @@ pub enum JitError {
 
 /// Whether this host has a native code generator, and if not, why.
 pub fn host_support() -> Result<(), &'static str> {
+    memory::host_support()?;
     #[cfg(target_arch = "x86_64")]
     {
         if x64::host_supported() {
