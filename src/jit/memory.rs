@@ -102,7 +102,9 @@ impl ExecRegion {
 
     /// Start of the code.
     pub fn as_ptr(&self) -> *const u8 {
-        self.map.as_ref().map_or(std::ptr::null(), |map| map.as_ptr())
+        self.map
+            .as_ref()
+            .map_or(std::ptr::null(), |map| map.as_ptr())
     }
 
     /// Length of the code in bytes.
@@ -123,7 +125,10 @@ impl Drop for ExecRegion {
         // protection change fails, `make_mut` drops (unmaps) the mapping instead.
         if let Ok(writable) = map.make_mut() {
             let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-            let list = free.get_or_insert_with(HashMap::new).entry(class).or_default();
+            let list = free
+                .get_or_insert_with(HashMap::new)
+                .entry(class)
+                .or_default();
             if list.len() < MAX_FREE_PER_CLASS {
                 list.push(writable);
             }
