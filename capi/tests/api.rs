@@ -254,9 +254,7 @@ fn rust_reference(
     let mut uniforms = Uniforms::default();
     uniforms.apply_constants(&dvle.constants);
     uniforms.f[20] = [0.5, 0.25, 2.0, 1.0];
-    for row in 0..4 {
-        uniforms.f[row] = IDENTITY[row];
-    }
+    uniforms.f[..4].copy_from_slice(&IDENTITY);
     let mut state = UnitState::default();
     inputs
         .iter()
