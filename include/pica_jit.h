@@ -95,19 +95,6 @@ typedef struct PicaEntryInfo {
   uint32_t kind;
 } PicaEntryInfo;
 
-// How to prepare a shader; fill with `pica_shader_options_default` first.
-typedef struct PicaShaderOptions {
-  // Index of the DVLE (entry point) to run.
-  size_t dvle;
-  // A `PicaPrecision` (default `PICA_PRECISION_F24`).
-  uint32_t precision;
-  // A `PicaEngine` (default `PICA_ENGINE_AUTO`).
-  uint32_t engine;
-  // Most instructions one invocation may execute (default 1,048,576; 0 is
-  // replaced by the default).
-  uint64_t budget;
-} PicaShaderOptions;
-
 // A vertex a geometry shader emitted, as the callback receives it.
 typedef struct PicaEmittedVertex {
   // Slot 0–3 set by the last `setemit`.
@@ -140,15 +127,27 @@ typedef struct PicaBatchSummary {
   int64_t first_unfinished;
 } PicaBatchSummary;
 
+// How to prepare a shader; fill with `pica_shader_options_default` first.
+typedef struct PicaShaderOptions {
+  // Index of the DVLE (entry point) to run.
+  size_t dvle;
+  // A `PicaPrecision` (default `PICA_PRECISION_F24`).
+  uint32_t precision;
+  // A `PicaEngine` (default `PICA_ENGINE_AUTO`).
+  uint32_t engine;
+  // Most instructions one invocation may execute (default 1,048,576; 0 is
+  // replaced by the default).
+  uint64_t budget;
+} PicaShaderOptions;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// The library version, e.g. "0.1.0" (a static string; never free it).
-const char *pica_version(void);
-
-// The library version as `major << 16 | minor << 8 | patch`.
-uint32_t pica_version_number(void);
+// The message of the last failed call on this thread, as a NUL-terminated
+// UTF-8 string ("" when no call failed yet). The pointer stays valid until the
+// next failing `pica_*` call on this thread; never free it.
+const char *pica_last_error(void);
 
 // Parses SHBIN (DVLB) bytes into `*out`. The bytes are copied; any bytes give a
 // handle or `PICA_STATUS_PARSE` with a message, never a crash.
@@ -185,6 +184,48 @@ enum PicaStatus pica_program_entry(const struct PicaProgram *program,
                                    size_t index,
                                    struct PicaEntryInfo *out);
 
+// Runs one invocation on `state` with `uniforms`; emitted vertices go to
+// `callback(user, vertex)` (`callback` may be null to discard them). `*stop`
+// (when `stop` is not null) receives a `PicaStop`.
+//
+// # Safety
+// Live handles (or null); `state` not in use elsewhere; `callback`, if not null,
+// callable with `user`; `stop` null or writable.
+enum PicaStatus pica_shader_run(const struct PicaShader *shader,
+                                const struct PicaUniforms *uniforms,
+                                struct PicaState *state,
+                                PicaEmitCallback callback,
+                                void *user,
+                                uint32_t *stop);
+
+// Runs `count` vertices, in order, exactly as `count` calls of
+// `pica_shader_run` would (see `PicaStatePolicy` for where each vertex starts).
+//
+// `inputs` holds `count × 16 × 4` floats: vertex `n`, register `v{i}`, component
+// `c` at `inputs[(n * 16 + i) * 4 + c]`; only the registers in `input_mask`
+// (bit `i` = `v{i}`) are loaded, the others keep the state's values. `outputs`
+// has the same layout; only the registers in `output_mask` are written, the
+// other floats are left untouched. The buffers must not overlap. Emitted
+// vertices of all invocations go to `callback` in order. `*summary` (when not
+// null) receives the aggregated stop reasons.
+//
+// # Safety
+// Live handles (or null); `state` not in use elsewhere; `inputs` readable and
+// `outputs` writable for `count × 64` floats (either may be null when `count` is
+// 0); `callback` as for `pica_shader_run`; `summary` null or writable.
+enum PicaStatus pica_shader_run_vertices(const struct PicaShader *shader,
+                                         const struct PicaUniforms *uniforms,
+                                         const float *inputs,
+                                         size_t count,
+                                         uint16_t input_mask,
+                                         float *outputs,
+                                         uint16_t output_mask,
+                                         uint32_t policy,
+                                         struct PicaState *state,
+                                         PicaEmitCallback callback,
+                                         void *user,
+                                         struct PicaBatchSummary *summary);
+
 // Fills `*out` with the defaults: DVLE 0, F24, automatic engine, default budget.
 //
 // # Safety
@@ -212,6 +253,48 @@ enum PicaStatus pica_shader_engine(const struct PicaShader *shader, uint32_t *ou
 // # Safety
 // `shader` must be null or a live shader handle, not used afterwards.
 enum PicaStatus pica_shader_free(struct PicaShader *shader);
+
+// Creates a unit state with every register zero and every flag false.
+//
+// # Safety
+// `out` must be writable.
+enum PicaStatus pica_state_new(struct PicaState **out);
+
+// Frees a unit state (null does nothing).
+//
+// # Safety
+// `state` must be null or a live state handle, not used afterwards.
+enum PicaStatus pica_state_free(struct PicaState *state);
+
+// Resets every register to zero and every flag to false.
+//
+// # Safety
+// `state` null or live and not in use elsewhere.
+enum PicaStatus pica_state_reset(struct PicaState *state);
+
+// Sets input register `v{index}` (0–15).
+//
+// # Safety
+// `state` null or live and not in use elsewhere; `value` readable for 4 floats.
+enum PicaStatus pica_state_set_input(struct PicaState *state, uint32_t index, const float *value);
+
+// Reads output register `o{index}` (0–15) into `out[0..4]`.
+//
+// # Safety
+// `state` null or live; `out` writable for 4 floats.
+enum PicaStatus pica_state_get_output(const struct PicaState *state, uint32_t index, float *out);
+
+// Reads temporary register `r{index}` (0–15) into `out[0..4]`.
+//
+// # Safety
+// `state` null or live; `out` writable for 4 floats.
+enum PicaStatus pica_state_get_temp(const struct PicaState *state, uint32_t index, float *out);
+
+// Sets temporary register `r{index}` (0–15).
+//
+// # Safety
+// `state` null or live and not in use elsewhere; `value` readable for 4 floats.
+enum PicaStatus pica_state_set_temp(struct PicaState *state, uint32_t index, const float *value);
 
 // Creates uniforms with every register zero / false.
 //
@@ -259,94 +342,11 @@ enum PicaStatus pica_uniforms_set_bool(struct PicaUniforms *uniforms,
                                        uint32_t index,
                                        uint8_t value);
 
-// Creates a unit state with every register zero and every flag false.
-//
-// # Safety
-// `out` must be writable.
-enum PicaStatus pica_state_new(struct PicaState **out);
+// The library version, e.g. "0.1.0" (a static string; never free it).
+const char *pica_version(void);
 
-// Frees a unit state (null does nothing).
-//
-// # Safety
-// `state` must be null or a live state handle, not used afterwards.
-enum PicaStatus pica_state_free(struct PicaState *state);
-
-// Resets every register to zero and every flag to false.
-//
-// # Safety
-// `state` null or live and not in use elsewhere.
-enum PicaStatus pica_state_reset(struct PicaState *state);
-
-// Sets input register `v{index}` (0–15).
-//
-// # Safety
-// `state` null or live and not in use elsewhere; `value` readable for 4 floats.
-enum PicaStatus pica_state_set_input(struct PicaState *state, uint32_t index, const float *value);
-
-// Reads output register `o{index}` (0–15) into `out[0..4]`.
-//
-// # Safety
-// `state` null or live; `out` writable for 4 floats.
-enum PicaStatus pica_state_get_output(const struct PicaState *state, uint32_t index, float *out);
-
-// Reads temporary register `r{index}` (0–15) into `out[0..4]`.
-//
-// # Safety
-// `state` null or live; `out` writable for 4 floats.
-enum PicaStatus pica_state_get_temp(const struct PicaState *state, uint32_t index, float *out);
-
-// Sets temporary register `r{index}` (0–15).
-//
-// # Safety
-// `state` null or live and not in use elsewhere; `value` readable for 4 floats.
-enum PicaStatus pica_state_set_temp(struct PicaState *state, uint32_t index, const float *value);
-
-// Runs one invocation on `state` with `uniforms`; emitted vertices go to
-// `callback(user, vertex)` (`callback` may be null to discard them). `*stop`
-// (when `stop` is not null) receives a `PicaStop`.
-//
-// # Safety
-// Live handles (or null); `state` not in use elsewhere; `callback`, if not null,
-// callable with `user`; `stop` null or writable.
-enum PicaStatus pica_shader_run(const struct PicaShader *shader,
-                                const struct PicaUniforms *uniforms,
-                                struct PicaState *state,
-                                PicaEmitCallback callback,
-                                void *user,
-                                uint32_t *stop);
-
-// Runs `count` vertices, in order, exactly as `count` calls of
-// `pica_shader_run` would (see `PicaStatePolicy` for where each vertex starts).
-//
-// `inputs` holds `count × 16 × 4` floats: vertex `n`, register `v{i}`, component
-// `c` at `inputs[(n * 16 + i) * 4 + c]`; only the registers in `input_mask`
-// (bit `i` = `v{i}`) are loaded, the others keep the state's values. `outputs`
-// has the same layout; only the registers in `output_mask` are written, the
-// other floats are left untouched. The buffers must not overlap. Emitted
-// vertices of all invocations go to `callback` in order. `*summary` (when not
-// null) receives the aggregated stop reasons.
-//
-// # Safety
-// Live handles (or null); `state` not in use elsewhere; `inputs` readable and
-// `outputs` writable for `count × 64` floats (either may be null when `count` is
-// 0); `callback` as for `pica_shader_run`; `summary` null or writable.
-enum PicaStatus pica_shader_run_vertices(const struct PicaShader *shader,
-                                         const struct PicaUniforms *uniforms,
-                                         const float *inputs,
-                                         size_t count,
-                                         uint16_t input_mask,
-                                         float *outputs,
-                                         uint16_t output_mask,
-                                         uint32_t policy,
-                                         struct PicaState *state,
-                                         PicaEmitCallback callback,
-                                         void *user,
-                                         struct PicaBatchSummary *summary);
-
-// The message of the last failed call on this thread, as a NUL-terminated
-// UTF-8 string ("" when no call failed yet). The pointer stays valid until the
-// next failing `pica_*` call on this thread; never free it.
-const char *pica_last_error(void);
+// The library version as `major << 16 | minor << 8 | patch`.
+uint32_t pica_version_number(void);
 
 #ifdef __cplusplus
 }  // extern "C"
