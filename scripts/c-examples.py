@@ -110,15 +110,18 @@ def main():
             cli_out = run([cli, "run"] + file_args + ["--dvle", str(dvle), "--input", str(work / "input.json")])
             want, engine = expected_from_cli(cli_out)
             name = "default shader" if shbin == "-" else Path(shbin).name
-            for label, binary in (("C", c_binary), ("C++", cpp_binary)):
-                got = run([binary, shbin, str(dvle), str(work / "input.txt")])
+            # The C program on the interpreter too: the engines agree bit for bit.
+            runs = (("C", [c_binary]), ("C (interpreter)", [c_binary]), ("C++", [cpp_binary]))
+            for label, binary in runs:
+                extra = ["interp"] if "interpreter" in label else []
+                got = run(binary + [shbin, str(dvle), str(work / "input.txt")] + extra)
                 if got != want:
                     (work / "want.txt").write_text(want)
                     (work / "got.txt").write_text(got)
                     sys.exit("FAILED: %s example differs from the CLI on %s DVLE %d (see %s/want.txt, got.txt)"
                              % (label, name, dvle, work))
                 compared += 1
-            print("ok: %s DVLE %d: C and C++ match the CLI (%s engine), %d lines" % (name, dvle, engine, want.count("\n")))
+            print("ok: %s DVLE %d: C (auto and interpreter) and C++ match the CLI (%s engine), %d lines" % (name, dvle, engine, want.count("\n")))
     print("%d passed, 0 failed" % compared)
 
 

@@ -1,7 +1,7 @@
 /* Runs a batch of vertices through pica-jit's C API and prints every output
  * register and emitted vertex as raw f32 bits.
  *
- *   batch SHBIN|- DVLE INPUT
+ *   batch SHBIN|- DVLE INPUT [auto|interp|jit]
  *
  * SHBIN is a .shbin file, or - for pica-jit's embedded default shader. INPUT is
  * a text file of lines (floats as 8 hex digits of their f32 bits):
@@ -10,7 +10,8 @@
  *   b N 0|1        boolean uniform bN
  *   vertex         starts the next vertex
  *   v N x y z w    input register vN of the current vertex
- * Every vertex starts from a zero state (the CLI's `run` semantics).
+ * Every vertex starts from a zero state (the CLI's `run` semantics). The optional
+ * last argument picks the engine (default auto).
  * scripts/c-examples.py compares the output with `pica-jit run`. */
 #include "pica_jit.h"
 
@@ -74,9 +75,20 @@ static unsigned char *read_file(const char *path, size_t *len) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: batch SHBIN|- DVLE INPUT\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: batch SHBIN|- DVLE INPUT [auto|interp|jit]\n");
         return 2;
+    }
+    uint32_t engine = PICA_ENGINE_AUTO;
+    if (argc == 5) {
+        if (strcmp(argv[4], "interp") == 0) {
+            engine = PICA_ENGINE_INTERPRETER;
+        } else if (strcmp(argv[4], "jit") == 0) {
+            engine = PICA_ENGINE_JIT;
+        } else if (strcmp(argv[4], "auto") != 0) {
+            fprintf(stderr, "batch: unknown engine %s\n", argv[4]);
+            return 2;
+        }
     }
     PicaProgram *program = NULL;
     if (strcmp(argv[1], "-") == 0) {
@@ -96,6 +108,7 @@ int main(int argc, char **argv) {
     PicaShaderOptions options;
     check(pica_shader_options_default(&options), "pica_shader_options_default");
     options.dvle = dvle;
+    options.engine = engine;
     PicaShader *shader = NULL;
     check(pica_shader_new(program, &options, &shader), "pica_shader_new");
 
