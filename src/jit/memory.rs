@@ -168,6 +168,33 @@ mod tests {
             .map_or(0, |free| free.values().map(Vec::len).sum())
     }
 
+    /// The permissions of the mapping holding `addr`, from `/proc/self/maps`
+    /// (x86-64 only: under qemu-user the file is the emulator's rendering).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn permissions(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        maps.lines()
+            .find_map(|line| {
+                let (range, rest) = line.split_once(' ')?;
+                let (start, end) = range.split_once('-')?;
+                let start = usize::from_str_radix(start, 16).ok()?;
+                let end = usize::from_str_radix(end, 16).ok()?;
+                (start <= addr && addr < end).then(|| rest[..4].to_string())
+            })
+            .unwrap_or_else(|| panic!("{addr:#x} is not mapped"))
+    }
+
+    #[test]
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn code_is_read_execute_never_writable() {
+        assert_eq!(host_support(), Ok(()));
+        let region = ExecRegion::new(&[0xC3; 100]).unwrap();
+        assert_eq!(permissions(region.as_ptr() as usize), "r-xp");
+        // The whole mapping, not only the code's first page.
+        let last = region.as_ptr() as usize + MIN_CLASS_BYTES - 1;
+        assert_eq!(permissions(last), "r-xp");
+    }
+
     #[test]
     fn size_classes_are_powers_of_two_of_at_least_16_kib() {
         assert_eq!(size_class(0), 16 * 1024);
