@@ -75,7 +75,8 @@ typedef enum PicaStop {
   PICA_STOP_BREAK_OUTSIDE_LOOP = 3,
 } PicaStop;
 
-// A loaded SHBIN: the shared program and its DVLEs.
+// A loaded program: code and operand descriptors, with the DVLEs (entry points)
+// when it came from a SHBIN.
 typedef struct PicaProgram PicaProgram;
 
 // A shader prepared for one DVLE, precision and engine.
@@ -129,7 +130,8 @@ typedef struct PicaBatchSummary {
 
 // How to prepare a shader; fill with `pica_shader_options_default` first.
 typedef struct PicaShaderOptions {
-  // Index of the DVLE (entry point) to run.
+  // Index of the DVLE (entry point) to run (ignored by
+  // `pica_shader_new_at_entry`).
   size_t dvle;
   // A `PicaPrecision` (default `PICA_PRECISION_F24`).
   uint32_t precision;
@@ -163,6 +165,21 @@ enum PicaStatus pica_program_load(const uint8_t *bytes, size_t len, struct PicaP
 // # Safety
 // `out` must be writable.
 enum PicaStatus pica_program_load_default(struct PicaProgram **out);
+
+// Builds a program from raw code words and operand descriptor words, as an
+// emulator receives them through the GPU's shader upload registers (at most
+// 4096 code words and 128 descriptors). Such a program has no DVLEs: prepare
+// shaders with `pica_shader_new_at_entry`. The words are copied.
+//
+// # Safety
+// `code` must be readable for `code_len` words and `descriptors` for
+// `descriptor_count` words (either may be null when its count is 0); `out`
+// must be writable.
+enum PicaStatus pica_program_from_words(const uint32_t *code,
+                                        size_t code_len,
+                                        const uint32_t *descriptors,
+                                        size_t descriptor_count,
+                                        struct PicaProgram **out);
 
 // Frees a program (null does nothing). Shaders made from it stay valid.
 //
@@ -241,6 +258,18 @@ enum PicaStatus pica_shader_options_default(struct PicaShaderOptions *out);
 enum PicaStatus pica_shader_new(const struct PicaProgram *program,
                                 const struct PicaShaderOptions *options,
                                 struct PicaShader **out);
+
+// Prepares `program` to start at code word `entry` on the unit `kind` (a
+// `PicaShaderKind`), as an emulator does with the entry point the game wrote to
+// the GPU; `options->dvle` is ignored. Compiles now, like `pica_shader_new`.
+//
+// # Safety
+// As for `pica_shader_new`.
+enum PicaStatus pica_shader_new_at_entry(const struct PicaProgram *program,
+                                         uint32_t entry,
+                                         uint32_t kind,
+                                         const struct PicaShaderOptions *options,
+                                         struct PicaShader **out);
 
 // The engine that runs the shader (`PICA_ENGINE_INTERPRETER` or `PICA_ENGINE_JIT`).
 //

@@ -3,11 +3,12 @@
 
 use crate::error::Failure;
 use crate::handle::HandleData;
-use pica_jit::shbin::Shbin;
+use pica_jit::shbin::Dvle;
 use pica_jit::{Program, Shader, Uniforms, UnitState};
 use std::sync::Arc;
 
-/// A loaded SHBIN: the shared program and its DVLEs.
+/// A loaded program: code and operand descriptors, with the DVLEs (entry points)
+/// when it came from a SHBIN.
 pub struct PicaProgram {
     _opaque: [u8; 0],
 }
@@ -25,7 +26,8 @@ pub struct PicaState {
 }
 
 pub(crate) struct ProgramData {
-    pub shbin: Shbin,
+    /// Empty for a program made from raw words.
+    pub dvles: Vec<Dvle>,
     pub program: Arc<Program>,
 }
 impl HandleData for ProgramData {

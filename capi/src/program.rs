@@ -14,7 +14,7 @@ fn load(bytes: &[u8]) -> Result<ProgramData, Failure> {
     let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
         .map_err(|e| Failure::new(PicaStatus::Parse, format!("invalid SHBIN program: {e}")))?;
     Ok(ProgramData {
-        shbin,
+        dvles: shbin.dvles,
         program: Arc::new(program),
     })
 }
@@ -60,6 +60,66 @@ pub unsafe extern "C" fn pica_program_load_default(out: *mut *mut PicaProgram) -
     })
 }
 
+/// Builds a program from raw code words and operand descriptor words, as an
+/// emulator receives them through the GPU's shader upload registers (at most
+/// 4096 code words and 128 descriptors). Such a program has no DVLEs: prepare
+/// shaders with `pica_shader_new_at_entry`. The words are copied.
+///
+/// # Safety
+/// `code` must be readable for `code_len` words and `descriptors` for
+/// `descriptor_count` words (either may be null when its count is 0); `out`
+/// must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pica_program_from_words(
+    code: *const u32,
+    code_len: usize,
+    descriptors: *const u32,
+    descriptor_count: usize,
+    out: *mut *mut PicaProgram,
+) -> PicaStatus {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let code = unsafe { words(code, code_len, "code")? };
+        // SAFETY: forwarded contract.
+        let descriptors = unsafe { words(descriptors, descriptor_count, "descriptors")? };
+        let program = Program::new(code, descriptors)
+            .map_err(|e| Failure::invalid(format!("invalid program: {e}")))?;
+        let data = ProgramData {
+            dvles: Vec::new(),
+            program: Arc::new(program),
+        };
+        // SAFETY: `out` is writable by the caller's contract.
+        unsafe { store(out, "out", into_handle(data)) }
+    })
+}
+
+/// Copies `len` words from `ptr`, refusing more than any program can hold
+/// before reading.
+///
+/// # Safety
+/// `ptr` must be readable for `len` words, or null with `len` 0.
+unsafe fn words(ptr: *const u32, len: usize, what: &str) -> Result<Vec<u32>, Failure> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    if ptr.is_null() {
+        return Err(Failure::null(what));
+    }
+    if len > pica_jit::isa::MAX_CODE_WORDS {
+        return Err(Failure::invalid(format!(
+            "`{what}` has {len} words; no program holds more than {}",
+            pica_jit::isa::MAX_CODE_WORDS
+        )));
+    }
+    if !ptr.is_aligned() {
+        return Err(Failure::invalid(format!(
+            "`{what}` is not aligned for 32-bit words"
+        )));
+    }
+    // SAFETY: non-null, aligned, and readable for `len` words by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec())
+}
+
 /// Frees a program (null does nothing). Shaders made from it stay valid.
 ///
 /// # Safety
@@ -83,7 +143,7 @@ pub unsafe extern "C" fn pica_program_entry_count(
         // SAFETY: forwarded contract.
         let data = unsafe { borrow::<ProgramData, _>(program, "program")? };
         // SAFETY: forwarded contract.
-        unsafe { store(out, "out", data.shbin.dvles.len()) }
+        unsafe { store(out, "out", data.dvles.len()) }
     })
 }
 
@@ -114,10 +174,10 @@ pub unsafe extern "C" fn pica_program_entry(
 }
 
 pub(crate) fn dvle(data: &ProgramData, index: usize) -> Result<&pica_jit::shbin::Dvle, Failure> {
-    data.shbin.dvles.get(index).ok_or_else(|| {
+    data.dvles.get(index).ok_or_else(|| {
         Failure::invalid(format!(
             "DVLE {index} does not exist: the program has {}",
-            data.shbin.dvles.len()
+            data.dvles.len()
         ))
     })
 }

@@ -83,7 +83,8 @@ pub struct PicaEntryInfo {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PicaShaderOptions {
-    /// Index of the DVLE (entry point) to run.
+    /// Index of the DVLE (entry point) to run (ignored by
+    /// `pica_shader_new_at_entry`).
     pub dvle: usize,
     /// A `PicaPrecision` (default `PICA_PRECISION_F24`).
     pub precision: u32,

@@ -584,3 +584,135 @@ fn geometry_emits_reach_the_callback_with_the_user_pointer() {
         }
     }
 }
+
+#[test]
+fn programs_from_raw_words_run_like_the_shbin_they_came_from() {
+    let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    let (code, descriptors) = (&shbin.dvlp.code, &shbin.dvlp.descriptors);
+    let main = shbin.dvles[0].main;
+    let inputs = [[[0.25f32, -0.5, 1.0, 1.0]; 16]; 2];
+    for engine in engines() {
+        // SAFETY (whole loop): live handles, buffers of the documented sizes.
+        unsafe {
+            let mut raw = null_mut();
+            let status = pica_program_from_words(
+                code.as_ptr(),
+                code.len(),
+                descriptors.as_ptr(),
+                descriptors.len(),
+                &mut raw,
+            );
+            assert_eq!(status, PicaStatus::Ok, "{}", last_error());
+            let mut count = 99;
+            assert_eq!(pica_program_entry_count(raw, &mut count), PicaStatus::Ok);
+            assert_eq!(count, 0, "raw words carry no DVLE");
+            let mut from_words = null_mut();
+            let status = pica_shader_new_at_entry(
+                raw,
+                main,
+                PicaShaderKind::Vertex as u32,
+                &options(engine),
+                &mut from_words,
+            );
+            assert_eq!(status, PicaStatus::Ok, "{}", last_error());
+            let status = pica_shader_new_at_entry(
+                raw,
+                code.len() as u32,
+                0,
+                &options(engine),
+                &mut null_mut(),
+            );
+            assert_eq!(status, PicaStatus::Engine);
+            assert!(
+                last_error().contains("outside the program"),
+                "{}",
+                last_error()
+            );
+            let status = pica_shader_new_at_entry(raw, main, 2, &options(engine), &mut null_mut());
+            assert_eq!(status, PicaStatus::InvalidArgument);
+            assert_eq!(last_error(), "unknown shader kind 2");
+
+            let program = default_program();
+            let mut from_shbin = null_mut();
+            assert_eq!(
+                pica_shader_new(program, &options(engine), &mut from_shbin),
+                PicaStatus::Ok
+            );
+            let mut uniforms = null_mut();
+            assert_eq!(pica_uniforms_new(&mut uniforms), PicaStatus::Ok);
+            assert_eq!(
+                pica_uniforms_apply_constants(uniforms, program, 0),
+                PicaStatus::Ok
+            );
+            let mut state = null_mut();
+            assert_eq!(pica_state_new(&mut state), PicaStatus::Ok);
+            let mut results = Vec::new();
+            for shader in [from_words, from_shbin] {
+                let mut outputs = [[[0.0f32; 4]; 16]; 2];
+                let status = pica_shader_run_vertices(
+                    shader,
+                    uniforms,
+                    inputs.as_ptr().cast(),
+                    2,
+                    0xffff,
+                    outputs.as_mut_ptr().cast(),
+                    0xffff,
+                    PicaStatePolicy::Reset as u32,
+                    state,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                );
+                assert_eq!(status, PicaStatus::Ok);
+                results.push(outputs.map(|v| v.map(|r| r.map(f32::to_bits))));
+            }
+            assert_eq!(results[0], results[1], "{engine:?}");
+            assert!(
+                results[0][0].iter().any(|r| *r != [0; 4]),
+                "the shader writes outputs"
+            );
+
+            for status in [
+                pica_shader_free(from_words),
+                pica_shader_free(from_shbin),
+                pica_program_free(raw),
+                pica_program_free(program),
+                pica_uniforms_free(uniforms),
+                pica_state_free(state),
+            ] {
+                assert_eq!(status, PicaStatus::Ok);
+            }
+        }
+    }
+    // Limits are checked before anything is read.
+    let mut out = null_mut();
+    // SAFETY: the length is refused before the (dangling) pointer is read.
+    let status = unsafe {
+        pica_program_from_words(
+            std::ptr::NonNull::dangling().as_ptr(),
+            5000,
+            null(),
+            0,
+            &mut out,
+        )
+    };
+    assert_eq!(status, PicaStatus::InvalidArgument);
+    assert_eq!(
+        last_error(),
+        "`code` has 5000 words; no program holds more than 4096"
+    );
+    // SAFETY: null with a non-zero count is refused.
+    let status = unsafe { pica_program_from_words(null(), 1, null(), 0, &mut out) };
+    assert_eq!(status, PicaStatus::NullArgument);
+    let words = [0u32; 200];
+    // SAFETY: readable for 200 words; 200 descriptors is more than a program holds.
+    let status =
+        unsafe { pica_program_from_words(words.as_ptr(), 1, words.as_ptr(), 200, &mut out) };
+    assert_eq!(status, PicaStatus::InvalidArgument);
+    assert!(
+        last_error().contains("operand descriptors"),
+        "{}",
+        last_error()
+    );
+    assert!(out.is_null());
+}
