@@ -142,6 +142,17 @@ typedef struct PicaShaderOptions {
   uint64_t budget;
 } PicaShaderOptions;
 
+// The unit's non-vector registers (`pica_state_get_scalars` /
+// `pica_state_set_scalars`), which the hardware keeps between vertices.
+typedef struct PicaStateScalars {
+  // Address registers `a0.x`, `a0.y`.
+  int32_t a0[2];
+  // Loop counter `aL`.
+  int32_t al;
+  // Condition flags `cmp.x`, `cmp.y` (0 or 1; any non-zero value sets a flag).
+  uint8_t cmp[2];
+} PicaStateScalars;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -324,6 +335,19 @@ enum PicaStatus pica_state_get_temp(const struct PicaState *state, uint32_t inde
 // # Safety
 // `state` null or live and not in use elsewhere; `value` readable for 4 floats.
 enum PicaStatus pica_state_set_temp(struct PicaState *state, uint32_t index, const float *value);
+
+// Reads `a0`, `aL` and `cmp` into `*out`.
+//
+// # Safety
+// `state` null or live; `out` writable.
+enum PicaStatus pica_state_get_scalars(const struct PicaState *state, struct PicaStateScalars *out);
+
+// Sets `a0`, `aL` and `cmp` from `*value`.
+//
+// # Safety
+// `state` null or live and not in use elsewhere; `value` readable.
+enum PicaStatus pica_state_set_scalars(struct PicaState *state,
+                                       const struct PicaStateScalars *value);
 
 // Creates uniforms with every register zero / false.
 //

@@ -90,3 +90,59 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Failure>) -> PicaStatus {
 pub extern "C" fn pica_last_error() -> *const c_char {
     catch_unwind(|| LAST_ERROR.with(|last| last.borrow().as_ptr())).unwrap_or(c"".as_ptr())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last() -> String {
+        // SAFETY: pica_last_error returns a valid NUL-terminated string.
+        unsafe { CStr::from_ptr(pica_last_error()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn panics_become_a_status_and_a_message() {
+        let status = guard(|| panic!("boom {}", 7));
+        assert_eq!(status, PicaStatus::Panic);
+        assert_eq!(last(), "internal error (panic) in pica-jit: boom 7");
+        let status = guard(|| std::panic::panic_any(42u8));
+        assert_eq!(status, PicaStatus::Panic);
+        assert_eq!(last(), "internal error (panic) in pica-jit: (no message)");
+    }
+
+    #[test]
+    fn failures_set_the_message_and_successes_keep_it() {
+        assert_eq!(
+            guard(|| Err(Failure::invalid("bad\0value"))),
+            PicaStatus::InvalidArgument
+        );
+        assert_eq!(
+            last(),
+            "bad value",
+            "interior NULs cannot truncate the message"
+        );
+        assert_eq!(guard(|| Ok(())), PicaStatus::Ok);
+        assert_eq!(last(), "bad value");
+    }
+
+    #[test]
+    fn messages_are_per_thread() {
+        assert_eq!(
+            guard(|| Err(Failure::null("here"))),
+            PicaStatus::NullArgument
+        );
+        std::thread::spawn(|| {
+            assert_eq!(last(), "", "a new thread has no message");
+            assert_eq!(
+                guard(|| Err(Failure::null("there"))),
+                PicaStatus::NullArgument
+            );
+        })
+        .join()
+        .unwrap();
+        assert_eq!(last(), "`here` is null");
+    }
+}

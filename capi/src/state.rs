@@ -3,6 +3,7 @@
 use crate::error::{PicaStatus, guard};
 use crate::handle::{borrow, borrow_mut, free, into_handle};
 use crate::objects::{PicaState, StateData, read4, register, store};
+use crate::types::PicaStateScalars;
 use pica_jit::UnitState;
 
 /// Creates a unit state with every register zero and every flag false.
@@ -116,6 +117,52 @@ pub unsafe extern "C" fn pica_state_set_temp(
         let n = register(index, state.0.temps.len(), "temporary")?;
         // SAFETY: forwarded contract.
         state.0.temps[n] = unsafe { read4(value, "value")? };
+        Ok(())
+    })
+}
+
+/// Reads `a0`, `aL` and `cmp` into `*out`.
+///
+/// # Safety
+/// `state` null or live; `out` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pica_state_get_scalars(
+    state: *const PicaState,
+    out: *mut PicaStateScalars,
+) -> PicaStatus {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let state = unsafe { borrow::<StateData, _>(state, "state")? };
+        let scalars = PicaStateScalars {
+            a0: state.0.a0,
+            al: state.0.al,
+            cmp: state.0.cmp.map(u8::from),
+        };
+        // SAFETY: forwarded contract.
+        unsafe { store(out, "out", scalars) }
+    })
+}
+
+/// Sets `a0`, `aL` and `cmp` from `*value`.
+///
+/// # Safety
+/// `state` null or live and not in use elsewhere; `value` readable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pica_state_set_scalars(
+    state: *mut PicaState,
+    value: *const PicaStateScalars,
+) -> PicaStatus {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let state = unsafe { borrow_mut::<StateData, _>(state, "state")? };
+        if value.is_null() {
+            return Err(crate::error::Failure::null("value"));
+        }
+        // SAFETY: non-null and readable by the caller's contract.
+        let value = unsafe { value.read_unaligned() };
+        state.0.a0 = value.a0;
+        state.0.al = value.al;
+        state.0.cmp = value.cmp.map(|c| c != 0);
         Ok(())
     })
 }

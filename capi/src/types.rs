@@ -131,3 +131,16 @@ pub struct PicaBatchSummary {
     /// Index of the first vertex that did not finish, or -1.
     pub first_unfinished: i64,
 }
+
+/// The unit's non-vector registers (`pica_state_get_scalars` /
+/// `pica_state_set_scalars`), which the hardware keeps between vertices.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PicaStateScalars {
+    /// Address registers `a0.x`, `a0.y`.
+    pub a0: [i32; 2],
+    /// Loop counter `aL`.
+    pub al: i32,
+    /// Condition flags `cmp.x`, `cmp.y` (0 or 1; any non-zero value sets a flag).
+    pub cmp: [u8; 2],
+}

@@ -716,3 +716,57 @@ fn programs_from_raw_words_run_like_the_shbin_they_came_from() {
     );
     assert!(out.is_null());
 }
+
+#[test]
+fn scalar_and_temporary_registers_round_trip_and_reset() {
+    // SAFETY (whole test): live handles and writable outputs.
+    unsafe {
+        let mut state = null_mut();
+        assert_eq!(pica_state_new(&mut state), PicaStatus::Ok);
+        let mut got = PicaStateScalars {
+            a0: [9, 9],
+            al: 9,
+            cmp: [9, 9],
+        };
+        assert_eq!(pica_state_get_scalars(state, &mut got), PicaStatus::Ok);
+        assert_eq!(got, PicaStateScalars::default());
+        let set = PicaStateScalars {
+            a0: [-3, 127],
+            al: 42,
+            cmp: [0, 5],
+        };
+        assert_eq!(pica_state_set_scalars(state, &set), PicaStatus::Ok);
+        assert_eq!(pica_state_get_scalars(state, &mut got), PicaStatus::Ok);
+        assert_eq!(
+            got,
+            PicaStateScalars {
+                a0: [-3, 127],
+                al: 42,
+                cmp: [0, 1]
+            }
+        );
+        assert_eq!(
+            pica_state_set_scalars(state, null()),
+            PicaStatus::NullArgument
+        );
+        assert_eq!(
+            pica_state_get_scalars(state, null_mut()),
+            PicaStatus::NullArgument
+        );
+        let temp = [1.5f32, -2.0, 0.0, 8.0];
+        assert_eq!(
+            pica_state_set_temp(state, 15, temp.as_ptr()),
+            PicaStatus::Ok
+        );
+        let mut back = [0.0f32; 4];
+        assert_eq!(
+            pica_state_get_temp(state, 15, back.as_mut_ptr()),
+            PicaStatus::Ok
+        );
+        assert_eq!(back, temp);
+        assert_eq!(pica_state_reset(state), PicaStatus::Ok);
+        assert_eq!(pica_state_get_scalars(state, &mut got), PicaStatus::Ok);
+        assert_eq!(got, PicaStateScalars::default());
+        assert_eq!(pica_state_free(state), PicaStatus::Ok);
+    }
+}
