@@ -195,11 +195,12 @@ pub fn assemble(source: &str) -> Assembled {
     for raw in source.lines() {
         let mut line = raw.split(';').next().unwrap().trim();
         // `name:` may stand alone or in front of an instruction.
-        if let Some((name, rest)) = line.split_once(':') {
-            if !name.contains(char::is_whitespace) && !name.is_empty() {
-                labels.insert(name.trim().to_string(), lines.len() as u32);
-                line = rest.trim();
-            }
+        if let Some((name, rest)) = line.split_once(':')
+            && !name.contains(char::is_whitespace)
+            && !name.is_empty()
+        {
+            labels.insert(name.trim().to_string(), lines.len() as u32);
+            line = rest.trim();
         }
         if line.is_empty() {
             continue;
@@ -224,10 +225,10 @@ pub fn assemble(source: &str) -> Assembled {
             srcs[i] = (o.neg, o.swizzle);
         }
         let word = OperandDescriptor::new(mask, srcs).0;
-        if let Some(i) = descs.iter().position(|&d| d == word) {
-            if !mad || i < 32 {
-                return i as u8;
-            }
+        if let Some(i) = descs.iter().position(|&d| d == word)
+            && (!mad || i < 32)
+        {
+            return i as u8;
         }
         descs.push(word);
         let i = descs.len() - 1;

@@ -55,6 +55,7 @@ pub enum JitError {
 
 /// Whether this host has a native code generator, and if not, why.
 pub fn host_support() -> Result<(), &'static str> {
+    memory::host_support()?;
     #[cfg(target_arch = "x86_64")]
     {
         if x64::host_supported() {
@@ -286,6 +287,7 @@ impl CompiledShader {
         // only accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns.
         let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        frame::resume_pending_panic();
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
