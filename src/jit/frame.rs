@@ -221,6 +221,25 @@ pub unsafe fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
 }
 
 std::thread_local! {
+    /// Calls from generated code into Rust on this thread (see [`rust_calls`]).
+    static RUST_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one call from generated code into Rust (a helper, or a hand-over to the
+/// interpreter). Slow paths only: the cost is one thread-local increment.
+pub(crate) fn count_rust_call() {
+    RUST_CALLS.with(|calls| calls.set(calls.get() + 1));
+}
+
+/// How many times generated code has called into Rust on this thread: runtime
+/// helpers (`runtime_step`, `stack_check`) and hand-overs to the interpreter (the
+/// budget cannot cover a block, or a PC with no compiled entry). Structured
+/// programs should run with none; tests read the difference around a run.
+pub fn rust_calls() -> u64 {
+    RUST_CALLS.with(std::cell::Cell::get)
+}
+
+std::thread_local! {
     /// A panic caught in a helper, waiting for generated code to return so that
     /// [`resume_pending_panic`] can resume it in Rust.
     static PENDING_PANIC: std::cell::Cell<Option<Box<dyn std::any::Any + Send>>> =
@@ -234,6 +253,7 @@ std::thread_local! {
 /// normal epilogue (restoring the host's floating-point control) and the caller
 /// resumes the panic.
 fn catching_panics(body: impl FnOnce() -> u32) -> u32 {
+    count_rust_call();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(next) => next,
         Err(payload) => {

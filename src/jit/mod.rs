@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use thiserror::Error;
 
+pub use frame::rust_calls;
 pub use memory::MemoryError;
 
 /// Why native code could not be produced.
@@ -293,6 +294,7 @@ impl CompiledShader {
             EXIT_END_OF_CODE => Stop::EndOfCode,
             EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
             EXIT_RESUME => {
+                frame::count_rust_call();
                 let mut progress = frame.progress;
                 progress.flow.pc = frame.resume_pc;
                 progress.executed = config.budget - frame.remaining;
