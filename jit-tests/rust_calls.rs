@@ -35,10 +35,12 @@ fn calls_per_shader(name: &str, shbin: &Shbin) -> Vec<(String, u64)> {
             };
             let shader = Shader::new(program.clone(), config, EngineKind::Jit).expect("shader");
             shader.prepare().expect("the JIT compiles the shader");
-            let mut uniforms = Uniforms::default();
             // Loop counts and flags as a real draw might set them.
-            uniforms.i = [[3, 0, 1, 0]; 4];
-            uniforms.b = [true; 16];
+            let mut uniforms = Uniforms {
+                i: [[3, 0, 1, 0]; 4],
+                b: [true; 16],
+                ..Uniforms::default()
+            };
             uniforms.apply_constants(&dvle.constants);
             let mut state = UnitState::default();
             let before = pica_jit::jit::rust_calls();
