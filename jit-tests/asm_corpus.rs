@@ -3,6 +3,9 @@
 //! picasso's bytes, and every rejected one must fail with an error on the
 //! line picasso names.
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use pica_jit::asm::{SourceFile, assemble};
 use std::path::{Path, PathBuf};
 
@@ -65,7 +68,10 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
 #[test]
 fn assembler_matches_picasso_on_the_asm_corpus() {
     let Some(dir) = corpus_dir() else {
-        println!("SKIPPED: asm-corpus not found at ../shared/asm-corpus (or $PICA_ASM_CORPUS)");
+        corpus_skip::corpus_absent(
+            "asm_corpus",
+            "../shared/asm-corpus (or $PICA_SHARED/asm-corpus, $PICA_ASM_CORPUS)",
+        );
         return;
     };
     let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();

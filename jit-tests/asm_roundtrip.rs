@@ -6,6 +6,9 @@
 //! programs from `pica_jit::testgen`. For picasso's own outputs the whole
 //! descriptor table must come back identical.
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use arbitrary::Unstructured;
 use pica_jit::asm::{ListingError, assemble_str, source_listing};
 use pica_jit::isa::{BinaryOp, DstReg, Instruction, UnaryOp, decode, resolve_descriptor};
@@ -186,7 +189,10 @@ fn default_shader_round_trips() {
 fn shbin_corpus_round_trips() {
     let files = shbin_files(&shared("corpus"));
     if files.is_empty() {
-        println!("SKIPPED: ../shared/corpus not found");
+        corpus_skip::corpus_absent(
+            "asm_roundtrip shbin corpus",
+            "../shared/corpus (or $PICA_SHARED/corpus)",
+        );
         return;
     }
     let mut failures = Vec::new();
@@ -205,7 +211,10 @@ fn shbin_corpus_round_trips() {
 fn picasso_outputs_round_trip_with_identical_descriptor_tables() {
     let files = shbin_files(&shared("asm-corpus/expected"));
     if files.is_empty() {
-        println!("SKIPPED: ../shared/asm-corpus not found");
+        corpus_skip::corpus_absent(
+            "asm_roundtrip picasso outputs",
+            "../shared/asm-corpus/expected (or $PICA_SHARED/asm-corpus/expected)",
+        );
         return;
     }
     for path in &files {

@@ -7,6 +7,9 @@
 
 #![cfg(feature = "cli")]
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use pica_jit::isa::{
     BinaryOp, CmpOp, DstReg, Guard, Instruction, OperandDescriptor, Source, SrcReg, Swizzle,
     UnaryOp, WriteMask, encode,
@@ -190,7 +193,7 @@ fn demo_path() -> String {
 fn corpus_files() -> Option<Vec<PathBuf>> {
     let dir = Path::new(CORPUS);
     if !dir.is_dir() {
-        println!("note: shbin corpus not found at {CORPUS}; skipping");
+        corpus_skip::corpus_absent("cli corpus tests", CORPUS);
         return None;
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)

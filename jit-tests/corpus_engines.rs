@@ -14,6 +14,9 @@
 //!
 //! The corpus is skipped, with a note, when the folder is absent.
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
@@ -543,7 +546,7 @@ fn default_shader_on_every_engine() {
 fn corpus_on_every_engine() {
     let dir = Path::new(CORPUS);
     if !dir.is_dir() {
-        println!("shbin corpus not found at {CORPUS}; skipping");
+        corpus_skip::corpus_absent("corpus_on_every_engine", CORPUS);
         return;
     }
     let mut files: Vec<_> = std::fs::read_dir(dir)

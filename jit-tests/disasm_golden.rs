@@ -4,6 +4,9 @@
 //! Regenerate with `UPDATE_GOLDEN=1 cargo test --test disasm_golden`, then read
 //! the diff: golden files are only as good as the eye that checked them.
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use std::path::PathBuf;
 
 use pica_jit::isa::{
@@ -462,7 +465,7 @@ mod corpus {
     #[test]
     fn golden_corpus_listings() {
         let Some(dir) = corpus_dir() else {
-            println!("skipped: corpus absent");
+            crate::corpus_skip::corpus_absent("disasm_golden corpus listings", "../shared/corpus");
             return;
         };
         for stem in [
@@ -483,7 +486,7 @@ mod corpus {
     #[test]
     fn every_corpus_file_lists() {
         let Some(dir) = corpus_dir() else {
-            println!("skipped: corpus absent");
+            crate::corpus_skip::corpus_absent("disasm_golden corpus listings", "../shared/corpus");
             return;
         };
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)

@@ -1,6 +1,9 @@
 //! The SHBIN loader and writer against the real-world corpus in
 //! `../shared/corpus` (skipped, passing, when the folder is absent).
 
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +32,7 @@ struct Corpus {
 fn corpus() -> Option<Corpus> {
     let dir = Path::new(CORPUS);
     if !dir.is_dir() {
-        println!("shbin corpus not found at {CORPUS}; skipping");
+        corpus_skip::corpus_absent("shbin_corpus", CORPUS);
         return None;
     }
     let tsv = std::fs::read_to_string(dir.join("FEATURES.tsv")).expect("FEATURES.tsv");

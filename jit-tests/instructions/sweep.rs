@@ -170,7 +170,7 @@ impl Values {
             fb(0xA07F_FF00), // -s
         ];
         let r = self.next_u32();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             return SPECIAL[(r >> 8) as usize % SPECIAL.len()];
         }
         let r2 = self.next_u32();

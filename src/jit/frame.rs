@@ -187,15 +187,17 @@ jit_abi! {
 pub unsafe fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
     // SAFETY: guaranteed by the caller (generated code passes its own frame).
     let frame = unsafe { &mut *frame };
-    // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
-    let (invocation, state, sink) =
-        unsafe { (&*frame.invocation, &mut *frame.state, &mut *frame.sink) };
-    let next = match invocation.step_and_advance(state, sink, &mut frame.progress, pc) {
-        Ok(next) => next,
-        Err(stop) => stop_code(stop),
-    };
-    frame.refresh_top_checks();
-    next
+    catching_panics(|| {
+        // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
+        let (invocation, state, sink) =
+            unsafe { (&*frame.invocation, &mut *frame.state, &mut *frame.sink) };
+        let next = match invocation.step_and_advance(state, sink, &mut frame.progress, pc) {
+            Ok(next) => next,
+            Err(stop) => stop_code(stop),
+        };
+        frame.refresh_top_checks();
+        next
+    })
 }
 }
 
@@ -208,10 +210,65 @@ jit_abi! {
 pub unsafe fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
     // SAFETY: guaranteed by the caller.
     let frame = unsafe { &mut *frame };
-    // SAFETY: the state pointer is valid and unaliased while generated code runs.
-    let state = unsafe { &mut *frame.state };
-    let next = frame.progress.flow.advance(pc, None, &mut state.al);
-    frame.refresh_top_checks();
-    next
+    catching_panics(|| {
+        // SAFETY: the state pointer is valid and unaliased while generated code runs.
+        let state = unsafe { &mut *frame.state };
+        let next = frame.progress.flow.advance(pc, None, &mut state.al);
+        frame.refresh_top_checks();
+        next
+    })
 }
+}
+
+std::thread_local! {
+    /// Calls from generated code into Rust on this thread (see [`rust_calls`]).
+    static RUST_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one call from generated code into Rust (a helper, or a hand-over to the
+/// interpreter). Slow paths only: the cost is one thread-local increment.
+pub(crate) fn count_rust_call() {
+    RUST_CALLS.with(|calls| calls.set(calls.get() + 1));
+}
+
+/// How many times generated code has called into Rust on this thread: runtime
+/// helpers (`runtime_step`, `stack_check`) and hand-overs to the interpreter (the
+/// budget cannot cover a block, or a PC with no compiled entry). Structured
+/// programs should run with none; tests read the difference around a run.
+pub fn rust_calls() -> u64 {
+    RUST_CALLS.with(std::cell::Cell::get)
+}
+
+std::thread_local! {
+    /// A panic caught in a helper, waiting for generated code to return so that
+    /// [`resume_pending_panic`] can resume it in Rust.
+    static PENDING_PANIC: std::cell::Cell<Option<Box<dyn std::any::Any + Send>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs a helper's body. A panic (from a user's `EmitSink`, or a bug) must not
+/// unwind through generated code, which has no unwind tables (and crossing an
+/// `extern` boundary would abort the process): it is stored for this thread and
+/// the helper returns the `end` exit, so generated code leaves through its
+/// normal epilogue (restoring the host's floating-point control) and the caller
+/// resumes the panic.
+fn catching_panics(body: impl FnOnce() -> u32) -> u32 {
+    count_rust_call();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(next) => next,
+        Err(payload) => {
+            PENDING_PANIC.with(|pending| pending.set(Some(payload)));
+            stop_code(Stop::End)
+        }
+    }
+}
+
+/// Resumes a panic a helper caught during the generated code that just returned
+/// on this thread, if any. Called right after every entry into generated code;
+/// a nested run (a sink running another shader) takes its own panic before its
+/// caller's helper can store one, so panics never mix.
+pub fn resume_pending_panic() {
+    if let Some(payload) = PENDING_PANIC.with(std::cell::Cell::take) {
+        std::panic::resume_unwind(payload);
+    }
 }

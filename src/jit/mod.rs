@@ -37,6 +37,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use thiserror::Error;
 
+pub use frame::rust_calls;
 pub use memory::MemoryError;
 
 /// Why native code could not be produced.
@@ -55,6 +56,7 @@ pub enum JitError {
 
 /// Whether this host has a native code generator, and if not, why.
 pub fn host_support() -> Result<(), &'static str> {
+    memory::host_support()?;
     #[cfg(target_arch = "x86_64")]
     {
         if x64::host_supported() {
@@ -286,11 +288,13 @@ impl CompiledShader {
         // only accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns.
         let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        frame::resume_pending_panic();
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
             EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
             EXIT_RESUME => {
+                frame::count_rust_call();
                 let mut progress = frame.progress;
                 progress.flow.pc = frame.resume_pc;
                 progress.executed = config.budget - frame.remaining;

@@ -160,16 +160,16 @@ impl FlowState {
         let next = pc + 1;
 
         let mut loop_pc = None;
-        if let Some(top) = self.loops.top_mut() {
-            if top.check == next {
-                *al = al.wrapping_add(top.increment as i32);
-                if top.remaining == 0 {
-                    self.loops.pop();
-                    loop_pc = Some(next);
-                } else {
-                    top.remaining -= 1;
-                    loop_pc = Some(top.start);
-                }
+        if let Some(top) = self.loops.top_mut()
+            && top.check == next
+        {
+            *al = al.wrapping_add(top.increment as i32);
+            if top.remaining == 0 {
+                self.loops.pop();
+                loop_pc = Some(next);
+            } else {
+                top.remaining -= 1;
+                loop_pc = Some(top.start);
             }
         }
 

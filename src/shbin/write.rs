@@ -50,7 +50,7 @@ impl Out {
         self.u32(len32(v));
     }
     fn align4(&mut self) {
-        while self.0.len() % 4 != 0 {
+        while !self.0.len().is_multiple_of(4) {
             self.0.push(0);
         }
     }

@@ -87,13 +87,13 @@ pub fn minimize(case: &TestCase, mut still_fails: impl FnMut(&TestCase) -> bool)
             }
         }
         for pc in 0..best.program.len() {
-            if let Some(word) = descriptor_zero(best.program.instructions()[pc]) {
-                if word != best.program.code()[pc] {
-                    let mut code = best.program.code().to_vec();
-                    code[pc] = word;
-                    let c = best.with_code(code, best.program.descriptor_words());
-                    progress |= try_it(c, &mut best);
-                }
+            if let Some(word) = descriptor_zero(best.program.instructions()[pc])
+                && word != best.program.code()[pc]
+            {
+                let mut code = best.program.code().to_vec();
+                code[pc] = word;
+                let c = best.with_code(code, best.program.descriptor_words());
+                progress |= try_it(c, &mut best);
             }
         }
         for pc in 0..best.program.len() {

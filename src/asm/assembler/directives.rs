@@ -169,18 +169,18 @@ impl Assembler {
             }
             "end" => {
                 no_args(".end", rest)?;
-                if matches!(st.blocks.last(), Some((Block::ConstArray { .. }, _))) {
-                    if let Some((Block::ConstArray { name, column, rows }, _)) = st.blocks.pop() {
-                        return self.constant_array(
-                            st,
-                            Field {
-                                text: &name,
-                                column,
-                            },
-                            &rows,
-                            word,
-                        );
-                    }
+                if matches!(st.blocks.last(), Some((Block::ConstArray { .. }, _)))
+                    && let Some((Block::ConstArray { name, column, rows }, _)) = st.blocks.pop()
+                {
+                    return self.constant_array(
+                        st,
+                        Field {
+                            text: &name,
+                            column,
+                        },
+                        &rows,
+                        word,
+                    );
                 }
                 let Some((block, _)) = st.blocks.pop() else {
                     return err(

@@ -234,7 +234,7 @@ proptest! {
 fn mutated_corpus_files_never_panic() {
     let files = corpus_files();
     if files.is_empty() {
-        eprintln!("shared/corpus not found; skipping");
+        super::corpus_absent("mutated_corpus_files_never_panic");
         return;
     }
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));

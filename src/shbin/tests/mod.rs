@@ -149,6 +149,16 @@ pub(super) fn sample() -> Shbin {
     }
 }
 
+/// Reports a corpus test skipped for want of the corpus: visibly (past the test
+/// harness's capture), and as a failure under `PICA_REQUIRE_CORPUS=1`.
+pub(super) fn corpus_absent(test: &str) {
+    use std::io::Write as _;
+    if std::env::var_os("PICA_REQUIRE_CORPUS").is_some_and(|v| v == "1") {
+        panic!("{test}: PICA_REQUIRE_CORPUS=1 but ../shared/corpus holds no .shbin file");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: no ../shared/corpus");
+}
+
 /// The corpus folder beside the repository, if present.
 pub(super) fn corpus_files() -> Vec<(String, Vec<u8>)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");

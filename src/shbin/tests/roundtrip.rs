@@ -386,7 +386,7 @@ fn shader_kind_raw_values() {
 fn corpus_files_round_trip_if_present() {
     let files = corpus_files();
     if files.is_empty() {
-        eprintln!("shared/corpus not found; skipping");
+        super::corpus_absent("corpus_files_round_trip_if_present");
         return;
     }
     let mut identical = 0;

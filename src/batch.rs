@@ -1,0 +1,227 @@
+//! Running many vertices of one draw with one call: the batch layout shared by
+//! the Rust API ([`Shader::run_vertices`]) and the C API.
+//!
+//! A batch is laid out the way an emulator's vertex loader produces it: one
+//! `[Vec4; 16]` of input registers per vertex and one `[Vec4; 16]` of output
+//! registers per vertex, with bit masks saying which registers the draw uses.
+
+use crate::arith::Vec4;
+use crate::engine::Shader;
+use crate::isa::REGISTER_COUNT;
+use crate::machine::{RunStatus, Stop};
+use crate::state::{EmitSink, Uniforms, UnitState};
+use thiserror::Error;
+
+/// The registers of one vertex: `v0`–`v15` on input, `o0`–`o15` on output.
+pub type VertexRegisters = [Vec4; REGISTER_COUNT];
+
+/// Where each vertex of a batch starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum StatePolicy {
+    /// Every vertex starts from the state passed in (only its masked inputs
+    /// replaced); the state passed in is left unchanged. Vertices do not affect
+    /// each other.
+    #[default]
+    Reset,
+    /// Each vertex starts where the previous one ended (temporaries, outputs,
+    /// `a0`, `aL`, `cmp`), as on the hardware; the state passed in starts the
+    /// first vertex and holds the last vertex's final state on return.
+    Carry,
+}
+
+/// What happened in a batch, aggregated over its vertices (a batch allocates
+/// nothing, so stops are counted rather than listed; call [`Shader::run`] on one
+/// vertex to see it alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct BatchSummary {
+    /// Vertices run (the batch length).
+    pub vertices: usize,
+    /// Vertices that stopped at an `end` instruction.
+    pub ended: usize,
+    /// Vertices whose program counter left the program (treated as `end`).
+    pub ended_at_end_of_code: usize,
+    /// Vertices stopped by the budget.
+    pub budget_exceeded: usize,
+    /// Vertices that ran `break` with an empty LOOP stack (a hardware hang).
+    pub break_outside_loop: usize,
+    /// Index of the first vertex that did not finish (status not
+    /// [`RunStatus::Ok`]), if any.
+    pub first_unfinished: Option<usize>,
+}
+
+impl BatchSummary {
+    fn record(&mut self, index: usize, stop: Stop) {
+        self.vertices += 1;
+        match stop {
+            Stop::End => self.ended += 1,
+            Stop::EndOfCode => self.ended_at_end_of_code += 1,
+            Stop::BudgetExceeded => self.budget_exceeded += 1,
+            Stop::BreakOutsideLoop => self.break_outside_loop += 1,
+        }
+        if stop.status() != RunStatus::Ok && self.first_unfinished.is_none() {
+            self.first_unfinished = Some(index);
+        }
+    }
+
+    /// Whether every vertex finished.
+    pub fn all_finished(&self) -> bool {
+        self.first_unfinished.is_none()
+    }
+}
+
+/// Why a batch cannot run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum BatchError {
+    /// The input and output slices describe different numbers of vertices.
+    #[error(
+        "batch has {inputs} input vertices but room for {outputs} output vertices; pass slices of equal length"
+    )]
+    LengthMismatch {
+        /// Length of the input slice.
+        inputs: usize,
+        /// Length of the output slice.
+        outputs: usize,
+    },
+}
+
+impl Shader {
+    /// Runs one invocation per vertex of `inputs`, in order, and stores each
+    /// vertex's output registers in the same element of `outputs`.
+    ///
+    /// Before vertex `n` runs, input register `v{i}` is set to `inputs[n][i]` for
+    /// every bit `i` of `input_mask`; the other input registers keep the value
+    /// the starting state has (see [`StatePolicy`]). Afterwards `outputs[n][o]`
+    /// receives output register `o{o}` for every bit `o` of `output_mask`; the
+    /// other elements of `outputs[n]` are not touched. Emitted vertices of all
+    /// invocations go to `sink` in order.
+    ///
+    /// The results (outputs, final state, emits) are exactly those of calling
+    /// [`Shader::run`] on each vertex in order. If `sink` panics, the panic
+    /// reaches the caller after the engine has left generated code; the vertices
+    /// before it have been stored, and with [`StatePolicy::Carry`] `state` holds
+    /// the state at the panicking `emit`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::shbin::Shbin;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, StatePolicy, Uniforms, UnitState};
+    ///
+    /// let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    /// let dvle = &shbin.dvles[0];
+    /// let program = Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    /// let config = ShaderConfig { entry: dvle.main, kind: dvle.kind, ..Default::default() };
+    /// let shader = Shader::new(program, config, EngineKind::Auto).unwrap();
+    /// let mut uniforms = Uniforms::default();
+    /// uniforms.apply_constants(&dvle.constants);
+    ///
+    /// let mut inputs = vec![[[0.0f32; 4]; 16]; 3];
+    /// for (n, vertex) in inputs.iter_mut().enumerate() {
+    ///     vertex[0] = [n as f32, 1.0, 0.0, 1.0];
+    /// }
+    /// let mut outputs = vec![[[0.0f32; 4]; 16]; 3];
+    /// let summary = shader
+    ///     .run_vertices(&uniforms, &inputs, 0b1, &mut outputs, 0xffff,
+    ///                   StatePolicy::Reset, &mut UnitState::default(), &mut ())
+    ///     .unwrap();
+    /// assert_eq!(summary.vertices, 3);
+    /// assert!(summary.all_finished());
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_vertices(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[VertexRegisters],
+        input_mask: u16,
+        outputs: &mut [VertexRegisters],
+        output_mask: u16,
+        policy: StatePolicy,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Result<BatchSummary, BatchError> {
+        if inputs.len() != outputs.len() {
+            return Err(BatchError::LengthMismatch {
+                inputs: inputs.len(),
+                outputs: outputs.len(),
+            });
+        }
+        // Per-draw work once: no uniform is converted again inside the batch.
+        let uniforms = uniforms.prepare(self.config().precision);
+        let mut summary = BatchSummary::default();
+        let mut scratch = match policy {
+            StatePolicy::Reset => Some(state.clone()),
+            StatePolicy::Carry => None,
+        };
+        for (index, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+            let current = match scratch.as_mut() {
+                Some(scratch) => {
+                    scratch.clone_from(state);
+                    scratch
+                }
+                None => &mut *state,
+            };
+            copy_masked(&mut current.inputs, vertex_in, input_mask);
+            let stop = self.run_prepared(&uniforms, current, sink);
+            copy_masked(vertex_out, &current.outputs, output_mask);
+            summary.record(index, stop);
+        }
+        Ok(summary)
+    }
+}
+
+fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
+    for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
+        if mask & (1 << i) != 0 {
+            *to = *from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::{Instruction, encode};
+    use crate::{EngineKind, Program, ShaderConfig};
+    use std::sync::Arc;
+
+    #[test]
+    fn copy_masked_copies_only_masked_registers() {
+        let mut to = [[0.0; 4]; 16];
+        let mut from = [[0.0; 4]; 16];
+        for (i, reg) in from.iter_mut().enumerate() {
+            *reg = [i as f32; 4];
+        }
+        copy_masked(&mut to, &from, 0b1000_0000_0000_0101);
+        assert_eq!(to[0], [0.0; 4]);
+        assert_eq!(to[2], [2.0; 4]);
+        assert_eq!(to[15], [15.0; 4]);
+        assert_eq!(to[1], [0.0; 4]);
+        assert_eq!(to[14], [0.0; 4]);
+    }
+
+    #[test]
+    fn mismatched_lengths_are_an_error() {
+        let program =
+            Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap());
+        let shader =
+            Shader::new(program, ShaderConfig::default(), EngineKind::Interpreter).unwrap();
+        let err = shader
+            .run_vertices(
+                &Uniforms::default(),
+                &[[[0.0; 4]; 16]; 2],
+                0xffff,
+                &mut [[[0.0; 4]; 16]; 3],
+                0xffff,
+                StatePolicy::Reset,
+                &mut UnitState::default(),
+                &mut (),
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            BatchError::LengthMismatch {
+                inputs: 2,
+                outputs: 3
+            }
+        );
+    }
+}
