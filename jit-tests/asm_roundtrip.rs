@@ -57,22 +57,7 @@ fn read_mask(instr: &Instruction, desc: u32) -> u32 {
 }
 
 fn without_descriptor(instr: Instruction) -> Instruction {
-    match instr {
-        Instruction::Binary {
-            op,
-            inverted,
-            dst,
-            src1,
-            src2,
-            ..
-        } => Instruction::Binary {
-            op,
-            inverted,
-            dst,
-            src1,
-            src2,
-            desc: 0,
-        },
+    match instr.with_descriptor(0) {
         // mova's destination field is ignored by the hardware and has no syntax.
         Instruction::Unary {
             op: UnaryOp::Mova,
@@ -82,36 +67,6 @@ fn without_descriptor(instr: Instruction) -> Instruction {
             op: UnaryOp::Mova,
             dst: DstReg::Output(0),
             src,
-            desc: 0,
-        },
-        Instruction::Unary { op, dst, src, .. } => Instruction::Unary {
-            op,
-            dst,
-            src,
-            desc: 0,
-        },
-        Instruction::Cmp {
-            src1, src2, x, y, ..
-        } => Instruction::Cmp {
-            src1,
-            src2,
-            x,
-            y,
-            desc: 0,
-        },
-        Instruction::Mad {
-            inverted,
-            dst,
-            src1,
-            src2,
-            src3,
-            ..
-        } => Instruction::Mad {
-            inverted,
-            dst,
-            src1,
-            src2,
-            src3,
             desc: 0,
         },
         other => other,

@@ -402,6 +402,25 @@ pub enum Instruction {
 }
 
 impl Instruction {
+    /// The same instruction with operand descriptor `index` (unchanged if it has
+    /// no descriptor field).
+    ///
+    /// ```
+    /// use pica_jit::isa::Instruction;
+    /// assert_eq!(Instruction::End.with_descriptor(5), Instruction::End);
+    /// ```
+    pub fn with_descriptor(self, index: u8) -> Instruction {
+        let mut instr = self;
+        match &mut instr {
+            Instruction::Binary { desc, .. }
+            | Instruction::Unary { desc, .. }
+            | Instruction::Cmp { desc, .. }
+            | Instruction::Mad { desc, .. } => *desc = index,
+            _ => {}
+        }
+        instr
+    }
+
     /// The source operands this instruction reads, in operand order.
     ///
     /// ```

@@ -240,55 +240,16 @@ fn delete_word(case: &TestCase, at: usize) -> Option<TestCase> {
 
 /// `instr` re-encoded with operand descriptor 0 (`None` if it has none).
 fn descriptor_zero(instr: Instruction) -> Option<u32> {
-    let zeroed = match instr {
-        Instruction::Binary {
-            op,
-            inverted,
-            dst,
-            src1,
-            src2,
-            ..
-        } => Instruction::Binary {
-            op,
-            inverted,
-            dst,
-            src1,
-            src2,
-            desc: 0,
-        },
-        Instruction::Unary { op, dst, src, .. } => Instruction::Unary {
-            op,
-            dst,
-            src,
-            desc: 0,
-        },
-        Instruction::Cmp {
-            src1, src2, x, y, ..
-        } => Instruction::Cmp {
-            src1,
-            src2,
-            x,
-            y,
-            desc: 0,
-        },
-        Instruction::Mad {
-            inverted,
-            dst,
-            src1,
-            src2,
-            src3,
-            ..
-        } => Instruction::Mad {
-            inverted,
-            dst,
-            src1,
-            src2,
-            src3,
-            desc: 0,
-        },
-        _ => return None,
-    };
-    encode(&zeroed).ok()
+    let has_descriptor = matches!(
+        instr,
+        Instruction::Binary { .. }
+            | Instruction::Unary { .. }
+            | Instruction::Cmp { .. }
+            | Instruction::Mad { .. }
+    );
+    has_descriptor
+        .then(|| encode(&instr.with_descriptor(0)).ok())
+        .flatten()
 }
 
 /// Bit-level equality (`PartialEq` on the float registers says NaN != NaN,
