@@ -1,0 +1,529 @@
+//! Target-independent IR passes, shared by every code generator.
+//!
+//! [`optimize`] rewrites each block of an [`Ir`] with three passes:
+//!
+//! 1. **Forwarding** of register state within a block: a read of a temporary,
+//!    an address register or a flag that the block wrote earlier is replaced by
+//!    the value written (a masked store contributes a [`Op::Blend`] of the
+//!    previous contents and the stored value), and the first read of each is
+//!    reused by later reads.
+//! 2. **Common-subexpression elimination** of pure nodes (constants, input and
+//!    uniform reads, conversions, arithmetic): a node equal to an earlier one
+//!    (same operation on the same operands) is replaced by it.
+//! 3. **Dropping float24 and NaN steps that do nothing**, by facts tracked per
+//!    value: a value produced by `f24_quantize` is on the float24 grid (a
+//!    fixed point of `f24_quantize`, `f24_load`, `f24_flush` and
+//!    `canonicalize`), a value produced by `f24_load` is a fixed point of
+//!    `f24_load` and `canonicalize`; lane movements keep the facts, selects
+//!    and PICA min/max keep the facts both operands share, and the F24
+//!    negation `canonicalize(0 - q)` of a grid value is on the grid.
+//!
+//! followed by the removal of pure nodes nobody uses.
+//!
+//! After forwarding and CSE a value may be used by a later instruction of
+//! its block ([`Ir::values_cross_spans`]). Every write stays in its own
+//! instruction's span and every value is still computed before its first
+//! use, so running a *prefix* of a block's instructions (a budget stop) stays
+//! exact; only entering a block in the middle needs the unoptimised IR (the
+//! x86-64 code generator never does it: blocks entered mid-way run on the
+//! interpreter). [`eval::run_optimized`](super::eval::run_optimized) runs an
+//! optimised IR with that fallback; the tests compare it with the unoptimised
+//! IR bit for bit.
+
+use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Ir, Node, Op, UnOp, Value};
+use crate::arith::{self, f24};
+use crate::isa::{DstReg, WriteMask};
+use std::collections::HashMap;
+
+/// Facts about every lane of a value (a bit set).
+type Facts = u8;
+/// A fixed point of `f24_quantize` (so of `f24_load`, `f24_flush`, `canonicalize`).
+const QUANTIZED: Facts = 1;
+/// A fixed point of `f24_load` (so of `canonicalize`).
+const LOADED: Facts = 2;
+/// A fixed point of `canonicalize` (no NaN other than the canonical one).
+const CANONICAL: Facts = 4;
+
+/// Returns `ir` with every block optimised (the prologue is kept as is).
+///
+/// ```
+/// use pica_jit::ir::{Ir, Op, opt};
+/// use pica_jit::isa::{encode, BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask};
+/// use pica_jit::{Precision, Program, ShaderKind};
+///
+/// // r0 = v0 + v0; o0 = r0 + r0: the second add reads r0 from the first's result.
+/// let add = |dst, src| Instruction::Binary {
+///     op: BinaryOp::Add, inverted: false, dst,
+///     src1: Source::direct(src), src2: Source::direct(src), desc: 0,
+/// };
+/// let id = (false, Swizzle::IDENTITY);
+/// let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]);
+/// let code = [add(DstReg::Temp(0), SrcReg::Input(0)), add(DstReg::Output(0), SrcReg::Temp(0)), Instruction::End];
+/// let program = Program::new(code.iter().map(|i| encode(i).unwrap()).collect(), vec![desc.0]).unwrap();
+/// let ir = Ir::build(&program, 0, ShaderKind::Vertex, Precision::F24);
+/// let optimised = opt::optimize(&ir);
+/// assert!(optimised.values_cross_spans);
+/// let reads = |ir: &Ir| ir.blocks[0].nodes.iter().filter(|n| matches!(n.op, Op::ReadTemp(_))).count();
+/// assert_eq!((reads(&ir), reads(&optimised)), (2, 0));
+/// assert_eq!(optimised.verify(), Ok(()));
+/// ```
+pub fn optimize(ir: &Ir) -> Ir {
+    let mut out = ir.clone();
+    for block in &mut out.blocks {
+        *block = dead_code(&forward(block));
+    }
+    out.values_cross_spans = true;
+    debug_assert_eq!(out.verify(), Ok(()));
+    out
+}
+
+/// Rebuilds a block node by node, remapping operands.
+struct Rebuild {
+    nodes: Vec<Node>,
+    instrs: Vec<InstrSpan>,
+    facts: Vec<Facts>,
+}
+
+impl Rebuild {
+    fn new(capacity: usize) -> Rebuild {
+        Rebuild {
+            nodes: Vec::with_capacity(capacity),
+            instrs: Vec::new(),
+            facts: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn begin(&mut self, pc: u32) {
+        let at = self.nodes.len() as u32;
+        self.instrs.push(InstrSpan {
+            pc,
+            first: at,
+            end: at,
+        });
+    }
+
+    fn push(&mut self, node: Node, facts: Facts) -> Value {
+        let value = Value(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.facts.push(facts);
+        if let Some(span) = self.instrs.last_mut() {
+            span.end = self.nodes.len() as u32;
+        }
+        value
+    }
+
+    fn facts(&self, v: Value) -> Facts {
+        self.facts[v.0 as usize]
+    }
+
+    fn op(&self, v: Value) -> Op {
+        self.nodes[v.0 as usize].op
+    }
+
+    fn finish(self, block: &Block, exit: Exit) -> Block {
+        Block {
+            start: block.start,
+            last: block.last,
+            nodes: self.nodes,
+            instrs: self.instrs,
+            exit,
+            stack_check: block.stack_check,
+        }
+    }
+}
+
+/// `op` with every operand passed through `map`.
+fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
+    match op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => op,
+        Op::ReadConstAt(v) => Op::ReadConstAt(map(v)),
+        Op::Store { dst, mask, value } => Op::Store {
+            dst,
+            mask,
+            value: map(value),
+        },
+        Op::WriteAddr(reg, v) => Op::WriteAddr(reg, map(v)),
+        Op::WriteFlag(flag, v) => Op::WriteFlag(flag, map(v)),
+        Op::Swizzle(v, lanes) => Op::Swizzle(map(v), lanes),
+        Op::Extract(v, lane) => Op::Extract(map(v), lane),
+        Op::Splat(v) => Op::Splat(map(v)),
+        Op::Blend { a, b, take_b } => Op::Blend {
+            a: map(a),
+            b: map(b),
+            take_b,
+        },
+        Op::Select { cond, a, b } => Op::Select {
+            cond: map(cond),
+            a: map(a),
+            b: map(b),
+        },
+        Op::Unary(u, v) => Op::Unary(u, map(v)),
+        Op::Binary(o, a, b) => Op::Binary(o, map(a), map(b)),
+        Op::FCmp(c, a, b) => Op::FCmp(c, map(a), map(b)),
+        Op::ICmp(c, a, b) => Op::ICmp(c, map(a), map(b)),
+    }
+}
+
+/// The operands of `op`, in order.
+pub(crate) fn operands(op: &Op) -> impl Iterator<Item = Value> {
+    let mut list = [None; 3];
+    let _ = map_operands(*op, |v| {
+        if let Some(slot) = list.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(v);
+        }
+        v
+    });
+    list.into_iter().flatten()
+}
+
+/// The values an exit uses.
+pub(crate) fn exit_operands(exit: &Exit) -> impl Iterator<Item = Value> {
+    let list: [Option<Value>; 2] = match *exit {
+        Exit::Jump { taken, .. } | Exit::If { taken, .. } => [Some(taken), None],
+        Exit::Call { taken, .. } | Exit::Break { taken } => [taken, None],
+        Exit::Loop {
+            count, increment, ..
+        } => [Some(count), Some(increment)],
+        Exit::Next | Exit::End | Exit::Emit | Exit::SetEmit { .. } => [None, None],
+    };
+    list.into_iter().flatten()
+}
+
+fn map_exit(exit: Exit, map: impl Fn(Value) -> Value) -> Exit {
+    match exit {
+        Exit::Jump { taken, target } => Exit::Jump {
+            taken: map(taken),
+            target,
+        },
+        Exit::If {
+            taken,
+            target,
+            next,
+        } => Exit::If {
+            taken: map(taken),
+            target,
+            next,
+        },
+        Exit::Call {
+            taken,
+            target,
+            check,
+            ret,
+        } => Exit::Call {
+            taken: taken.map(&map),
+            target,
+            check,
+            ret,
+        },
+        Exit::Break { taken } => Exit::Break {
+            taken: taken.map(&map),
+        },
+        Exit::Loop {
+            count,
+            increment,
+            start,
+            check,
+        } => Exit::Loop {
+            count: map(count),
+            increment: map(increment),
+            start,
+            check,
+        },
+        other => other,
+    }
+}
+
+/// Whether `op` has no effect and depends only on its operands and on state no
+/// instruction writes (uniforms, inputs): equal nodes give equal values.
+fn is_pure(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::ReadTemp(_)
+            | Op::ReadAddr(_)
+            | Op::ReadFlag(_)
+            | Op::Store { .. }
+            | Op::WriteAddr(..)
+            | Op::WriteFlag(..)
+    )
+}
+
+/// The facts every lane of constant `bits` satisfies.
+fn constant_facts(elem: Elem, lanes: u8, bits: [u32; 4]) -> Facts {
+    if elem != Elem::F32 {
+        return 0;
+    }
+    let mut facts = QUANTIZED | LOADED | CANONICAL;
+    for &b in &bits[..lanes as usize] {
+        let x = f32::from_bits(b);
+        let same = |y: f32| y.to_bits() == b;
+        if !same(f24::quantize_result(x)) {
+            facts &= !QUANTIZED;
+        }
+        if !same(f24::load(x)) {
+            facts &= !LOADED;
+        }
+        if !same(arith::canonicalize(x)) {
+            facts &= !CANONICAL;
+        }
+    }
+    facts
+}
+
+/// Closes a fact set under the implications between the facts.
+fn closed(facts: Facts) -> Facts {
+    let mut f = facts;
+    if f & QUANTIZED != 0 {
+        f |= LOADED;
+    }
+    if f & LOADED != 0 {
+        f |= CANONICAL;
+    }
+    f
+}
+
+const ADDR_REGS: [AddrReg; 3] = [AddrReg::A0X, AddrReg::A0Y, AddrReg::AL];
+
+fn addr_index(reg: AddrReg) -> usize {
+    match reg {
+        AddrReg::A0X => 0,
+        AddrReg::A0Y => 1,
+        AddrReg::AL => 2,
+    }
+}
+
+/// Forwarding, CSE and the removal of steps that do nothing (one walk).
+fn forward(block: &Block) -> Block {
+    let mut out = Rebuild::new(block.nodes.len());
+    let mut remap: Vec<Value> = Vec::with_capacity(block.nodes.len());
+    let mut seen: HashMap<Op, Value> = HashMap::new();
+    let mut temps: [Option<Value>; 16] = [None; 16];
+    let mut addrs: [Option<Value>; 3] = [None; 3];
+    let mut flags: [Option<Value>; 2] = [None; 2];
+    debug_assert_eq!(ADDR_REGS.map(addr_index), [0, 1, 2]);
+    for span in &block.instrs {
+        out.begin(span.pc);
+        for index in span.first..span.end {
+            let node = block.nodes[index as usize];
+            let op = map_operands(node.op, |v| remap[v.0 as usize]);
+            let value = match op {
+                Op::ReadTemp(n) => *temps[n as usize & 15]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::ReadAddr(reg) => *addrs[addr_index(reg)]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::ReadFlag(f) => *flags[f as usize & 1]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::Store { dst, mask, value } => {
+                    let written = out.push(Node { op, ty: None }, 0);
+                    if let DstReg::Temp(n) = dst {
+                        let slot = &mut temps[n as usize & 15];
+                        *slot = if mask.0 & 0xF == 0xF {
+                            Some(value)
+                        } else if mask.0 & 0xF == 0 {
+                            *slot
+                        } else {
+                            slot.map(|before| {
+                                let blend = Op::Blend {
+                                    a: before,
+                                    b: value,
+                                    take_b: WriteMask(mask.0 & 0xF),
+                                };
+                                let facts = out.facts(before) & out.facts(value);
+                                out.push(
+                                    Node {
+                                        op: blend,
+                                        ty: node_ty(&out, value),
+                                    },
+                                    facts,
+                                )
+                            })
+                        };
+                    }
+                    written
+                }
+                Op::WriteAddr(reg, v) => {
+                    addrs[addr_index(reg)] = Some(v);
+                    out.push(Node { op, ty: None }, 0)
+                }
+                Op::WriteFlag(f, v) => {
+                    flags[f as usize & 1] = Some(v);
+                    out.push(Node { op, ty: None }, 0)
+                }
+                _ => match simplify(&out, op) {
+                    Simplified::To(v) => v,
+                    Simplified::Keep(facts) => match seen.get(&op) {
+                        Some(&v) => v,
+                        None => {
+                            let v = out.push(Node { op, ty: node.ty }, closed(facts));
+                            debug_assert!(is_pure(&op));
+                            seen.insert(op, v);
+                            v
+                        }
+                    },
+                },
+            };
+            remap.push(value);
+        }
+    }
+    let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    out.finish(block, exit)
+}
+
+fn node_ty(out: &Rebuild, v: Value) -> Option<super::Ty> {
+    out.nodes[v.0 as usize].ty
+}
+
+enum Simplified {
+    /// The node computes this existing value.
+    To(Value),
+    /// The node stays; the facts its value satisfies.
+    Keep(Facts),
+}
+
+/// Drops a float24 or NaN step whose operand is already a fixed point of it,
+/// and otherwise derives the facts of the node's value.
+fn simplify(out: &Rebuild, op: Op) -> Simplified {
+    use Simplified::{Keep, To};
+    let f = |v: Value| out.facts(v);
+    match op {
+        Op::Const { ty, bits } => Keep(constant_facts(ty.elem, ty.lanes, bits)),
+        Op::Unary(UnOp::F24Load, v) if f(v) & LOADED != 0 => To(v),
+        Op::Unary(UnOp::F24Load, _) => Keep(LOADED),
+        Op::Unary(UnOp::F24Flush, v) if f(v) & QUANTIZED != 0 => To(v),
+        // Flushing keeps every bit of a value it does not replace by +0.
+        Op::Unary(UnOp::F24Flush, v) => Keep(f(v) & CANONICAL),
+        Op::Unary(UnOp::F24Quantize, v) if f(v) & QUANTIZED != 0 => To(v),
+        Op::Unary(UnOp::F24Quantize, _) => Keep(QUANTIZED),
+        Op::Unary(UnOp::Canonicalize, v) if f(v) & CANONICAL != 0 => To(v),
+        Op::Unary(UnOp::Canonicalize, v) => {
+            // The F24 negation: `0 - q` of a grid value is exact (the grid is
+            // symmetric, `0 - +0 = +0`), and canonicalisation fixes a NaN.
+            match out.op(v) {
+                Op::Binary(BinOp::FSub, zero, q)
+                    if f(q) & QUANTIZED != 0 && is_positive_zero(out, zero) =>
+                {
+                    Keep(QUANTIZED)
+                }
+                _ => Keep(CANONICAL),
+            }
+        }
+        Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => Keep(f(v)),
+        Op::Blend { a, b, .. }
+        | Op::Select { a, b, .. }
+        | Op::Binary(BinOp::PicaMax | BinOp::PicaMin, a, b) => Keep(f(a) & f(b)),
+        _ => Keep(0),
+    }
+}
+
+fn is_positive_zero(out: &Rebuild, v: Value) -> bool {
+    match out.op(v) {
+        Op::Const { ty, bits } => {
+            ty.elem == Elem::F32 && bits[..ty.lanes as usize].iter().all(|&b| b == 0)
+        }
+        _ => false,
+    }
+}
+
+/// Removes pure nodes whose value nobody uses (writes and exit values are used).
+fn dead_code(block: &Block) -> Block {
+    let mut live = vec![false; block.nodes.len()];
+    for v in exit_operands(&block.exit) {
+        live[v.0 as usize] = true;
+    }
+    for k in (0..block.nodes.len()).rev() {
+        let op = &block.nodes[k].op;
+        if block.nodes[k].ty.is_none() {
+            live[k] = true;
+        }
+        if live[k] {
+            for v in operands(op) {
+                live[v.0 as usize] = true;
+            }
+        }
+    }
+    let mut out = Rebuild::new(block.nodes.len());
+    let mut remap = vec![Value(u32::MAX); block.nodes.len()];
+    for span in &block.instrs {
+        out.begin(span.pc);
+        for index in span.first..span.end {
+            if live[index as usize] {
+                let node = block.nodes[index as usize];
+                let op = map_operands(node.op, |v| remap[v.0 as usize]);
+                remap[index as usize] = out.push(Node { op, ty: node.ty }, 0);
+            }
+        }
+    }
+    let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    out.finish(block, exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spread of bit patterns: every exponent with edge mantissas, both signs,
+    /// plus pseudo-random words.
+    fn patterns() -> Vec<u32> {
+        let mut out = Vec::new();
+        for exp in 0..256u32 {
+            for mant in [0, 1, 0x7F, 0x80, 0x81, 0x40_0000, 0x7F_FF80, 0x7F_FFFF] {
+                for sign in [0, 0x8000_0000] {
+                    out.push(sign | exp << 23 | mant);
+                }
+            }
+        }
+        let mut x = 0x1234_5678u32;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            out.push(x);
+        }
+        out
+    }
+
+    #[test]
+    fn fact_implications_hold() {
+        for b in patterns() {
+            let x = f32::from_bits(b);
+            let same = |y: f32, z: f32| y.to_bits() == z.to_bits();
+            let q = f24::quantize_result(x);
+            assert!(same(f24::quantize_result(q), q), "{b:#x}");
+            assert!(same(f24::load(q), q), "{b:#x}");
+            assert!(same(f24::flush_input(q), q), "{b:#x}");
+            assert!(same(arith::canonicalize(q), q), "{b:#x}");
+            let l = f24::load(x);
+            assert!(same(f24::load(l), l), "{b:#x}");
+            assert!(same(arith::canonicalize(l), l), "{b:#x}");
+            // The F24 negation of a grid value stays on the grid.
+            let n = arith::canonicalize(0.0 - q);
+            assert!(same(f24::quantize_result(n), n), "{b:#x}");
+            // Flushing a canonical value keeps it canonical.
+            let c = arith::canonicalize(x);
+            assert!(same(
+                arith::canonicalize(f24::flush_input(c)),
+                f24::flush_input(c)
+            ));
+        }
+    }
+
+    #[test]
+    fn constant_facts_match_the_functions() {
+        let q = constant_facts(Elem::F32, 4, [0, 0x3F80_0000, 0x7FC0_0000, 0xFF80_0000]);
+        assert_eq!(q, QUANTIZED | LOADED | CANONICAL);
+        // -0 is neither on the grid nor loaded (both give +0), but canonical.
+        assert_eq!(
+            constant_facts(Elem::F32, 1, [0x8000_0000, 0, 0, 0]),
+            CANONICAL
+        );
+        // A non-canonical NaN has no fact.
+        assert_eq!(constant_facts(Elem::F32, 1, [0x7FC0_0001, 0, 0, 0]), 0);
+        assert_eq!(constant_facts(Elem::I32, 1, [0, 0, 0, 0]), 0);
+    }
+}
