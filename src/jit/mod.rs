@@ -48,6 +48,10 @@ pub enum JitError {
     /// The assembler rejected the generated code (a bug in pica-jit).
     #[error("internal assembler error: {0}")]
     Assemble(String),
+    /// The IR lowering gave up on a block (the hand-written code generator is
+    /// used instead; never reported to callers).
+    #[error("IR lowering: {0}")]
+    Lowering(String),
     /// Executable memory could not be provided.
     #[error(transparent)]
     Memory(#[from] MemoryError),
@@ -89,6 +93,10 @@ pub struct Features {
     /// uniforms are already float24 values (F24 batches convert them once), so
     /// constant reads skip the conversion. Never part of [`Features::host`].
     pub preconverted_uniforms: bool,
+    /// A code variant: data instructions lowered from the shared, optimised
+    /// IR ([`crate::ir`], [`crate::ir::opt`]) instead of the hand-written
+    /// per-instruction sequences. x86-64 only (ignored elsewhere).
+    pub ir_lowering: bool,
 }
 
 impl Features {
@@ -101,6 +109,7 @@ impl Features {
                 avx,
                 avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
                 preconverted_uniforms: false,
+                ir_lowering: false,
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -115,6 +124,7 @@ impl Features {
             avx: false,
             avx2: false,
             preconverted_uniforms: false,
+            ir_lowering: false,
         }
     }
 }
@@ -216,7 +226,12 @@ pub fn compile_with(
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(target_arch = "x86_64")]
     {
-        let compiled = x64::compile(program, &analysis, config.precision, features)?;
+        let ir = features.ir_lowering.then(|| {
+            let built =
+                crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
+            crate::ir::opt::optimize(&built)
+        });
+        let compiled = x64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
         let region = ExecRegion::new(&compiled.code)?;
         Ok(CompiledShader { region })
     }

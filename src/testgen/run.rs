@@ -265,8 +265,10 @@ fn describe_state(s: &UnitState) -> String {
 
 /// The JIT feature sets worth comparing on this host besides the host's own
 /// (run through [`Shader`]): every strictly smaller one (AVX without AVX2, the
-/// SSE4.1/NEON baseline) and, in F24, the baseline with pre-converted uniforms
-/// (the host's is run through [`Shader::run_batch`]).
+/// SSE4.1/NEON baseline), on x86-64 the other code generator (IR lowering or
+/// hand-written, whichever the host's is not) with the host's and the baseline
+/// instruction sets, and, in F24, the pre-converted-uniform variants (the
+/// host's is run through [`Shader::run_batch`]).
 fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
     let mut variants: Vec<(String, Features)> = Vec::new();
@@ -285,6 +287,25 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
         );
     }
     add("baseline", Features::baseline());
+    // The other x86-64 code generator (lowered from the IR, or the
+    // hand-written one when that is the host's), with and without VEX.
+    let x64 = cfg!(target_arch = "x86_64");
+    if x64 {
+        add(
+            "other lowering",
+            Features {
+                ir_lowering: !host.ir_lowering,
+                ..host
+            },
+        );
+        add(
+            "other lowering baseline",
+            Features {
+                ir_lowering: !host.ir_lowering,
+                ..Features::baseline()
+            },
+        );
+    }
     if precision == crate::Precision::F24 {
         add(
             "baseline preconverted",
@@ -293,6 +314,16 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
                 ..Features::baseline()
             },
         );
+        if x64 {
+            add(
+                "other lowering preconverted",
+                Features {
+                    preconverted_uniforms: true,
+                    ir_lowering: !host.ir_lowering,
+                    ..host
+                },
+            );
+        }
     }
     variants
 }
