@@ -313,16 +313,16 @@ fn inputs_text(inputs: &[[f32; 4]; 16]) -> String {
 /// one the host picks.
 enum Runner {
     Engine(Shader),
-    /// The JIT compiled for the baseline instruction set (SSE4.1 on x86-64),
-    /// when the host's own variant uses more (AVX).
-    BaselineJit(CompiledShader),
+    /// A JIT code variant other than the host's (`Features::test_variants`:
+    /// the baseline instruction set, the other x86-64 code generator).
+    Variant(&'static str, CompiledShader),
 }
 
 impl Runner {
     fn name(&self) -> String {
         match self {
             Runner::Engine(shader) => shader.engine().to_string(),
-            Runner::BaselineJit(_) => "jit (baseline instruction set)".to_owned(),
+            Runner::Variant(name, _) => format!("jit ({name})"),
         }
     }
 
@@ -336,7 +336,7 @@ impl Runner {
     ) -> Stop {
         match self {
             Runner::Engine(shader) => shader.run(uniforms, state, sink),
-            Runner::BaselineJit(code) => code.run(program, config, uniforms, state, sink),
+            Runner::Variant(_, code) => code.run(program, config, uniforms, state, sink),
         }
     }
 }
@@ -358,10 +358,12 @@ fn runners(
             .map_err(|e| format!("cannot prepare the {engine} shader: {e}"))?;
         runners.push(Runner::Engine(shader));
     }
-    if engines.contains(&EngineKind::Jit) && Features::host() != Features::baseline() {
-        let code = jit::compile_with(program, &config, Features::baseline())
-            .map_err(|e| format!("cannot compile the baseline JIT variant: {e}"))?;
-        runners.push(Runner::BaselineJit(code));
+    if engines.contains(&EngineKind::Jit) {
+        for (name, features) in Features::test_variants() {
+            let code = jit::compile_with(program, &config, features)
+                .map_err(|e| format!("cannot compile the JIT variant ({name}): {e}"))?;
+            runners.push(Runner::Variant(name, code));
+        }
     }
     Ok(runners)
 }

@@ -118,6 +118,48 @@ impl Features {
         }
     }
 
+    /// The code variants worth testing on this host besides [`Features::host`]
+    /// (which every engine suite runs): the baseline instruction set and, on
+    /// x86-64, the other code generator (IR lowering or hand-written, whichever
+    /// the host's is not) with the host's and the baseline instruction sets.
+    /// Every variant must give the interpreter's bits.
+    ///
+    /// ```
+    /// use pica_jit::jit::Features;
+    /// let variants = Features::test_variants();
+    /// assert!(variants.iter().all(|(_, f)| *f != Features::host()));
+    /// #[cfg(target_arch = "x86_64")]
+    /// assert!(variants.iter().any(|(_, f)| f.ir_lowering != Features::host().ir_lowering));
+    /// ```
+    pub fn test_variants() -> Vec<(&'static str, Features)> {
+        let host = Features::host();
+        let mut candidates = vec![("baseline instruction set", Features::baseline())];
+        if cfg!(target_arch = "x86_64") {
+            let other = !host.ir_lowering;
+            candidates.push((
+                "other code generator",
+                Features {
+                    ir_lowering: other,
+                    ..host
+                },
+            ));
+            candidates.push((
+                "other code generator, baseline instruction set",
+                Features {
+                    ir_lowering: other,
+                    ..Features::baseline()
+                },
+            ));
+        }
+        let mut variants: Vec<(&'static str, Features)> = Vec::new();
+        for (name, f) in candidates {
+            if f != host && !variants.iter().any(|(_, g)| *g == f) {
+                variants.push((name, f));
+            }
+        }
+        variants
+    }
+
     /// The baseline every supported host has (SSE4.1 on x86-64, NEON on AArch64).
     pub fn baseline() -> Features {
         Features {

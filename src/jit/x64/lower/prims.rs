@@ -552,7 +552,8 @@ mod tests {
     #[test]
     fn vex_source_order() {
         let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
-        dynasm!(ops ; .arch x64 ; vcmpps xmm13, xmm2, xmm5, 1 ; vsubps xmm13, xmm2, xmm5);
+        let (d, a, b) = (13u8, 2u8, 5u8);
+        dynasm!(ops ; .arch x64 ; vcmpps Rx(d), Rx(a), Rx(b), 1 ; vsubps Rx(d), Rx(a), Rx(b));
         let code = ops.finalize().unwrap();
         // vcmpltps xmm13, xmm5, xmm2: vvvv = !5, rm = 2.
         assert_eq!(code[..6], [0xC4, 0x61, 0x50, 0xC2, 0xEA, 0x01]);
