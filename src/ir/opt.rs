@@ -70,7 +70,7 @@ const CANONICAL: Facts = 4;
 pub fn optimize(ir: &Ir) -> Ir {
     let mut out = ir.clone();
     for block in &mut out.blocks {
-        *block = dead_code(&forward(block));
+        *block = dead_code(&nan_payloads(&forward(block)));
     }
     out.values_cross_spans = true;
     debug_assert_eq!(out.verify(), Ok(()));
@@ -320,6 +320,20 @@ fn forward(block: &Block) -> Block {
                 Op::ReadFlag(f) => *flags[f as usize & 1]
                     .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
                 Op::Store { dst, mask, value } => {
+                    let partial = mask.0 & 0xF != 0xF && mask.0 & 0xF != 0;
+                    if let (DstReg::Temp(n), true) = (dst, partial) {
+                        // The earlier contents, read before the write if
+                        // unknown (the read goes away if nobody uses the
+                        // blend below).
+                        let slot = &mut temps[n as usize & 15];
+                        if slot.is_none() {
+                            let read = Node {
+                                op: Op::ReadTemp(n),
+                                ty: node_ty(&out, value),
+                            };
+                            *slot = Some(out.push(read, 0));
+                        }
+                    }
                     let written = out.push(Node { op, ty: None }, 0);
                     if let DstReg::Temp(n) = dst {
                         let slot = &mut temps[n as usize & 15];
@@ -413,6 +427,9 @@ fn simplify(out: &Rebuild, op: Op) -> Simplified {
                 _ => Keep(CANONICAL),
             }
         }
+        // `mul_rule` gives the canonical NaN for a NaN operand, +0 for inf * 0,
+        // and the product of two other values is never NaN.
+        Op::Binary(BinOp::PicaMul, _, _) => Keep(CANONICAL),
         Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => Keep(f(v)),
         Op::Blend { a, b, .. }
         | Op::Select { a, b, .. }
@@ -427,6 +444,89 @@ fn is_positive_zero(out: &Rebuild, v: Value) -> bool {
             ty.elem == Elem::F32 && bits[..ty.lanes as usize].iter().all(|&b| b == 0)
         }
         _ => false,
+    }
+}
+
+/// How a node treats the NaN payload of an operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Payload {
+    /// The result does not depend on it (it never reaches an observer).
+    Ignored,
+    /// A NaN lane stays a NaN lane (payload possibly different), other lanes
+    /// are unaffected: the payload matters only if it matters for the result.
+    Passed,
+    /// Observable (a store, a bit cast).
+    Observed,
+}
+
+fn payload_use(op: &Op) -> Payload {
+    match op {
+        // Canonicalisation, the multiply rule, quantisation and loading give
+        // the canonical NaN for any NaN; comparisons and `to_i32` see only
+        // "NaN"; a kept `canonicalize` ignores it, a dropped one passes it on
+        // to uses that ignore it.
+        Op::Unary(UnOp::Canonicalize | UnOp::F24Quantize | UnOp::F24Load | UnOp::ToI32, _)
+        | Op::Binary(BinOp::PicaMul, _, _)
+        | Op::FCmp(..) => Payload::Ignored,
+        // NaN in gives NaN out (IEEE arithmetic), or the operand's bits
+        // (lane movement, selects, PICA min/max, which pick one operand).
+        Op::Unary(UnOp::F24Flush | UnOp::Floor | UnOp::Sqrt | UnOp::FlipSign, _)
+        | Op::Binary(
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::PicaMax | BinOp::PicaMin,
+            _,
+            _,
+        )
+        | Op::Swizzle(..)
+        | Op::Extract(..)
+        | Op::Splat(_)
+        | Op::Blend { .. } => Payload::Passed,
+        // A select passes its chosen operands on (its condition is a bool).
+        Op::Select { .. } => Payload::Passed,
+        _ => Payload::Observed,
+    }
+}
+
+/// Drops each `canonicalize` whose result's NaN payload nobody observes: every
+/// use ignores it, or passes it on to uses that ignore it (a dot product's
+/// partial sums in F32 are canonicalised once, at the end).
+fn nan_payloads(block: &Block) -> Block {
+    let n = block.nodes.len();
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (k, node) in block.nodes.iter().enumerate() {
+        for v in operands(&node.op) {
+            users[v.0 as usize].push(k as u32);
+        }
+    }
+    for v in exit_operands(&block.exit) {
+        // Exit values are conditions and counts; never f32, but be safe.
+        users[v.0 as usize].push(u32::MAX);
+    }
+    // unobserved[k]: the NaN payload of node k's value reaches no observer.
+    let mut unobserved = vec![false; n];
+    for k in (0..n).rev() {
+        unobserved[k] = users[k].iter().all(|&u| {
+            u != u32::MAX
+                && match payload_use(&block.nodes[u as usize].op) {
+                    Payload::Ignored => true,
+                    Payload::Passed => unobserved[u as usize],
+                    Payload::Observed => false,
+                }
+        });
+    }
+    let mut remap: Vec<Value> = (0..n as u32).map(Value).collect();
+    let mut nodes = block.nodes.clone();
+    for k in 0..n {
+        nodes[k].op = map_operands(nodes[k].op, |v| remap[v.0 as usize]);
+        if let Op::Unary(UnOp::Canonicalize, v) = nodes[k].op
+            && unobserved[k]
+        {
+            remap[k] = v;
+        }
+    }
+    Block {
+        nodes,
+        exit: map_exit(block.exit, |v| remap[v.0 as usize]),
+        ..block.clone()
     }
 }
 

@@ -109,7 +109,7 @@ impl Features {
                 avx,
                 avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
                 preconverted_uniforms: false,
-                ir_lowering: false,
+                ir_lowering: ir_lowering_selected(),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -169,6 +169,24 @@ impl Features {
             ir_lowering: false,
         }
     }
+}
+
+/// Environment variable choosing the x86-64 code generator of
+/// [`Features::host`]: `ir` (lowered from the shared IR) or `handwritten`.
+/// Unset or anything else: the default, [`IR_LOWERING_BY_DEFAULT`]. Read once.
+pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
+
+/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset.
+pub const IR_LOWERING_BY_DEFAULT: bool = false;
+
+#[cfg(target_arch = "x86_64")]
+fn ir_lowering_selected() -> bool {
+    static SELECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SELECTED.get_or_init(|| match std::env::var(LOWERING_ENV).as_deref() {
+        Ok("ir") => true,
+        Ok("handwritten") => false,
+        _ => IR_LOWERING_BY_DEFAULT,
+    })
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
