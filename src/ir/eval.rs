@@ -56,9 +56,9 @@ pub fn run(
 }
 
 /// Runs one invocation of `optimised` (an [`opt::optimize`](super::opt::optimize)d
-/// IR of `base`), entering any block that is entered in the middle through
-/// `base` instead (in an optimised block a value may come from an earlier
-/// instruction). Gives the same result as [`run`] on `base`.
+/// IR of `base`), running every block that is entered in the middle or that
+/// the budget cannot cover from `base` instead (an optimised block must run
+/// whole). Gives the same result as [`run`] on `base`.
 ///
 /// ```
 /// use pica_jit::ir::{Ir, eval, opt};
@@ -107,7 +107,9 @@ fn run_with_fallback(
         let Some((mut block, first)) = ir.locate(pc) else {
             return Stop::EndOfCode;
         };
-        if first != 0 && ir.values_cross_spans {
+        let partial =
+            budget.saturating_sub(progress.executed) < (block.instrs.len() - first) as u64;
+        if (first != 0 || partial) && ir.values_cross_spans {
             match base.locate(pc) {
                 Some((whole, _)) => block = whole,
                 None => return Stop::EndOfCode,

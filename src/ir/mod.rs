@@ -487,9 +487,9 @@ pub struct Ir {
     pub prologue: Block,
     /// The analysis' basic blocks, in address order, covering every instruction.
     pub blocks: Vec<Block>,
-    /// Whether a value may be used by a later instruction of its block (after
-    /// [`opt::optimize`]): a block must then be entered at its start (running
-    /// a prefix of it stays exact). `false` as built.
+    /// Whether a value may be used by a later instruction of its block and a
+    /// write may happen at a later instruction (after [`opt::optimize`]): a
+    /// block must then be entered at its start and run whole. `false` as built.
     pub values_cross_spans: bool,
     /// Per instruction: the index of the block holding it.
     block_of: Vec<u32>,

@@ -18,17 +18,23 @@
 //!    and PICA min/max keep the facts both operands share, and the F24
 //!    negation `canonicalize(0 - q)` of a grid value is on the grid.
 //!
+//! 4. **Combining register writes**: the writes of a block to one temporary
+//!    or output become one masked write (of a blend of the values written) at
+//!    the place of the last one.
+//! 5. **Dropping canonicalisations whose NaN payload nobody observes** (every
+//!    use ignores it, like a multiply or a later canonicalisation, or passes it
+//!    on to such uses, like an add): an F32 dot product canonicalises once.
+//!
 //! followed by the removal of pure nodes nobody uses.
 //!
-//! After forwarding and CSE a value may be used by a later instruction of
-//! its block ([`Ir::values_cross_spans`]). Every write stays in its own
-//! instruction's span and every value is still computed before its first
-//! use, so running a *prefix* of a block's instructions (a budget stop) stays
-//! exact; only entering a block in the middle needs the unoptimised IR (the
-//! x86-64 code generator never does it: blocks entered mid-way run on the
-//! interpreter). [`eval::run_optimized`](super::eval::run_optimized) runs an
-//! optimised IR with that fallback; the tests compare it with the unoptimised
-//! IR bit for bit.
+//! After these passes a value may be used by a later instruction of its block
+//! and a write may happen at a later instruction
+//! ([`Ir::values_cross_spans`]): a block must be entered at its start and run
+//! whole. The x86-64 code generator does exactly that (a block entered
+//! mid-way, or one the budget cannot cover, runs on the interpreter).
+//! [`eval::run_optimized`](super::eval::run_optimized) runs an optimised IR
+//! with the unoptimised one for the other cases; the tests compare it with the
+//! unoptimised IR bit for bit.
 
 use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Ir, Node, Op, UnOp, Value};
 use crate::arith::{self, f24};
@@ -307,6 +313,21 @@ fn forward(block: &Block) -> Block {
     let mut addrs: [Option<Value>; 3] = [None; 3];
     let mut flags: [Option<Value>; 2] = [None; 2];
     debug_assert_eq!(ADDR_REGS.map(addr_index), [0, 1, 2]);
+    // Register writes are combined into one per register, at its last write:
+    // the value written so far and the lanes it covers.
+    let reg_key = |dst: DstReg| match dst {
+        DstReg::Temp(n) => n as usize & 15,
+        DstReg::Output(n) => 16 + (n as usize & 15),
+    };
+    let mut last_write = [u32::MAX; 32];
+    for (k, node) in block.nodes.iter().enumerate() {
+        if let Op::Store { dst, mask, .. } = node.op
+            && mask.0 & 0xF != 0
+        {
+            last_write[reg_key(dst)] = k as u32;
+        }
+    }
+    let mut pending: [Option<(Value, u8)>; 32] = [None; 32];
     for span in &block.instrs {
         out.begin(span.pc);
         for index in span.first..span.end {
@@ -334,7 +355,41 @@ fn forward(block: &Block) -> Block {
                             *slot = Some(out.push(read, 0));
                         }
                     }
-                    let written = out.push(Node { op, ty: None }, 0);
+                    let m = mask.0 & 0xF;
+                    let key = reg_key(dst);
+                    if m != 0 {
+                        pending[key] = Some(match pending[key] {
+                            Some((before, covered)) if m != 0xF => {
+                                let blend = Op::Blend {
+                                    a: before,
+                                    b: value,
+                                    take_b: WriteMask(m),
+                                };
+                                let ty = node_ty(&out, value);
+                                let facts = out.facts(before) & out.facts(value);
+                                (out.push(Node { op: blend, ty }, facts), covered | m)
+                            }
+                            _ => (value, m),
+                        });
+                    }
+                    let written = match pending[key] {
+                        Some((value, covered)) if last_write[key] == index => {
+                            let combined = Op::Store {
+                                dst,
+                                mask: WriteMask(covered),
+                                value,
+                            };
+                            out.push(
+                                Node {
+                                    op: combined,
+                                    ty: None,
+                                },
+                                0,
+                            )
+                        }
+                        // Written later in the block.
+                        _ => Value(u32::MAX),
+                    };
                     if let DstReg::Temp(n) = dst {
                         let slot = &mut temps[n as usize & 15];
                         *slot = if mask.0 & 0xF == 0xF {

@@ -159,6 +159,21 @@ impl Emitter<'_> {
         dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), Rx(b));
     }
 
+    /// `d = mask ? c : a` lane-wise with `c` a broadcast constant from the
+    /// pool; `d` may equal `a`. Clobbers `xmm0` (SSE).
+    fn select_const(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
+        let label = self.pool_label([bits; 4]);
+        if self.avx {
+            dynasm!(self.ops ; .arch x64 ; vblendvps Rx(d), Rx(a), [=>label], Rx(mask));
+            return;
+        }
+        if mask != 0 {
+            dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
+        }
+        self.copy(d, a);
+        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
+    }
+
     fn copy(&mut self, d: u8, a: u8) {
         if d != a {
             dynasm!(self.ops ; .arch x64 ; movaps Rx(d), Rx(a));
@@ -440,8 +455,7 @@ impl Emitter<'_> {
                 dynasm!(self.ops ; .arch x64 ; cvttps2dq Rx(d), Rx(a));
                 self.splat_const(S1, 0x4F00_0000);
                 self.v3(V::Cmpps(2), S1, S1, a); // 2^31 <= x
-                self.splat_const(S2, 0x7FFF_FFFF);
-                self.select(d, d, S2, S1);
+                self.select_const(d, d, 0x7FFF_FFFF, S1);
                 self.v3(V::Cmpps(7), S1, a, a); // ordered
                 self.v3(V::Andps, d, d, S1);
             }
@@ -469,8 +483,7 @@ impl Emitter<'_> {
     /// NaN lanes of `d` → the canonical NaN.
     fn ir_canonicalize(&mut self, d: u8) {
         self.v3(V::Cmpps(3), S1, d, d);
-        self.splat_const(S2, 0x7FC0_0000);
-        self.select(d, d, S2, S1);
+        self.select_const(d, d, 0x7FC0_0000, S1);
     }
 
     /// `arith::f24::load` in place.
@@ -508,8 +521,7 @@ impl Emitter<'_> {
         self.v3m(V::Pcmpgtd, 0, S2, 0x5F7F_FFFF);
         self.select(fin, fin, tmp, 0);
         self.v3m(V::Pcmpgtd, 0, S2, 0x7F80_0000);
-        self.splat_const(tmp, 0x7FC0_0000);
-        self.select(d, fin, tmp, 0);
+        self.select_const(d, fin, 0x7FC0_0000, 0);
     }
 
     fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
@@ -525,10 +537,13 @@ impl Emitter<'_> {
                 self.v3(V::Cmpps(7), S2, a, b); // neither operand NaN
                 self.v3(V::Cmpps(3), S1, d, d); // product NaN
                 self.v3(V::Andps, S2, S2, S1); // inf * 0
-                self.splat_const(S3, 0x7FC0_0000);
-                self.select(d, d, S3, S1);
-                self.v3(V::Andnps, S2, S2, d);
-                self.copy(d, S2);
+                self.select_const(d, d, 0x7FC0_0000, S1);
+                if self.avx {
+                    self.v3(V::Andnps, d, S2, d);
+                } else {
+                    self.v3(V::Andnps, S2, S2, d);
+                    self.copy(d, S2);
+                }
             }
             // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
             BinOp::PicaMax => self.v3(V::Maxps, d, a, b),
