@@ -372,24 +372,6 @@ fn forward(block: &Block) -> Block {
                             _ => (value, m),
                         });
                     }
-                    let written = match pending[key] {
-                        Some((value, covered)) if last_write[key] == index => {
-                            let combined = Op::Store {
-                                dst,
-                                mask: WriteMask(covered),
-                                value,
-                            };
-                            out.push(
-                                Node {
-                                    op: combined,
-                                    ty: None,
-                                },
-                                0,
-                            )
-                        }
-                        // Written later in the block.
-                        _ => Value(u32::MAX),
-                    };
                     if let DstReg::Temp(n) = dst {
                         let slot = &mut temps[n as usize & 15];
                         *slot = if mask.0 & 0xF == 0xF {
@@ -414,6 +396,30 @@ fn forward(block: &Block) -> Block {
                             })
                         };
                     }
+                    if let (DstReg::Temp(n), true) = (dst, m != 0)
+                        && let Some(contents) = temps[n as usize & 15]
+                    {
+                        // The whole register is known: write all of it.
+                        pending[key] = Some((contents, 0xF));
+                    }
+                    let written = match pending[key] {
+                        Some((value, covered)) if last_write[key] == index => {
+                            let combined = Op::Store {
+                                dst,
+                                mask: WriteMask(covered),
+                                value,
+                            };
+                            out.push(
+                                Node {
+                                    op: combined,
+                                    ty: None,
+                                },
+                                0,
+                            )
+                        }
+                        // Written later in the block.
+                        _ => Value(u32::MAX),
+                    };
                     written
                 }
                 Op::WriteAddr(reg, v) => {
