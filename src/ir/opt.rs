@@ -41,6 +41,41 @@ use crate::arith::{self, f24};
 use crate::isa::{DstReg, WriteMask};
 use std::collections::HashMap;
 
+/// A small multiplicative hasher for the CSE table (keys are small `Op`s; no
+/// attacker chooses them beyond making a block slower to compile).
+#[derive(Default)]
+struct OpHasher(u64);
+
+impl std::hash::Hasher for OpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
+    }
+}
+
+type OpTable = HashMap<Op, Value, std::hash::BuildHasherDefault<OpHasher>>;
+
 /// Facts about every lane of a value (a bit set).
 type Facts = u8;
 /// A fixed point of `f24_quantize` (so of `f24_load`, `f24_flush`, `canonicalize`).
@@ -74,11 +109,23 @@ const CANONICAL: Facts = 4;
 /// assert_eq!(optimised.verify(), Ok(()));
 /// ```
 pub fn optimize(ir: &Ir) -> Ir {
-    let mut out = ir.clone();
-    for block in &mut out.blocks {
-        *block = dead_code(&nan_payloads(&forward(block)));
-    }
-    out.values_cross_spans = true;
+    let out = Ir {
+        entry: ir.entry,
+        kind: ir.kind,
+        precision: ir.precision,
+        prologue: ir.prologue.clone(),
+        blocks: ir
+            .blocks
+            .iter()
+            .map(|block| {
+                let mut block = forward(block);
+                nan_payloads(&mut block);
+                dead_code(&block)
+            })
+            .collect(),
+        values_cross_spans: true,
+        block_of: ir.block_of.clone(),
+    };
     debug_assert_eq!(out.verify(), Ok(()));
     out
 }
@@ -308,7 +355,7 @@ fn addr_index(reg: AddrReg) -> usize {
 fn forward(block: &Block) -> Block {
     let mut out = Rebuild::new(block.nodes.len());
     let mut remap: Vec<Value> = Vec::with_capacity(block.nodes.len());
-    let mut seen: HashMap<Op, Value> = HashMap::new();
+    let mut seen = OpTable::with_capacity_and_hasher(block.nodes.len(), Default::default());
     let mut temps: [Option<Value>; 16] = [None; 16];
     let mut addrs: [Option<Value>; 3] = [None; 3];
     let mut flags: [Option<Value>; 2] = [None; 2];
@@ -550,45 +597,39 @@ fn payload_use(op: &Op) -> Payload {
 /// Drops each `canonicalize` whose result's NaN payload nobody observes: every
 /// use ignores it, or passes it on to uses that ignore it (a dot product's
 /// partial sums in F32 are canonicalised once, at the end).
-fn nan_payloads(block: &Block) -> Block {
+fn nan_payloads(block: &mut Block) {
     let n = block.nodes.len();
-    let mut users: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (k, node) in block.nodes.iter().enumerate() {
-        for v in operands(&node.op) {
-            users[v.0 as usize].push(k as u32);
+    // observed[k]: the NaN payload of node k's value may reach an observer.
+    // Users come after their operands, so a reverse walk sees every user of
+    // a node before the node.
+    let mut observed = vec![false; n];
+    for v in exit_operands(&block.exit) {
+        observed[v.0 as usize] = true;
+    }
+    for u in (0..n).rev() {
+        let op = &block.nodes[u].op;
+        let passes = match payload_use(op) {
+            Payload::Ignored => false,
+            Payload::Passed => observed[u],
+            Payload::Observed => true,
+        };
+        if passes {
+            for v in operands(op) {
+                observed[v.0 as usize] = true;
+            }
         }
     }
-    for v in exit_operands(&block.exit) {
-        // Exit values are conditions and counts; never f32, but be safe.
-        users[v.0 as usize].push(u32::MAX);
-    }
-    // unobserved[k]: the NaN payload of node k's value reaches no observer.
-    let mut unobserved = vec![false; n];
-    for k in (0..n).rev() {
-        unobserved[k] = users[k].iter().all(|&u| {
-            u != u32::MAX
-                && match payload_use(&block.nodes[u as usize].op) {
-                    Payload::Ignored => true,
-                    Payload::Passed => unobserved[u as usize],
-                    Payload::Observed => false,
-                }
-        });
-    }
     let mut remap: Vec<Value> = (0..n as u32).map(Value).collect();
-    let mut nodes = block.nodes.clone();
     for k in 0..n {
-        nodes[k].op = map_operands(nodes[k].op, |v| remap[v.0 as usize]);
-        if let Op::Unary(UnOp::Canonicalize, v) = nodes[k].op
-            && unobserved[k]
+        let op = map_operands(block.nodes[k].op, |v| remap[v.0 as usize]);
+        block.nodes[k].op = op;
+        if let Op::Unary(UnOp::Canonicalize, v) = op
+            && !observed[k]
         {
             remap[k] = v;
         }
     }
-    Block {
-        nodes,
-        exit: map_exit(block.exit, |v| remap[v.0 as usize]),
-        ..block.clone()
-    }
+    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
 }
 
 /// Removes pure nodes whose value nobody uses (writes and exit values are used).

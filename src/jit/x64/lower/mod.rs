@@ -24,7 +24,7 @@
 mod prims;
 
 use super::Emitter;
-use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Op, UnOp, Value};
+use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
 use crate::jit::JitError;
 use dynasmrt::{DynasmApi, dynasm};
 
@@ -75,8 +75,10 @@ pub(super) enum Form {
 
 /// Per-block lowering state.
 pub(super) struct BlockState {
-    /// The nodes being lowered (a copy of the block's).
-    block: Block,
+    /// The nodes being lowered (the block's).
+    nodes: Vec<Node>,
+    /// Its instruction spans.
+    instrs: Vec<InstrSpan>,
     form: Vec<Form>,
     /// Index of the node that last reads each value (`u32::MAX`: none).
     last_use: Vec<u32>,
@@ -89,13 +91,38 @@ pub(super) struct BlockState {
     remat: Vec<bool>,
 }
 
+/// Up to three operands, without allocating.
+#[derive(Clone, Copy)]
+struct Operands {
+    list: [Value; 3],
+    len: usize,
+}
+
+impl Operands {
+    fn from_iter(values: impl IntoIterator<Item = Value>) -> Operands {
+        let mut out = Operands {
+            list: [Value(0); 3],
+            len: 0,
+        };
+        for v in values.into_iter().take(3) {
+            out.list[out.len] = v;
+            out.len += 1;
+        }
+        out
+    }
+
+    fn as_slice(&self) -> &[Value] {
+        &self.list[..self.len]
+    }
+}
+
 /// The operands a node reads at run time, given its form.
-fn real_operands(op: &Op, form: Form) -> Vec<Value> {
+fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
-        Form::Own => crate::ir::opt::operands(op).collect(),
-        Form::Folded | Form::ConvertedInput(_) => Vec::new(),
-        Form::Same(v) => vec![v],
-        Form::Relative { offset, .. } => offset.into_iter().collect(),
+        Form::Own => Operands::from_iter(crate::ir::opt::operands(op)),
+        Form::Folded | Form::ConvertedInput(_) => Operands::from_iter(None),
+        Form::Same(v) => Operands::from_iter(Some(v)),
+        Form::Relative { offset, .. } => Operands::from_iter(offset),
     }
 }
 
@@ -120,20 +147,18 @@ impl BlockState {
         }
         // Which nodes run: writes of lowered spans and what they read.
         let mut needed = vec![false; n];
-        let lowered = |index: usize| {
-            block
-                .instrs
-                .iter()
-                .position(|s: &InstrSpan| (s.first as usize..s.end as usize).contains(&index))
-                .is_some_and(|k| data[k])
-        };
+        let mut in_data_span = vec![false; n];
+        for (span, &lowered) in block.instrs.iter().zip(data) {
+            in_data_span[span.first as usize..span.end as usize].fill(lowered);
+        }
+        let lowered = |index: usize| in_data_span[index];
         let mut last_use = vec![u32::MAX; n];
         for k in (0..n).rev() {
             if block.nodes[k].ty.is_none() && lowered(k) {
                 needed[k] = true;
             }
             if needed[k] {
-                for v in real_operands(&block.nodes[k].op, form[k]) {
+                for &v in real_operands(&block.nodes[k].op, form[k]).as_slice() {
                     needed[v.0 as usize] = true;
                     let last = &mut last_use[v.0 as usize];
                     if *last == u32::MAX {
@@ -171,7 +196,8 @@ impl BlockState {
             })
             .collect();
         BlockState {
-            block: block.clone(),
+            nodes: block.nodes.clone(),
+            instrs: block.instrs.clone(),
             form,
             last_use,
             loc: vec![Loc::None; n],
@@ -229,7 +255,7 @@ impl Emitter<'_> {
         let Some(state) = self.lowering.as_ref() else {
             return Ok(());
         };
-        let span = state.block.instrs[k];
+        let span = state.instrs[k];
         for index in span.first..span.end {
             let form = self.state().form[index as usize];
             if form == Form::Folded {
@@ -309,7 +335,7 @@ impl Emitter<'_> {
             }
             Loc::Remat => {
                 let r = self.alloc_reg(keep)?;
-                let op = self.state().block.nodes[v.0 as usize].op;
+                let op = self.state().nodes[v.0 as usize].op;
                 let form = self.state().form[v.0 as usize];
                 self.emit_node(op, form, r, &[])?;
                 let s = self.state_mut();
@@ -324,27 +350,29 @@ impl Emitter<'_> {
     }
 
     fn lower_node(&mut self, v: Value, form: Form) -> Result<(), JitError> {
-        let node = self.state().block.nodes[v.0 as usize];
+        let node = self.state().nodes[v.0 as usize];
         let operands = real_operands(&node.op, form);
-        let mut regs = Vec::with_capacity(operands.len());
-        for &o in &operands {
-            regs.push(self.reg_of(o, &operands)?);
+        let operands = operands.as_slice();
+        let mut regs = [0u8; 3];
+        for (k, &o) in operands.iter().enumerate() {
+            regs[k] = self.reg_of(o, operands)?;
         }
+        let regs = &regs[..operands.len()];
         if node.ty.is_none() {
-            self.emit_node(node.op, form, 0, &regs)?;
-            self.release_operands(&operands, v);
+            self.emit_node(node.op, form, 0, regs)?;
+            self.release_operands(operands, v);
             return Ok(());
         }
         // The result never shares a register with an operand (sequences may
         // write it before reading every operand).
-        let d = self.alloc_reg(&operands)?;
+        let d = self.alloc_reg(operands)?;
         {
             let s = self.state_mut();
             s.holder[d as usize] = Some(v);
             s.loc[v.0 as usize] = Loc::Reg(d);
         }
-        self.emit_node(node.op, form, d, &regs)?;
-        self.release_operands(&operands, v);
+        self.emit_node(node.op, form, d, regs)?;
+        self.release_operands(operands, v);
         if self.state().last_use[v.0 as usize] == u32::MAX {
             // Computed for nothing (kept alive by a write of a span lowered
             // elsewhere): free at once.
