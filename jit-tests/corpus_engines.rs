@@ -362,10 +362,28 @@ fn runners(
         for (name, features) in Features::test_variants() {
             let code = jit::compile_with(program, &config, features)
                 .map_err(|e| format!("cannot compile the JIT variant ({name}): {e}"))?;
+            check_generator(&code, features, name)?;
             runners.push(Runner::Variant(name, code));
         }
+        // The host's own variant (run through `Shader` above) too.
+        let host = Features::host();
+        let code = jit::compile_with(program, &config, host)
+            .map_err(|e| format!("cannot compile the host's JIT variant: {e}"))?;
+        check_generator(&code, host, "host")?;
     }
     Ok(runners)
+}
+
+/// A variant that asks for the IR lowering must not have fallen back to the
+/// hand-written code generator (x86-64; the corpus never needs to).
+fn check_generator(code: &CompiledShader, features: Features, name: &str) -> Result<(), String> {
+    if cfg!(target_arch = "x86_64") && code.lowered_from_ir() != features.ir_lowering {
+        return Err(format!(
+            "the JIT variant ({name}) asked for ir_lowering = {} but got the other code generator",
+            features.ir_lowering
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug)]

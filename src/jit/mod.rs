@@ -205,6 +205,7 @@ static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::ne
 #[derive(Debug)]
 pub struct CompiledShader {
     region: ExecRegion,
+    from_ir: bool,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -293,13 +294,19 @@ pub fn compile_with(
         });
         let compiled = x64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
         let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader { region })
+        Ok(CompiledShader {
+            region,
+            from_ir: compiled.from_ir,
+        })
     }
     #[cfg(target_arch = "aarch64")]
     {
         let compiled = a64::compile(program, &analysis, config.precision, features)?;
         let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader { region })
+        Ok(CompiledShader {
+            region,
+            from_ir: false,
+        })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -311,6 +318,14 @@ pub fn compile_with(
 }
 
 impl CompiledShader {
+    /// Whether the data instructions were lowered from the shared IR
+    /// ([`Features::ir_lowering`] on x86-64; `false` when the lowering gave
+    /// up on a block and the hand-written code generator compiled the
+    /// program instead).
+    pub fn lowered_from_ir(&self) -> bool {
+        self.from_ir
+    }
+
     /// Size of the generated code in bytes.
     pub fn code_size(&self) -> usize {
         self.region.code_len()

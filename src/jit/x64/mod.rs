@@ -77,6 +77,8 @@ pub(crate) struct Emitter<'p> {
 /// A compiled function: machine code plus the offset of its entry.
 pub(crate) struct Compiled {
     pub code: Vec<u8>,
+    /// Whether the data instructions were lowered from the IR.
+    pub from_ir: bool,
 }
 
 /// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
@@ -165,7 +167,10 @@ fn compile_variant(
         e.ops.push_i32(entry);
     }
     let code = e.ops.finalize().map_err(assemble)?;
-    Ok(Compiled { code })
+    Ok(Compiled {
+        code,
+        from_ir: ir.is_some(),
+    })
 }
 
 impl Emitter<'_> {
