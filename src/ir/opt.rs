@@ -449,7 +449,7 @@ fn forward(block: &Block) -> Block {
                         // The whole register is known: write all of it.
                         pending[key] = Some((contents, 0xF));
                     }
-                    let written = match pending[key] {
+                    match pending[key] {
                         Some((value, covered)) if last_write[key] == index => {
                             let combined = Op::Store {
                                 dst,
@@ -466,8 +466,7 @@ fn forward(block: &Block) -> Block {
                         }
                         // Written later in the block.
                         _ => Value(u32::MAX),
-                    };
-                    written
+                    }
                 }
                 Op::WriteAddr(reg, v) => {
                     addrs[addr_index(reg)] = Some(v);
