@@ -36,13 +36,22 @@ pub fn host_supported() -> bool {
 }
 
 /// Out-of-line code emitted after the main body.
-enum Cold {
+pub(super) enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
     /// subtraction and resume in the interpreter at `pc`.
     Budget {
         label: DynamicLabel,
         pc: u32,
         len: u32,
+    },
+    /// The IR lowering's exact PICA multiply `xmm{d} = xmm{a} * xmm{b}` for a
+    /// product with a NaN lane; continues at `back`.
+    PicaMul {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
     },
 }
 
@@ -52,7 +61,7 @@ pub(crate) struct Emitter<'p> {
     pub(super) analysis: &'p Analysis,
     pub precision: Precision,
     pub(super) pc_labels: Vec<DynamicLabel>,
-    cold: Vec<Cold>,
+    pub(super) cold: Vec<Cold>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
     /// Use 256-bit integer operations (two registers at a time).
@@ -270,6 +279,17 @@ impl Emitter<'_> {
                         ; mov eax, pc as i32
                         ; jmp ->resume
                     );
+                }
+                Cold::PicaMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.exact_pica_mul(d, a, b);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
                 }
             }
         }

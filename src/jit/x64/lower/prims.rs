@@ -524,6 +524,22 @@ impl Emitter<'_> {
         self.select_const(d, fin, 0x7FC0_0000, 0);
     }
 
+    /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →
+    /// +0, any other NaN → the canonical NaN.
+    pub(in crate::jit::x64) fn exact_pica_mul(&mut self, d: u8, a: u8, b: u8) {
+        self.v3(V::Mulps, d, a, b);
+        self.v3(V::Cmpps(7), S2, a, b); // neither operand NaN
+        self.v3(V::Cmpps(3), S1, d, d); // product NaN
+        self.v3(V::Andps, S2, S2, S1); // inf * 0
+        self.select_const(d, d, 0x7FC0_0000, S1);
+        if self.avx {
+            self.v3(V::Andnps, d, S2, d);
+        } else {
+            self.v3(V::Andnps, S2, S2, d);
+            self.copy(d, S2);
+        }
+    }
+
     fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
         match op {
             BinOp::FAdd => self.v3(V::Addps, d, a, b),
@@ -531,19 +547,19 @@ impl Emitter<'_> {
             BinOp::FMul => self.v3(V::Mulps, d, a, b),
             BinOp::FDiv => self.v3(V::Divps, d, a, b),
             BinOp::PicaMul => {
-                // d = a * b; NaN product from non-NaN operands (inf * 0) → +0,
-                // any other NaN → the canonical NaN.
+                // The IEEE product is the PICA one unless a lane is NaN: then
+                // the exact sequence runs out of line (operands are still live).
                 self.v3(V::Mulps, d, a, b);
-                self.v3(V::Cmpps(7), S2, a, b); // neither operand NaN
-                self.v3(V::Cmpps(3), S1, d, d); // product NaN
-                self.v3(V::Andps, S2, S2, S1); // inf * 0
-                self.select_const(d, d, 0x7FC0_0000, S1);
+                self.v3(V::Cmpps(3), S1, d, d);
+                let label = self.ops.new_dynamic_label();
+                let back = self.ops.new_dynamic_label();
                 if self.avx {
-                    self.v3(V::Andnps, d, S2, d);
+                    dynasm!(self.ops ; .arch x64 ; vptest Rx(S1), Rx(S1));
                 } else {
-                    self.v3(V::Andnps, S2, S2, d);
-                    self.copy(d, S2);
+                    dynasm!(self.ops ; .arch x64 ; ptest Rx(S1), Rx(S1));
                 }
+                dynasm!(self.ops ; .arch x64 ; jnz =>label ; =>back);
+                self.cold.push(crate::jit::x64::Cold::PicaMul { label, back, d, a, b });
             }
             // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
             BinOp::PicaMax => self.v3(V::Maxps, d, a, b),
