@@ -407,14 +407,7 @@ fn forward(block: &Block) -> Block {
                     if m != 0 {
                         pending[key] = Some(match pending[key] {
                             Some((before, covered)) if m != 0xF => {
-                                let blend = Op::Blend {
-                                    a: before,
-                                    b: value,
-                                    take_b: WriteMask(m),
-                                };
-                                let ty = node_ty(&out, value);
-                                let facts = out.facts(before) & out.facts(value);
-                                (out.push(Node { op: blend, ty }, facts), covered | m)
+                                (blend(&mut out, &mut seen, before, value, m), covered | m)
                             }
                             _ => (value, m),
                         });
@@ -426,21 +419,7 @@ fn forward(block: &Block) -> Block {
                         } else if mask.0 & 0xF == 0 {
                             *slot
                         } else {
-                            slot.map(|before| {
-                                let blend = Op::Blend {
-                                    a: before,
-                                    b: value,
-                                    take_b: WriteMask(mask.0 & 0xF),
-                                };
-                                let facts = out.facts(before) & out.facts(value);
-                                out.push(
-                                    Node {
-                                        op: blend,
-                                        ty: node_ty(&out, value),
-                                    },
-                                    facts,
-                                )
-                            })
+                            slot.map(|before| blend(&mut out, &mut seen, before, value, m))
                         };
                     }
                     if let (DstReg::Temp(n), true) = (dst, m != 0)
@@ -476,6 +455,7 @@ fn forward(block: &Block) -> Block {
                     flags[f as usize & 1] = Some(v);
                     out.push(Node { op, ty: None }, 0)
                 }
+                Op::Blend { a, b, take_b } => blend(&mut out, &mut seen, a, b, take_b.0),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
                     Simplified::Keep(facts) => match seen.get(&op) {
@@ -494,6 +474,91 @@ fn forward(block: &Block) -> Block {
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
     out.finish(block, exit)
+}
+
+/// A pure node, shared with an equal earlier one.
+fn intern(
+    out: &mut Rebuild,
+    seen: &mut OpTable,
+    op: Op,
+    ty: Option<super::Ty>,
+    facts: Facts,
+) -> Value {
+    if let Some(&v) = seen.get(&op) {
+        return v;
+    }
+    let v = out.push(Node { op, ty }, closed(facts));
+    seen.insert(op, v);
+    v
+}
+
+/// `a` with the lanes in `take_b` (a [`WriteMask`]) replaced by `b`'s:
+/// * lanes of an inner blend that the result does not use are dropped (so a
+///   register written lane by lane is one blend chain of the values written,
+///   without its earlier contents);
+/// * a blend of canonicalised values is the canonicalisation of a blend
+///   (canonicalisation is lane-wise), so the lanes written by several
+///   instructions are canonicalised once (the inner canonicalisations go
+///   away when nothing else uses them).
+fn blend(out: &mut Rebuild, seen: &mut OpTable, a: Value, b: Value, take_b: u8) -> Value {
+    let m = take_b & 0xF;
+    if m == 0 {
+        return a;
+    }
+    if m == 0xF {
+        return b;
+    }
+    let a = strip(out, seen, a, !m & 0xF);
+    let canonical_source = |v: Value| match out.op(v) {
+        Op::Unary(UnOp::Canonicalize, x) => Some((x, true)),
+        _ if out.facts(v) & CANONICAL != 0 => Some((v, false)),
+        _ => None,
+    };
+    let ty = node_ty(out, a);
+    if let (Some((xa, na)), Some((xb, nb))) = (canonical_source(a), canonical_source(b))
+        && (na || nb)
+    {
+        let inner = blend(out, seen, xa, xb, m);
+        if out.facts(inner) & CANONICAL != 0 {
+            return inner;
+        }
+        return intern(
+            out,
+            seen,
+            Op::Unary(UnOp::Canonicalize, inner),
+            ty,
+            CANONICAL,
+        );
+    }
+    let op = Op::Blend {
+        a,
+        b,
+        take_b: WriteMask(m),
+    };
+    let facts = out.facts(a) & out.facts(b);
+    intern(out, seen, op, ty, facts)
+}
+
+/// A value equal to `v` on the lanes `need` (a [`WriteMask`]), without the
+/// blends that contribute no needed lane.
+fn strip(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
+    let Op::Blend { a, b, take_b } = out.op(v) else {
+        return v;
+    };
+    let m = take_b.0 & 0xF;
+    let (need_a, need_b) = (need & !m & 0xF, need & m);
+    if need_a == 0 {
+        strip(out, seen, b, need_b)
+    } else if need_b == 0 {
+        strip(out, seen, a, need_a)
+    } else {
+        let stripped = strip(out, seen, a, need_a);
+        if stripped == a {
+            v
+        } else {
+            blend(out, seen, stripped, b, m)
+        }
+    }
 }
 
 fn node_ty(out: &Rebuild, v: Value) -> Option<super::Ty> {

@@ -559,7 +559,13 @@ impl Emitter<'_> {
                     dynasm!(self.ops ; .arch x64 ; ptest Rx(S1), Rx(S1));
                 }
                 dynasm!(self.ops ; .arch x64 ; jnz =>label ; =>back);
-                self.cold.push(crate::jit::x64::Cold::PicaMul { label, back, d, a, b });
+                self.cold.push(crate::jit::x64::Cold::PicaMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                });
             }
             // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
             BinOp::PicaMax => self.v3(V::Maxps, d, a, b),
