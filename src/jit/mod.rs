@@ -177,7 +177,7 @@ impl Features {
 pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
 
 /// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset.
-pub const IR_LOWERING_BY_DEFAULT: bool = false;
+pub const IR_LOWERING_BY_DEFAULT: bool = true;
 
 #[cfg(target_arch = "x86_64")]
 fn ir_lowering_selected() -> bool {
