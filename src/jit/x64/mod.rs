@@ -74,7 +74,7 @@ pub(crate) struct Emitter<'p> {
     /// hand-written sequences (`lower/`).
     ir: Option<&'p Ir>,
     /// The IR block being lowered.
-    lowering: Option<lower::BlockState>,
+    lowering: Option<lower::BlockState<'p>>,
     /// The first error of the IR lowering.
     lower_error: Option<JitError>,
     /// 16-byte constants of the IR lowering, emitted after the code.

@@ -74,11 +74,11 @@ pub(super) enum Form {
 }
 
 /// Per-block lowering state.
-pub(super) struct BlockState {
+pub(super) struct BlockState<'p> {
     /// The nodes being lowered (the block's).
-    nodes: Vec<Node>,
+    nodes: &'p [Node],
     /// Its instruction spans.
-    instrs: Vec<InstrSpan>,
+    instrs: &'p [InstrSpan],
     form: Vec<Form>,
     /// Index of the node that last reads each value (`u32::MAX`: none).
     last_use: Vec<u32>,
@@ -126,11 +126,16 @@ fn real_operands(op: &Op, form: Form) -> Operands {
     }
 }
 
-impl BlockState {
+impl<'p> BlockState<'p> {
     /// Matches the patterns of `block` and computes the last uses. `data[k]`
     /// says whether span `k` is lowered (the others are emitted by the
     /// hand-written flow code).
-    pub fn new(block: &Block, data: &[bool], f24: bool, preconverted_uniforms: bool) -> BlockState {
+    pub fn new(
+        block: &'p Block,
+        data: &[bool],
+        f24: bool,
+        preconverted_uniforms: bool,
+    ) -> BlockState<'p> {
         let n = block.nodes.len();
         let mut form = vec![Form::Own; n];
         let op = |v: Value| block.nodes[v.0 as usize].op;
@@ -196,8 +201,8 @@ impl BlockState {
             })
             .collect();
         BlockState {
-            nodes: block.nodes.clone(),
-            instrs: block.instrs.clone(),
+            nodes: &block.nodes,
+            instrs: &block.instrs,
             form,
             last_use,
             loc: vec![Loc::None; n],
@@ -249,7 +254,7 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
     Some(Form::Relative { base, offset, reg })
 }
 
-impl Emitter<'_> {
+impl<'p> Emitter<'p> {
     /// Lowers the nodes of span `k` of the current block.
     pub(super) fn lower_span(&mut self, k: usize) -> Result<(), JitError> {
         let Some(state) = self.lowering.as_ref() else {
@@ -266,11 +271,11 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn state(&self) -> &BlockState {
+    fn state(&self) -> &BlockState<'p> {
         self.lowering.as_ref().expect("a block is being lowered")
     }
 
-    fn state_mut(&mut self) -> &mut BlockState {
+    fn state_mut(&mut self) -> &mut BlockState<'p> {
         self.lowering.as_mut().expect("a block is being lowered")
     }
 
