@@ -90,6 +90,10 @@ enum Runner {
     /// An explicitly compiled JIT code variant; with `Some(uniforms)`, the
     /// pre-converted uniforms it was compiled for.
     Variant(CompiledShader, Option<Box<crate::Uniforms>>),
+    /// The IR evaluator on the optimised IR (`ir::opt`, the passes every code
+    /// generator lowers from), with the IR as built for the blocks it cannot
+    /// run whole: `(as built, optimised)`.
+    OptimisedIr(Box<(crate::ir::Ir, crate::ir::Ir)>),
 }
 
 impl Runner {
@@ -103,6 +107,14 @@ impl Runner {
                 let uniforms = uniforms.as_deref().unwrap_or(&case.uniforms);
                 code.run(&case.program, &case.config, uniforms, state, sink)
             }
+            Runner::OptimisedIr(irs) => crate::ir::eval::run_optimized(
+                &irs.1,
+                &irs.0,
+                case.config.budget,
+                &case.uniforms,
+                state,
+                sink,
+            ),
         }
     }
 }
@@ -405,6 +417,15 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
             runners.push(("host batch".into(), Runner::Batch(new_shader()?)));
         } else {
             check_whole_batch(case, engine, &new_shader()?, &expected, total, &reference)?;
+        }
+        if engine == EngineKind::Ir {
+            let c = &case.config;
+            let built = crate::ir::Ir::build(&case.program, c.entry, c.kind, c.precision);
+            let optimised = crate::ir::opt::optimize(&built);
+            runners.push((
+                "optimised".into(),
+                Runner::OptimisedIr(Box::new((built, optimised))),
+            ));
         }
         if engine == EngineKind::Jit {
             for (name, features) in jit_variants(case.config.precision) {
