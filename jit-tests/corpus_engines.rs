@@ -316,16 +316,16 @@ fn inputs_text(inputs: &[[f32; 4]; 16]) -> String {
 /// one the host picks.
 enum Runner {
     Engine(Shader),
-    /// The JIT compiled for the baseline instruction set (SSE4.1 on x86-64),
-    /// when the host's own variant uses more (AVX).
-    BaselineJit(CompiledShader),
+    /// A JIT code variant other than the host's (`Features::test_variants`:
+    /// the baseline instruction set, the other x86-64 code generator).
+    Variant(&'static str, CompiledShader),
 }
 
 impl Runner {
     fn name(&self) -> String {
         match self {
             Runner::Engine(shader) => shader.engine().to_string(),
-            Runner::BaselineJit(_) => "jit (baseline instruction set)".to_owned(),
+            Runner::Variant(name, _) => format!("jit ({name})"),
         }
     }
 
@@ -339,7 +339,7 @@ impl Runner {
     ) -> Stop {
         match self {
             Runner::Engine(shader) => shader.run(uniforms, state, sink),
-            Runner::BaselineJit(code) => code.run(program, config, uniforms, state, sink),
+            Runner::Variant(_, code) => code.run(program, config, uniforms, state, sink),
         }
     }
 }
@@ -361,12 +361,32 @@ fn runners(
             .map_err(|e| format!("cannot prepare the {engine} shader: {e}"))?;
         runners.push(Runner::Engine(shader));
     }
-    if engines.contains(&EngineKind::Jit) && Features::host() != Features::baseline() {
-        let code = jit::compile_with(program, &config, Features::baseline())
-            .map_err(|e| format!("cannot compile the baseline JIT variant: {e}"))?;
-        runners.push(Runner::BaselineJit(code));
+    if engines.contains(&EngineKind::Jit) {
+        for (name, features) in Features::test_variants() {
+            let code = jit::compile_with(program, &config, features)
+                .map_err(|e| format!("cannot compile the JIT variant ({name}): {e}"))?;
+            check_generator(&code, features, name)?;
+            runners.push(Runner::Variant(name, code));
+        }
+        // The host's own variant (run through `Shader` above) too.
+        let host = Features::host();
+        let code = jit::compile_with(program, &config, host)
+            .map_err(|e| format!("cannot compile the host's JIT variant: {e}"))?;
+        check_generator(&code, host, "host")?;
     }
     Ok(runners)
+}
+
+/// A variant that asks for the IR lowering must not have fallen back to the
+/// hand-written code generator (x86-64; the corpus never needs to).
+fn check_generator(code: &CompiledShader, features: Features, name: &str) -> Result<(), String> {
+    if cfg!(target_arch = "x86_64") && code.lowered_from_ir() != features.ir_lowering {
+        return Err(format!(
+            "the JIT variant ({name}) asked for ir_lowering = {} but got the other code generator",
+            features.ir_lowering
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug)]

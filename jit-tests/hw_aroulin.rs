@@ -548,12 +548,8 @@ fn runners(program: &Arc<Program>, config: ShaderConfig) -> Vec<Runner> {
             preconverted,
         });
     };
-    if Features::host() != Features::baseline() {
-        variant(
-            "jit (baseline instruction set)",
-            Features::baseline(),
-            false,
-        );
+    for (name, features) in Features::test_variants() {
+        variant(name, features, false);
     }
     if config.precision == Precision::F24 {
         let batch = Features {
@@ -561,6 +557,15 @@ fn runners(program: &Arc<Program>, config: ShaderConfig) -> Vec<Runner> {
             ..Features::host()
         };
         variant("jit (batch variant, float24 uniforms)", batch, true);
+        #[cfg(target_arch = "x86_64")]
+        variant(
+            "jit (other code generator, batch variant)",
+            Features {
+                ir_lowering: !batch.ir_lowering,
+                ..batch
+            },
+            true,
+        );
     }
     runners
 }

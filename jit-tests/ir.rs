@@ -101,3 +101,147 @@ fn default_shader_budget_stops_match_the_interpreter_at_every_count() {
         assert_eq!(ended, 2, "the default shader ends within the sweep");
     }
 }
+
+/// The shared IR passes (`ir::opt`) change no bit: on generated programs, the
+/// optimised IR (with the unoptimised one for blocks entered mid-way) gives the
+/// same stop, state and emits as the IR as built, with the full budget and
+/// with budgets that stop inside blocks.
+#[test]
+fn optimised_ir_evaluates_to_the_same_bits_as_built() {
+    use arbitrary::Unstructured;
+    use pica_jit::ir::{Op, UnOp, eval, opt};
+    let mut dropped = 0usize;
+    let mut crossing = 0usize;
+    for seed in 0..300u32 {
+        let bytes: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_add(seed << 12).wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let case = pica_jit::testgen::generate(&mut Unstructured::new(&bytes)).unwrap();
+        for precision in [Precision::F24, Precision::F32] {
+            let kind = case.config.kind;
+            let ir = Ir::build(&case.program, case.config.entry, kind, precision);
+            let optimised = opt::optimize(&ir);
+            optimised
+                .verify()
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let steps = |ir: &Ir| {
+                ir.blocks
+                    .iter()
+                    .flat_map(|b| &b.nodes)
+                    .filter(|n| {
+                        matches!(
+                            n.op,
+                            Op::Unary(
+                                UnOp::F24Load
+                                    | UnOp::F24Flush
+                                    | UnOp::F24Quantize
+                                    | UnOp::Canonicalize,
+                                _
+                            )
+                        )
+                    })
+                    .count()
+            };
+            assert!(steps(&optimised) <= steps(&ir));
+            dropped += steps(&ir) - steps(&optimised);
+            crossing += optimised
+                .blocks
+                .iter()
+                .filter(|b| b.instrs.len() > 1)
+                .count();
+            for budget in [case.config.budget, 1, 3, 7, 20] {
+                let run = |optimised: Option<&Ir>| {
+                    let mut state = case.states[0].clone();
+                    let mut emits = Vec::new();
+                    let stop = match optimised {
+                        None => eval::run(&ir, budget, &case.uniforms, &mut state, &mut emits),
+                        Some(o) => eval::run_optimized(
+                            o,
+                            &ir,
+                            budget,
+                            &case.uniforms,
+                            &mut state,
+                            &mut emits,
+                        ),
+                    };
+                    format!("{stop:?} {state:?} {emits:?}")
+                };
+                assert_eq!(
+                    run(Some(&optimised)),
+                    run(None),
+                    "seed {seed} {precision:?} budget {budget}"
+                );
+            }
+        }
+    }
+    // The passes did something on these programs.
+    assert!(
+        dropped > 1000,
+        "only {dropped} float24 and NaN steps dropped"
+    );
+    assert!(crossing > 100);
+}
+
+/// A block with more simultaneously live values than the IR lowering has
+/// registers and spill slots (each `cmp` reads `-c<k>`, and the same `cmp`
+/// again later reuses that value): the compiler falls back to the
+/// hand-written code generator, says so, and still gives the interpreter's
+/// bits. A smaller block of the same shape is lowered from the IR (spilling)
+/// and agrees too.
+#[test]
+fn ir_lowering_spills_and_falls_back_when_a_block_has_too_many_live_values() {
+    use pica_jit::isa::{CmpOp, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask};
+    use pica_jit::jit::{self, Features};
+    if jit::host_support().is_err() || !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    let id = (false, Swizzle::IDENTITY);
+    let desc = OperandDescriptor::new(WriteMask::ALL, [(true, Swizzle::IDENTITY), id, id]);
+    for (distinct, from_ir) in [(15u8, true), (90u8, false)] {
+        let cmp = |k: u8| Instruction::Cmp {
+            src1: Source::direct(SrcReg::Const(k)),
+            src2: Source::direct(SrcReg::Input(k % 16)),
+            x: CmpOp::Lt,
+            y: CmpOp::Eq,
+            desc: 0,
+        };
+        let mut code: Vec<Instruction> = (0..distinct).map(cmp).collect();
+        code.extend((0..distinct).rev().map(cmp));
+        code.push(Instruction::End);
+        let words = code.iter().map(|i| encode(i).unwrap()).collect();
+        let program = Arc::new(Program::new(words, vec![desc.0]).unwrap());
+        let mut uniforms = Uniforms::default();
+        for (n, reg) in uniforms.f.iter_mut().enumerate() {
+            *reg = [n as f32 - 45.0, -2.0, 1e30, f32::NAN];
+        }
+        let mut start = UnitState::default();
+        for (n, reg) in start.inputs.iter_mut().enumerate() {
+            *reg = [1.5 * n as f32, 2.0, -1e30, 0.25];
+        }
+        for precision in [Precision::F24, Precision::F32] {
+            let config = ShaderConfig {
+                precision,
+                ..ShaderConfig::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let mut expected = start.clone();
+            let stop = interp.run(&uniforms, &mut expected, &mut ());
+            let features = Features {
+                ir_lowering: true,
+                ..Features::baseline()
+            };
+            let code = jit::compile_with(&program, &config, features).unwrap();
+            assert_eq!(
+                code.lowered_from_ir(),
+                from_ir,
+                "{distinct} values {precision:?}"
+            );
+            let mut state = start.clone();
+            assert_eq!(
+                code.run(&program, &config, &uniforms, &mut state, &mut ()),
+                stop
+            );
+            assert_eq!(format!("{state:?}"), format!("{expected:?}"));
+        }
+    }
+}

@@ -169,24 +169,31 @@ impl Case {
         Outcome { stop, state, emits }
     }
 
-    /// Runs the JIT compiled with the baseline instruction set only (no AVX).
-    pub fn run_baseline_jit(&self) -> Option<Outcome> {
-        let features = pica_jit::jit::Features::baseline();
-        if pica_jit::jit::Features::host() == features {
-            return None; // the host's own variant is the baseline: covered by run_on
+    /// Runs every JIT code variant other than the host's
+    /// ([`Features::test_variants`](pica_jit::jit::Features::test_variants):
+    /// the baseline instruction set, the other x86-64 code generator).
+    pub fn run_jit_variants(&self) -> Vec<(&'static str, Outcome)> {
+        if pica_jit::jit::host_support().is_err() {
+            return Vec::new();
         }
-        let code = pica_jit::jit::compile_with(&self.program, &self.config, features)
-            .unwrap_or_else(|e| panic!("the baseline JIT cannot compile the program: {e}"));
-        let mut state = self.state.clone();
-        let mut emits = Vec::new();
-        let stop = code.run(
-            &self.program,
-            &self.config,
-            &self.uniforms,
-            &mut state,
-            &mut emits,
-        );
-        Some(Outcome { stop, state, emits })
+        let mut outcomes = Vec::new();
+        for (name, features) in pica_jit::jit::Features::test_variants() {
+            let code = pica_jit::jit::compile_with(&self.program, &self.config, features)
+                .unwrap_or_else(|e| {
+                    panic!("the JIT variant ({name}) cannot compile the program: {e}")
+                });
+            let mut state = self.state.clone();
+            let mut emits = Vec::new();
+            let stop = code.run(
+                &self.program,
+                &self.config,
+                &self.uniforms,
+                &mut state,
+                &mut emits,
+            );
+            outcomes.push((name, Outcome { stop, state, emits }));
+        }
+        outcomes
     }
 
     /// Runs on every engine (and every JIT code variant), asserts they agree bit
@@ -201,11 +208,11 @@ impl Case {
                 "engine {engine} disagrees with the interpreter"
             );
         }
-        if let Some(baseline) = self.run_baseline_jit() {
+        for (name, outcome) in self.run_jit_variants() {
             assert_eq!(
                 fingerprint(&reference),
-                fingerprint(&baseline),
-                "the baseline (SSE4.1) JIT disagrees with the interpreter"
+                fingerprint(&outcome),
+                "the JIT variant ({name}) disagrees with the interpreter"
             );
         }
         reference

@@ -55,6 +55,7 @@ impl Ir {
             precision,
             prologue: prologue(program, analysis.entry, precision),
             blocks,
+            values_cross_spans: false,
             block_of,
         };
         debug_assert_eq!(ir.verify(), Ok(()));

@@ -52,6 +52,46 @@ pub fn run(
     state: &mut UnitState,
     sink: &mut dyn EmitSink,
 ) -> Stop {
+    run_with_fallback(ir, ir, budget, uniforms, state, sink)
+}
+
+/// Runs one invocation of `optimised` (an [`opt::optimize`](super::opt::optimize)d
+/// IR of `base`), running every block that is entered in the middle or that
+/// the budget cannot cover from `base` instead (an optimised block must run
+/// whole). Gives the same result as [`run`] on `base`.
+///
+/// ```
+/// use pica_jit::ir::{Ir, eval, opt};
+/// use pica_jit::shbin::Shbin;
+/// use pica_jit::{Precision, Program, ShaderKind, Uniforms, UnitState};
+/// let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+/// let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap();
+/// let ir = Ir::build(&program, shbin.dvles[0].main, ShaderKind::Vertex, Precision::F24);
+/// let optimised = opt::optimize(&ir);
+/// let (mut a, mut b) = (UnitState::default(), UnitState::default());
+/// let stop = eval::run(&ir, 1000, &Uniforms::default(), &mut a, &mut ());
+/// assert_eq!(eval::run_optimized(&optimised, &ir, 1000, &Uniforms::default(), &mut b, &mut ()), stop);
+/// assert_eq!(format!("{a:?}"), format!("{b:?}"));
+/// ```
+pub fn run_optimized(
+    optimised: &Ir,
+    base: &Ir,
+    budget: u64,
+    uniforms: &Uniforms,
+    state: &mut UnitState,
+    sink: &mut dyn EmitSink,
+) -> Stop {
+    run_with_fallback(optimised, base, budget, uniforms, state, sink)
+}
+
+fn run_with_fallback(
+    ir: &Ir,
+    base: &Ir,
+    budget: u64,
+    uniforms: &Uniforms,
+    state: &mut UnitState,
+    sink: &mut dyn EmitSink,
+) -> Stop {
     let mut machine = Machine {
         uniforms,
         state,
@@ -64,9 +104,17 @@ pub fn run(
     };
     loop {
         let pc = progress.flow.pc;
-        let Some((block, first)) = ir.locate(pc) else {
+        let Some((mut block, first)) = ir.locate(pc) else {
             return Stop::EndOfCode;
         };
+        let partial =
+            budget.saturating_sub(progress.executed) < (block.instrs.len() - first) as u64;
+        if (first != 0 || partial) && ir.values_cross_spans {
+            match base.locate(pc) {
+                Some((whole, _)) => block = whole,
+                None => return Stop::EndOfCode,
+            }
+        }
         let spans = &block.instrs[first..];
         let remaining = budget.saturating_sub(progress.executed);
         if remaining < spans.len() as u64 {

@@ -77,6 +77,7 @@
 
 mod build;
 pub mod eval;
+pub mod opt;
 mod print;
 mod recipes;
 mod verify;
@@ -486,6 +487,10 @@ pub struct Ir {
     pub prologue: Block,
     /// The analysis' basic blocks, in address order, covering every instruction.
     pub blocks: Vec<Block>,
+    /// Whether a value may be used by a later instruction of its block and a
+    /// write may happen at a later instruction (after [`opt::optimize`]): a
+    /// block must then be entered at its start and run whole. `false` as built.
+    pub values_cross_spans: bool,
     /// Per instruction: the index of the block holding it.
     block_of: Vec<u32>,
 }
@@ -509,7 +514,8 @@ impl Ir {
 
     /// Checks every block's typing and structure (see [`VerifyError`]).
     pub fn verify(&self) -> Result<(), VerifyError> {
-        verify::block(&self.prologue)?;
-        self.blocks.iter().try_for_each(verify::block)
+        let local = !self.values_cross_spans;
+        verify::block(&self.prologue, true)?;
+        self.blocks.iter().try_for_each(|b| verify::block(b, local))
     }
 }

@@ -342,14 +342,14 @@ fn verifier_rejects_broken_blocks() {
         mask: WriteMask::ALL,
         value: Value(0),
     };
-    let err = verify::block(&bad).unwrap_err();
+    let err = verify::block(&bad, true).unwrap_err();
     assert!(err.problem.contains("expected f32x4"), "{err}");
 
     // A value used by the next instruction.
     let mut crossing = ir.blocks[0].clone();
     crossing.instrs[0].end -= 1;
     crossing.instrs[1].first -= 1;
-    let err = verify::block(&crossing).unwrap_err();
+    let err = verify::block(&crossing, true).unwrap_err();
     assert!(
         err.problem
             .contains("not an earlier node of this instruction"),
@@ -359,7 +359,7 @@ fn verifier_rejects_broken_blocks() {
     // A lost span.
     let mut short = ir.blocks[0].clone();
     short.instrs.pop();
-    assert!(verify::block(&short).is_err());
+    assert!(verify::block(&short, true).is_err());
 }
 
 #[test]

@@ -20,7 +20,7 @@ pub struct VerifyError {
 /// every operand is an earlier node of the same instruction with the type the
 /// operation needs, that each node's recorded type is its operation's, and that
 /// the exit's values are conditions and counts of the last instruction.
-pub(super) fn block(block: &Block) -> Result<(), VerifyError> {
+pub(super) fn block(block: &Block, local: bool) -> Result<(), VerifyError> {
     let fail = |node: usize, problem: String| VerifyError {
         block: block.start,
         node: node as u32,
@@ -41,7 +41,8 @@ pub(super) fn block(block: &Block) -> Result<(), VerifyError> {
                 .nodes
                 .get(index as usize)
                 .ok_or_else(|| fail(total, format!("span {k} ends past the nodes")))?;
-            check_node(block, span.first, index, node).map_err(|p| fail(index as usize, p))?;
+            check_node(block, if local { span.first } else { 0 }, index, node)
+                .map_err(|p| fail(index as usize, p))?;
         }
     }
     if expected_first as usize != total {
@@ -50,7 +51,11 @@ pub(super) fn block(block: &Block) -> Result<(), VerifyError> {
     if block.last < block.start || block.instrs.len() as u32 != block.last - block.start + 1 {
         return Err(fail(total, "one span per instruction expected".into()));
     }
-    let last_first = block.instrs.last().map_or(0, |s| s.first);
+    let last_first = if local {
+        block.instrs.last().map_or(0, |s| s.first)
+    } else {
+        0
+    };
     let exit_value = |v: Value, want: Ty| -> Result<(), VerifyError> {
         if v.0 < last_first || v.0 as usize >= total {
             return Err(fail(

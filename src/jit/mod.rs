@@ -49,6 +49,10 @@ pub enum JitError {
     /// The assembler rejected the generated code (a bug in pica-jit).
     #[error("internal assembler error: {0}")]
     Assemble(String),
+    /// The IR lowering gave up on a block (the hand-written code generator is
+    /// used instead; never reported to callers).
+    #[error("IR lowering: {0}")]
+    Lowering(String),
     /// Executable memory could not be provided.
     #[error(transparent)]
     Memory(#[from] MemoryError),
@@ -91,6 +95,10 @@ pub struct Features {
     /// uniforms are already float24 values (F24 batches convert them once), so
     /// constant reads skip the conversion. Never part of [`Features::host`].
     pub preconverted_uniforms: bool,
+    /// A code variant: data instructions lowered from the shared, optimised
+    /// IR ([`crate::ir`], [`crate::ir::opt`]) instead of the hand-written
+    /// per-instruction sequences. x86-64 only (ignored elsewhere).
+    pub ir_lowering: bool,
 }
 
 impl Features {
@@ -103,6 +111,7 @@ impl Features {
                 avx,
                 avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
                 preconverted_uniforms: false,
+                ir_lowering: ir_lowering_selected(),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -111,14 +120,75 @@ impl Features {
         }
     }
 
+    /// The code variants worth testing on this host besides [`Features::host`]
+    /// (which every engine suite runs): the baseline instruction set and, on
+    /// x86-64, the other code generator (IR lowering or hand-written, whichever
+    /// the host's is not) with the host's and the baseline instruction sets.
+    /// Every variant must give the interpreter's bits.
+    ///
+    /// ```
+    /// use pica_jit::jit::Features;
+    /// let variants = Features::test_variants();
+    /// assert!(variants.iter().all(|(_, f)| *f != Features::host()));
+    /// #[cfg(target_arch = "x86_64")]
+    /// assert!(variants.iter().any(|(_, f)| f.ir_lowering != Features::host().ir_lowering));
+    /// ```
+    pub fn test_variants() -> Vec<(&'static str, Features)> {
+        let host = Features::host();
+        let mut candidates = vec![("baseline instruction set", Features::baseline())];
+        if cfg!(target_arch = "x86_64") {
+            let other = !host.ir_lowering;
+            candidates.push((
+                "other code generator",
+                Features {
+                    ir_lowering: other,
+                    ..host
+                },
+            ));
+            candidates.push((
+                "other code generator, baseline instruction set",
+                Features {
+                    ir_lowering: other,
+                    ..Features::baseline()
+                },
+            ));
+        }
+        let mut variants: Vec<(&'static str, Features)> = Vec::new();
+        for (name, f) in candidates {
+            if f != host && !variants.iter().any(|(_, g)| *g == f) {
+                variants.push((name, f));
+            }
+        }
+        variants
+    }
+
     /// The baseline every supported host has (SSE4.1 on x86-64, NEON on AArch64).
     pub fn baseline() -> Features {
         Features {
             avx: false,
             avx2: false,
             preconverted_uniforms: false,
+            ir_lowering: false,
         }
     }
+}
+
+/// Environment variable choosing the x86-64 code generator of
+/// [`Features::host`]: `ir` (lowered from the shared IR) or `handwritten`.
+/// Unset or anything else: the default, [`IR_LOWERING_BY_DEFAULT`]. Read once.
+pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
+
+/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset.
+pub const IR_LOWERING_BY_DEFAULT: bool = true;
+
+#[cfg(target_arch = "x86_64")]
+fn ir_lowering_selected() -> bool {
+    static SELECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SELECTED.get_or_init(|| match std::env::var(LOWERING_ENV).as_deref() {
+        Ok("ir") => true,
+        Ok("handwritten") => false,
+        _ => IR_LOWERING_BY_DEFAULT,
+    })
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -137,6 +207,7 @@ static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::ne
 #[derive(Debug)]
 pub struct CompiledShader {
     region: ExecRegion,
+    from_ir: bool,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -218,15 +289,26 @@ pub fn compile_with(
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(target_arch = "x86_64")]
     {
-        let compiled = x64::compile(program, &analysis, config.precision, features)?;
+        let ir = features.ir_lowering.then(|| {
+            let built =
+                crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
+            crate::ir::opt::optimize(&built)
+        });
+        let compiled = x64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
         let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader { region })
+        Ok(CompiledShader {
+            region,
+            from_ir: compiled.from_ir,
+        })
     }
     #[cfg(target_arch = "aarch64")]
     {
         let compiled = a64::compile(program, &analysis, config.precision, features)?;
         let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader { region })
+        Ok(CompiledShader {
+            region,
+            from_ir: false,
+        })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -238,6 +320,14 @@ pub fn compile_with(
 }
 
 impl CompiledShader {
+    /// Whether the data instructions were lowered from the shared IR
+    /// ([`Features::ir_lowering`] on x86-64; `false` when the lowering gave
+    /// up on a block and the hand-written code generator compiled the
+    /// program instead).
+    pub fn lowered_from_ir(&self) -> bool {
+        self.from_ir
+    }
+
     /// Size of the generated code in bytes.
     pub fn code_size(&self) -> usize {
         self.region.code_len()

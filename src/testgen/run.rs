@@ -90,6 +90,10 @@ enum Runner {
     /// An explicitly compiled JIT code variant; with `Some(uniforms)`, the
     /// pre-converted uniforms it was compiled for.
     Variant(CompiledShader, Option<Box<crate::Uniforms>>),
+    /// The IR evaluator on the optimised IR (`ir::opt`, the passes every code
+    /// generator lowers from), with the IR as built for the blocks it cannot
+    /// run whole: `(as built, optimised)`.
+    OptimisedIr(Box<(crate::ir::Ir, crate::ir::Ir)>),
 }
 
 impl Runner {
@@ -103,6 +107,14 @@ impl Runner {
                 let uniforms = uniforms.as_deref().unwrap_or(&case.uniforms);
                 code.run(&case.program, &case.config, uniforms, state, sink)
             }
+            Runner::OptimisedIr(irs) => crate::ir::eval::run_optimized(
+                &irs.1,
+                &irs.0,
+                case.config.budget,
+                &case.uniforms,
+                state,
+                sink,
+            ),
         }
     }
 }
@@ -265,8 +277,10 @@ fn describe_state(s: &UnitState) -> String {
 
 /// The JIT feature sets worth comparing on this host besides the host's own
 /// (run through [`Shader`]): every strictly smaller one (AVX without AVX2, the
-/// SSE4.1/NEON baseline) and, in F24, the baseline with pre-converted uniforms
-/// (the host's is run through [`Shader::run_batch`]).
+/// SSE4.1/NEON baseline), on x86-64 the other code generator (IR lowering or
+/// hand-written, whichever the host's is not) with the host's and the baseline
+/// instruction sets, and, in F24, the pre-converted-uniform variants (the
+/// host's is run through [`Shader::run_batch`]).
 fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
     let mut variants: Vec<(String, Features)> = Vec::new();
@@ -285,6 +299,25 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
         );
     }
     add("baseline", Features::baseline());
+    // The other x86-64 code generator (lowered from the IR, or the
+    // hand-written one when that is the host's), with and without VEX.
+    let x64 = cfg!(target_arch = "x86_64");
+    if x64 {
+        add(
+            "other lowering",
+            Features {
+                ir_lowering: !host.ir_lowering,
+                ..host
+            },
+        );
+        add(
+            "other lowering baseline",
+            Features {
+                ir_lowering: !host.ir_lowering,
+                ..Features::baseline()
+            },
+        );
+    }
     if precision == crate::Precision::F24 {
         add(
             "baseline preconverted",
@@ -293,6 +326,16 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
                 ..Features::baseline()
             },
         );
+        if x64 {
+            add(
+                "other lowering preconverted",
+                Features {
+                    preconverted_uniforms: true,
+                    ir_lowering: !host.ir_lowering,
+                    ..host
+                },
+            );
+        }
     }
     variants
 }
@@ -374,6 +417,15 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
             runners.push(("host batch".into(), Runner::Batch(new_shader()?)));
         } else {
             check_whole_batch(case, engine, &new_shader()?, &expected, total, &reference)?;
+        }
+        if engine == EngineKind::Ir {
+            let c = &case.config;
+            let built = crate::ir::Ir::build(&case.program, c.entry, c.kind, c.precision);
+            let optimised = crate::ir::opt::optimize(&built);
+            runners.push((
+                "optimised".into(),
+                Runner::OptimisedIr(Box::new((built, optimised))),
+            ));
         }
         if engine == EngineKind::Jit {
             for (name, features) in jit_variants(case.config.precision) {

@@ -11,6 +11,7 @@
 mod alu;
 mod consts;
 mod flow;
+mod lower;
 mod operands;
 mod regcache;
 
@@ -21,6 +22,7 @@ use super::frame::{
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
+use crate::ir::Ir;
 use crate::isa::Instruction;
 use crate::program::Program;
 use dynasmrt::x64::X64Relocation;
@@ -34,13 +36,22 @@ pub fn host_supported() -> bool {
 }
 
 /// Out-of-line code emitted after the main body.
-enum Cold {
+pub(super) enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
     /// subtraction and resume in the interpreter at `pc`.
     Budget {
         label: DynamicLabel,
         pc: u32,
         len: u32,
+    },
+    /// The IR lowering's exact PICA multiply `xmm{d} = xmm{a} * xmm{b}` for a
+    /// product with a NaN lane; continues at `back`.
+    PicaMul {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
     },
 }
 
@@ -50,7 +61,7 @@ pub(crate) struct Emitter<'p> {
     pub(super) analysis: &'p Analysis,
     pub precision: Precision,
     pub(super) pc_labels: Vec<DynamicLabel>,
-    cold: Vec<Cold>,
+    pub(super) cold: Vec<Cold>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
     /// Use 256-bit integer operations (two registers at a time).
@@ -59,18 +70,51 @@ pub(crate) struct Emitter<'p> {
     pub preconverted_uniforms: bool,
     /// Temporaries and outputs held in host registers within the current block.
     cache: regcache::RegCache,
+    /// The (optimised) IR to lower data instructions from, instead of the
+    /// hand-written sequences (`lower/`).
+    ir: Option<&'p Ir>,
+    /// The IR block being lowered.
+    lowering: Option<lower::BlockState<'p>>,
+    /// The first error of the IR lowering.
+    lower_error: Option<JitError>,
+    /// 16-byte constants of the IR lowering, emitted after the code.
+    pool: Vec<([u32; 4], DynamicLabel)>,
+    /// Stack bytes reserved below the saved registers (spill slots).
+    stack_extra: i32,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
 pub(crate) struct Compiled {
     pub code: Vec<u8>,
+    /// Whether the data instructions were lowered from the IR.
+    pub from_ir: bool,
 }
 
+/// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
+/// precision) data instructions are lowered from the IR. Falls back to the
+/// hand-written sequences if the lowering gives up on a block (more live
+/// values than spill slots).
 pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
     features: super::Features,
+    ir: Option<&Ir>,
+) -> Result<Compiled, JitError> {
+    match compile_variant(program, analysis, precision, features, ir) {
+        Err(JitError::Lowering(_)) if ir.is_some() => {
+            compile_variant(program, analysis, precision, features, None)
+        }
+        other => other,
+    }
+}
+
+fn compile_variant(
+    program: &Program,
+    analysis: &Analysis,
+    precision: Precision,
+    features: super::Features,
+    ir: Option<&Ir>,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
     let mut ops = Asm::new(0);
@@ -86,10 +130,18 @@ pub(crate) fn compile(
         avx2: features.avx2,
         preconverted_uniforms: features.preconverted_uniforms,
         cache: regcache::RegCache::default(),
+        ir,
+        lowering: None,
+        lower_error: None,
+        pool: Vec::new(),
+        stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
     };
     e.prologue();
     for pc in 0..len as u32 {
         e.instruction(pc);
+    }
+    if let Some(err) = e.lower_error.take() {
+        return Err(err);
     }
     // Falling off the last instruction leaves the program.
     e.flush_cache();
@@ -99,6 +151,10 @@ pub(crate) fn compile(
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
+    dynasm!(e.ops ; .arch x64 ; .align 16);
+    for (bits, label) in std::mem::take(&mut e.pool) {
+        dynasm!(e.ops ; .arch x64 ; =>label ; .u32 bits[0], bits[1], bits[2], bits[3]);
+    }
     // The dispatch table: one i32 per PC, the code offset relative to the table.
     // PCs that do not start a block go to `resume` (the interpreter continues
     // there), which keeps the budget exact.
@@ -120,11 +176,15 @@ pub(crate) fn compile(
         e.ops.push_i32(entry);
     }
     let code = e.ops.finalize().map_err(assemble)?;
-    Ok(Compiled { code })
+    Ok(Compiled {
+        code,
+        from_ir: ir.is_some(),
+    })
 }
 
 impl Emitter<'_> {
     fn prologue(&mut self) {
+        let frame_bytes = 8 + self.stack_extra;
         dynasm!(self.ops
             ; .arch x64
             ; push rbx
@@ -133,7 +193,7 @@ impl Emitter<'_> {
             ; push r13
             ; push r14
             ; push r15
-            ; sub rsp, 8
+            ; sub rsp, frame_bytes
             ; mov rbx, rdi
             ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
@@ -153,6 +213,7 @@ impl Emitter<'_> {
     }
 
     fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
+        let frame_bytes = 8 + self.stack_extra;
         dynasm!(self.ops
             ; .arch x64
             // eax = PC < len: jump to its code.
@@ -185,7 +246,7 @@ impl Emitter<'_> {
             ; je >fp_restored
             ; ldmxcsr [rbx + OFFSET_SAVED_FP]
             ; fp_restored:
-            ; add rsp, 8
+            ; add rsp, frame_bytes
             ; pop r15
             ; pop r14
             ; pop r13
@@ -219,6 +280,17 @@ impl Emitter<'_> {
                         ; jmp ->resume
                     );
                 }
+                Cold::PicaMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.exact_pica_mul(d, a, b);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
+                }
             }
         }
     }
@@ -240,6 +312,19 @@ impl Emitter<'_> {
                 pc,
                 len: block_len,
             });
+        }
+        if let Some(ir) = self.ir
+            && let Some((block, 0)) = ir.locate(pc)
+        {
+            let data: Vec<bool> = (block.start..=block.last)
+                .map(|p| self.analysis.class[p as usize] == InstrClass::Data)
+                .collect();
+            self.lowering = Some(lower::BlockState::new(
+                block,
+                &data,
+                self.precision == Precision::F24,
+                self.preconverted_uniforms,
+            ));
         }
         let instr = self.program.instructions()[i];
         match self.analysis.class[i] {
@@ -267,6 +352,12 @@ impl Emitter<'_> {
                 return;
             }
             InstrClass::Nop => {}
+            InstrClass::Data if self.ir.is_some() => {
+                let span = self.ir.and_then(|ir| ir.locate(pc)).map_or(0, |(_, k)| k);
+                if let Err(err) = self.lower_span(span) {
+                    self.lower_error.get_or_insert(err);
+                }
+            }
             InstrClass::Data => alu::emit(self, instr),
         }
         // Control may leave the block (stack check) or the next instruction may be

@@ -1,0 +1,795 @@
+//! Target-independent IR passes, shared by every code generator.
+//!
+//! [`optimize`] rewrites each block of an [`Ir`] with three passes:
+//!
+//! 1. **Forwarding** of register state within a block: a read of a temporary,
+//!    an address register or a flag that the block wrote earlier is replaced by
+//!    the value written (a masked store contributes a [`Op::Blend`] of the
+//!    previous contents and the stored value), and the first read of each is
+//!    reused by later reads.
+//! 2. **Common-subexpression elimination** of pure nodes (constants, input and
+//!    uniform reads, conversions, arithmetic): a node equal to an earlier one
+//!    (same operation on the same operands) is replaced by it.
+//! 3. **Dropping float24 and NaN steps that do nothing**, by facts tracked per
+//!    value: a value produced by `f24_quantize` is on the float24 grid (a
+//!    fixed point of `f24_quantize`, `f24_load`, `f24_flush` and
+//!    `canonicalize`), a value produced by `f24_load` is a fixed point of
+//!    `f24_load` and `canonicalize`; lane movements keep the facts, selects
+//!    and PICA min/max keep the facts both operands share, and the F24
+//!    negation `canonicalize(0 - q)` of a grid value is on the grid.
+//!
+//! 4. **Combining register writes**: the writes of a block to one temporary
+//!    or output become one masked write (of a blend of the values written) at
+//!    the place of the last one.
+//! 5. **Dropping canonicalisations whose NaN payload nobody observes** (every
+//!    use ignores it, like a multiply or a later canonicalisation, or passes it
+//!    on to such uses, like an add): an F32 dot product canonicalises once.
+//!
+//! followed by the removal of pure nodes nobody uses.
+//!
+//! After these passes a value may be used by a later instruction of its block
+//! and a write may happen at a later instruction
+//! ([`Ir::values_cross_spans`]): a block must be entered at its start and run
+//! whole. The x86-64 code generator does exactly that (a block entered
+//! mid-way, or one the budget cannot cover, runs on the interpreter).
+//! [`eval::run_optimized`](super::eval::run_optimized) runs an optimised IR
+//! with the unoptimised one for the other cases; the tests compare it with the
+//! unoptimised IR bit for bit.
+
+use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Ir, Node, Op, UnOp, Value};
+use crate::arith::{self, f24};
+use crate::isa::{DstReg, WriteMask};
+use std::collections::HashMap;
+
+/// A small multiplicative hasher for the CSE table (keys are small `Op`s; no
+/// attacker chooses them beyond making a block slower to compile).
+#[derive(Default)]
+struct OpHasher(u64);
+
+impl std::hash::Hasher for OpHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
+    }
+}
+
+type OpTable = HashMap<Op, Value, std::hash::BuildHasherDefault<OpHasher>>;
+
+/// Facts about every lane of a value (a bit set).
+type Facts = u8;
+/// A fixed point of `f24_quantize` (so of `f24_load`, `f24_flush`, `canonicalize`).
+const QUANTIZED: Facts = 1;
+/// A fixed point of `f24_load` (so of `canonicalize`).
+const LOADED: Facts = 2;
+/// A fixed point of `canonicalize` (no NaN other than the canonical one).
+const CANONICAL: Facts = 4;
+
+/// Returns `ir` with every block optimised (the prologue is kept as is).
+///
+/// ```
+/// use pica_jit::ir::{Ir, Op, opt};
+/// use pica_jit::isa::{encode, BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask};
+/// use pica_jit::{Precision, Program, ShaderKind};
+///
+/// // r0 = v0 + v0; o0 = r0 + r0: the second add reads r0 from the first's result.
+/// let add = |dst, src| Instruction::Binary {
+///     op: BinaryOp::Add, inverted: false, dst,
+///     src1: Source::direct(src), src2: Source::direct(src), desc: 0,
+/// };
+/// let id = (false, Swizzle::IDENTITY);
+/// let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]);
+/// let code = [add(DstReg::Temp(0), SrcReg::Input(0)), add(DstReg::Output(0), SrcReg::Temp(0)), Instruction::End];
+/// let program = Program::new(code.iter().map(|i| encode(i).unwrap()).collect(), vec![desc.0]).unwrap();
+/// let ir = Ir::build(&program, 0, ShaderKind::Vertex, Precision::F24);
+/// let optimised = opt::optimize(&ir);
+/// assert!(optimised.values_cross_spans);
+/// let reads = |ir: &Ir| ir.blocks[0].nodes.iter().filter(|n| matches!(n.op, Op::ReadTemp(_))).count();
+/// assert_eq!((reads(&ir), reads(&optimised)), (2, 0));
+/// assert_eq!(optimised.verify(), Ok(()));
+/// ```
+pub fn optimize(ir: &Ir) -> Ir {
+    let out = Ir {
+        entry: ir.entry,
+        kind: ir.kind,
+        precision: ir.precision,
+        prologue: ir.prologue.clone(),
+        blocks: ir
+            .blocks
+            .iter()
+            .map(|block| {
+                let mut block = forward(block);
+                nan_payloads(&mut block);
+                dead_code(&block)
+            })
+            .collect(),
+        values_cross_spans: true,
+        block_of: ir.block_of.clone(),
+    };
+    debug_assert_eq!(out.verify(), Ok(()));
+    out
+}
+
+/// Rebuilds a block node by node, remapping operands.
+struct Rebuild {
+    nodes: Vec<Node>,
+    instrs: Vec<InstrSpan>,
+    facts: Vec<Facts>,
+}
+
+impl Rebuild {
+    fn new(capacity: usize) -> Rebuild {
+        Rebuild {
+            nodes: Vec::with_capacity(capacity),
+            instrs: Vec::new(),
+            facts: Vec::with_capacity(capacity),
+        }
+    }
+
+    fn begin(&mut self, pc: u32) {
+        let at = self.nodes.len() as u32;
+        self.instrs.push(InstrSpan {
+            pc,
+            first: at,
+            end: at,
+        });
+    }
+
+    fn push(&mut self, node: Node, facts: Facts) -> Value {
+        let value = Value(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.facts.push(facts);
+        if let Some(span) = self.instrs.last_mut() {
+            span.end = self.nodes.len() as u32;
+        }
+        value
+    }
+
+    fn facts(&self, v: Value) -> Facts {
+        self.facts[v.0 as usize]
+    }
+
+    fn op(&self, v: Value) -> Op {
+        self.nodes[v.0 as usize].op
+    }
+
+    fn finish(self, block: &Block, exit: Exit) -> Block {
+        Block {
+            start: block.start,
+            last: block.last,
+            nodes: self.nodes,
+            instrs: self.instrs,
+            exit,
+            stack_check: block.stack_check,
+        }
+    }
+}
+
+/// `op` with every operand passed through `map`.
+fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
+    match op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => op,
+        Op::ReadConstAt(v) => Op::ReadConstAt(map(v)),
+        Op::Store { dst, mask, value } => Op::Store {
+            dst,
+            mask,
+            value: map(value),
+        },
+        Op::WriteAddr(reg, v) => Op::WriteAddr(reg, map(v)),
+        Op::WriteFlag(flag, v) => Op::WriteFlag(flag, map(v)),
+        Op::Swizzle(v, lanes) => Op::Swizzle(map(v), lanes),
+        Op::Extract(v, lane) => Op::Extract(map(v), lane),
+        Op::Splat(v) => Op::Splat(map(v)),
+        Op::Blend { a, b, take_b } => Op::Blend {
+            a: map(a),
+            b: map(b),
+            take_b,
+        },
+        Op::Select { cond, a, b } => Op::Select {
+            cond: map(cond),
+            a: map(a),
+            b: map(b),
+        },
+        Op::Unary(u, v) => Op::Unary(u, map(v)),
+        Op::Binary(o, a, b) => Op::Binary(o, map(a), map(b)),
+        Op::FCmp(c, a, b) => Op::FCmp(c, map(a), map(b)),
+        Op::ICmp(c, a, b) => Op::ICmp(c, map(a), map(b)),
+    }
+}
+
+/// The operands of `op`, in order.
+pub(crate) fn operands(op: &Op) -> impl Iterator<Item = Value> {
+    let mut list = [None; 3];
+    let _ = map_operands(*op, |v| {
+        if let Some(slot) = list.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(v);
+        }
+        v
+    });
+    list.into_iter().flatten()
+}
+
+/// The values an exit uses.
+pub(crate) fn exit_operands(exit: &Exit) -> impl Iterator<Item = Value> {
+    let list: [Option<Value>; 2] = match *exit {
+        Exit::Jump { taken, .. } | Exit::If { taken, .. } => [Some(taken), None],
+        Exit::Call { taken, .. } | Exit::Break { taken } => [taken, None],
+        Exit::Loop {
+            count, increment, ..
+        } => [Some(count), Some(increment)],
+        Exit::Next | Exit::End | Exit::Emit | Exit::SetEmit { .. } => [None, None],
+    };
+    list.into_iter().flatten()
+}
+
+fn map_exit(exit: Exit, map: impl Fn(Value) -> Value) -> Exit {
+    match exit {
+        Exit::Jump { taken, target } => Exit::Jump {
+            taken: map(taken),
+            target,
+        },
+        Exit::If {
+            taken,
+            target,
+            next,
+        } => Exit::If {
+            taken: map(taken),
+            target,
+            next,
+        },
+        Exit::Call {
+            taken,
+            target,
+            check,
+            ret,
+        } => Exit::Call {
+            taken: taken.map(&map),
+            target,
+            check,
+            ret,
+        },
+        Exit::Break { taken } => Exit::Break {
+            taken: taken.map(&map),
+        },
+        Exit::Loop {
+            count,
+            increment,
+            start,
+            check,
+        } => Exit::Loop {
+            count: map(count),
+            increment: map(increment),
+            start,
+            check,
+        },
+        other => other,
+    }
+}
+
+/// Whether `op` has no effect and depends only on its operands and on state no
+/// instruction writes (uniforms, inputs): equal nodes give equal values.
+fn is_pure(op: &Op) -> bool {
+    !matches!(
+        op,
+        Op::ReadTemp(_)
+            | Op::ReadAddr(_)
+            | Op::ReadFlag(_)
+            | Op::Store { .. }
+            | Op::WriteAddr(..)
+            | Op::WriteFlag(..)
+    )
+}
+
+/// The facts every lane of constant `bits` satisfies.
+fn constant_facts(elem: Elem, lanes: u8, bits: [u32; 4]) -> Facts {
+    if elem != Elem::F32 {
+        return 0;
+    }
+    let mut facts = QUANTIZED | LOADED | CANONICAL;
+    for &b in &bits[..lanes as usize] {
+        let x = f32::from_bits(b);
+        let same = |y: f32| y.to_bits() == b;
+        if !same(f24::quantize_result(x)) {
+            facts &= !QUANTIZED;
+        }
+        if !same(f24::load(x)) {
+            facts &= !LOADED;
+        }
+        if !same(arith::canonicalize(x)) {
+            facts &= !CANONICAL;
+        }
+    }
+    facts
+}
+
+/// Closes a fact set under the implications between the facts.
+fn closed(facts: Facts) -> Facts {
+    let mut f = facts;
+    if f & QUANTIZED != 0 {
+        f |= LOADED;
+    }
+    if f & LOADED != 0 {
+        f |= CANONICAL;
+    }
+    f
+}
+
+const ADDR_REGS: [AddrReg; 3] = [AddrReg::A0X, AddrReg::A0Y, AddrReg::AL];
+
+fn addr_index(reg: AddrReg) -> usize {
+    match reg {
+        AddrReg::A0X => 0,
+        AddrReg::A0Y => 1,
+        AddrReg::AL => 2,
+    }
+}
+
+/// Forwarding, CSE and the removal of steps that do nothing (one walk).
+fn forward(block: &Block) -> Block {
+    let mut out = Rebuild::new(block.nodes.len());
+    let mut remap: Vec<Value> = Vec::with_capacity(block.nodes.len());
+    let mut seen = OpTable::with_capacity_and_hasher(block.nodes.len(), Default::default());
+    let mut temps: [Option<Value>; 16] = [None; 16];
+    let mut addrs: [Option<Value>; 3] = [None; 3];
+    let mut flags: [Option<Value>; 2] = [None; 2];
+    debug_assert_eq!(ADDR_REGS.map(addr_index), [0, 1, 2]);
+    // Register writes are combined into one per register, at its last write:
+    // the value written so far and the lanes it covers.
+    let reg_key = |dst: DstReg| match dst {
+        DstReg::Temp(n) => n as usize & 15,
+        DstReg::Output(n) => 16 + (n as usize & 15),
+    };
+    let mut last_write = [u32::MAX; 32];
+    for (k, node) in block.nodes.iter().enumerate() {
+        if let Op::Store { dst, mask, .. } = node.op
+            && mask.0 & 0xF != 0
+        {
+            last_write[reg_key(dst)] = k as u32;
+        }
+    }
+    let mut pending: [Option<(Value, u8)>; 32] = [None; 32];
+    for span in &block.instrs {
+        out.begin(span.pc);
+        for index in span.first..span.end {
+            let node = block.nodes[index as usize];
+            let op = map_operands(node.op, |v| remap[v.0 as usize]);
+            let value = match op {
+                Op::ReadTemp(n) => *temps[n as usize & 15]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::ReadAddr(reg) => *addrs[addr_index(reg)]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::ReadFlag(f) => *flags[f as usize & 1]
+                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::Store { dst, mask, value } => {
+                    let partial = mask.0 & 0xF != 0xF && mask.0 & 0xF != 0;
+                    if let (DstReg::Temp(n), true) = (dst, partial) {
+                        // The earlier contents, read before the write if
+                        // unknown (the read goes away if nobody uses the
+                        // blend below).
+                        let slot = &mut temps[n as usize & 15];
+                        if slot.is_none() {
+                            let read = Node {
+                                op: Op::ReadTemp(n),
+                                ty: node_ty(&out, value),
+                            };
+                            *slot = Some(out.push(read, 0));
+                        }
+                    }
+                    let m = mask.0 & 0xF;
+                    let key = reg_key(dst);
+                    if m != 0 {
+                        pending[key] = Some(match pending[key] {
+                            Some((before, covered)) if m != 0xF => {
+                                (blend(&mut out, &mut seen, before, value, m), covered | m)
+                            }
+                            _ => (value, m),
+                        });
+                    }
+                    if let DstReg::Temp(n) = dst {
+                        let slot = &mut temps[n as usize & 15];
+                        *slot = if mask.0 & 0xF == 0xF {
+                            Some(value)
+                        } else if mask.0 & 0xF == 0 {
+                            *slot
+                        } else {
+                            slot.map(|before| blend(&mut out, &mut seen, before, value, m))
+                        };
+                    }
+                    if let (DstReg::Temp(n), true) = (dst, m != 0)
+                        && let Some(contents) = temps[n as usize & 15]
+                    {
+                        // The whole register is known: write all of it.
+                        pending[key] = Some((contents, 0xF));
+                    }
+                    match pending[key] {
+                        Some((value, covered)) if last_write[key] == index => {
+                            let combined = Op::Store {
+                                dst,
+                                mask: WriteMask(covered),
+                                value,
+                            };
+                            out.push(
+                                Node {
+                                    op: combined,
+                                    ty: None,
+                                },
+                                0,
+                            )
+                        }
+                        // Written later in the block.
+                        _ => Value(u32::MAX),
+                    }
+                }
+                Op::WriteAddr(reg, v) => {
+                    addrs[addr_index(reg)] = Some(v);
+                    out.push(Node { op, ty: None }, 0)
+                }
+                Op::WriteFlag(f, v) => {
+                    flags[f as usize & 1] = Some(v);
+                    out.push(Node { op, ty: None }, 0)
+                }
+                Op::Blend { a, b, take_b } => blend(&mut out, &mut seen, a, b, take_b.0),
+                _ => match simplify(&out, op) {
+                    Simplified::To(v) => v,
+                    Simplified::Keep(facts) => match seen.get(&op) {
+                        Some(&v) => v,
+                        None => {
+                            let v = out.push(Node { op, ty: node.ty }, closed(facts));
+                            debug_assert!(is_pure(&op));
+                            seen.insert(op, v);
+                            v
+                        }
+                    },
+                },
+            };
+            remap.push(value);
+        }
+    }
+    let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    out.finish(block, exit)
+}
+
+/// A pure node, shared with an equal earlier one.
+fn intern(
+    out: &mut Rebuild,
+    seen: &mut OpTable,
+    op: Op,
+    ty: Option<super::Ty>,
+    facts: Facts,
+) -> Value {
+    if let Some(&v) = seen.get(&op) {
+        return v;
+    }
+    let v = out.push(Node { op, ty }, closed(facts));
+    seen.insert(op, v);
+    v
+}
+
+/// `a` with the lanes in `take_b` (a [`WriteMask`]) replaced by `b`'s:
+/// * lanes of an inner blend that the result does not use are dropped (so a
+///   register written lane by lane is one blend chain of the values written,
+///   without its earlier contents);
+/// * a blend of canonicalised values is the canonicalisation of a blend
+///   (canonicalisation is lane-wise), so the lanes written by several
+///   instructions are canonicalised once (the inner canonicalisations go
+///   away when nothing else uses them).
+fn blend(out: &mut Rebuild, seen: &mut OpTable, a: Value, b: Value, take_b: u8) -> Value {
+    let m = take_b & 0xF;
+    if m == 0 {
+        return a;
+    }
+    if m == 0xF {
+        return b;
+    }
+    let a = strip(out, seen, a, !m & 0xF);
+    let canonical_source = |v: Value| match out.op(v) {
+        Op::Unary(UnOp::Canonicalize, x) => Some((x, true)),
+        _ if out.facts(v) & CANONICAL != 0 => Some((v, false)),
+        _ => None,
+    };
+    let ty = node_ty(out, a);
+    if let (Some((xa, na)), Some((xb, nb))) = (canonical_source(a), canonical_source(b))
+        && (na || nb)
+    {
+        let inner = blend(out, seen, xa, xb, m);
+        if out.facts(inner) & CANONICAL != 0 {
+            return inner;
+        }
+        return intern(
+            out,
+            seen,
+            Op::Unary(UnOp::Canonicalize, inner),
+            ty,
+            CANONICAL,
+        );
+    }
+    let op = Op::Blend {
+        a,
+        b,
+        take_b: WriteMask(m),
+    };
+    let facts = out.facts(a) & out.facts(b);
+    intern(out, seen, op, ty, facts)
+}
+
+/// A value equal to `v` on the lanes `need` (a [`WriteMask`]), without the
+/// blends that contribute no needed lane.
+fn strip(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
+    let Op::Blend { a, b, take_b } = out.op(v) else {
+        return v;
+    };
+    let m = take_b.0 & 0xF;
+    let (need_a, need_b) = (need & !m & 0xF, need & m);
+    if need_a == 0 {
+        strip(out, seen, b, need_b)
+    } else if need_b == 0 {
+        strip(out, seen, a, need_a)
+    } else {
+        let stripped = strip(out, seen, a, need_a);
+        if stripped == a {
+            v
+        } else {
+            blend(out, seen, stripped, b, m)
+        }
+    }
+}
+
+fn node_ty(out: &Rebuild, v: Value) -> Option<super::Ty> {
+    out.nodes[v.0 as usize].ty
+}
+
+enum Simplified {
+    /// The node computes this existing value.
+    To(Value),
+    /// The node stays; the facts its value satisfies.
+    Keep(Facts),
+}
+
+/// Drops a float24 or NaN step whose operand is already a fixed point of it,
+/// and otherwise derives the facts of the node's value.
+fn simplify(out: &Rebuild, op: Op) -> Simplified {
+    use Simplified::{Keep, To};
+    let f = |v: Value| out.facts(v);
+    match op {
+        Op::Const { ty, bits } => Keep(constant_facts(ty.elem, ty.lanes, bits)),
+        Op::Unary(UnOp::F24Load, v) if f(v) & LOADED != 0 => To(v),
+        Op::Unary(UnOp::F24Load, _) => Keep(LOADED),
+        Op::Unary(UnOp::F24Flush, v) if f(v) & QUANTIZED != 0 => To(v),
+        // Flushing keeps every bit of a value it does not replace by +0.
+        Op::Unary(UnOp::F24Flush, v) => Keep(f(v) & CANONICAL),
+        Op::Unary(UnOp::F24Quantize, v) if f(v) & QUANTIZED != 0 => To(v),
+        Op::Unary(UnOp::F24Quantize, _) => Keep(QUANTIZED),
+        Op::Unary(UnOp::Canonicalize, v) if f(v) & CANONICAL != 0 => To(v),
+        Op::Unary(UnOp::Canonicalize, v) => {
+            // The F24 negation: `0 - q` of a grid value is exact (the grid is
+            // symmetric, `0 - +0 = +0`), and canonicalisation fixes a NaN.
+            match out.op(v) {
+                Op::Binary(BinOp::FSub, zero, q)
+                    if f(q) & QUANTIZED != 0 && is_positive_zero(out, zero) =>
+                {
+                    Keep(QUANTIZED)
+                }
+                _ => Keep(CANONICAL),
+            }
+        }
+        // `mul_rule` gives the canonical NaN for a NaN operand, +0 for inf * 0,
+        // and the product of two other values is never NaN.
+        Op::Binary(BinOp::PicaMul, _, _) => Keep(CANONICAL),
+        Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => Keep(f(v)),
+        Op::Blend { a, b, .. }
+        | Op::Select { a, b, .. }
+        | Op::Binary(BinOp::PicaMax | BinOp::PicaMin, a, b) => Keep(f(a) & f(b)),
+        _ => Keep(0),
+    }
+}
+
+fn is_positive_zero(out: &Rebuild, v: Value) -> bool {
+    match out.op(v) {
+        Op::Const { ty, bits } => {
+            ty.elem == Elem::F32 && bits[..ty.lanes as usize].iter().all(|&b| b == 0)
+        }
+        _ => false,
+    }
+}
+
+/// How a node treats the NaN payload of an operand.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Payload {
+    /// The result does not depend on it (it never reaches an observer).
+    Ignored,
+    /// A NaN lane stays a NaN lane (payload possibly different), other lanes
+    /// are unaffected: the payload matters only if it matters for the result.
+    Passed,
+    /// Observable (a store, a bit cast).
+    Observed,
+}
+
+fn payload_use(op: &Op) -> Payload {
+    match op {
+        // Canonicalisation, the multiply rule, quantisation and loading give
+        // the canonical NaN for any NaN; comparisons and `to_i32` see only
+        // "NaN"; a kept `canonicalize` ignores it, a dropped one passes it on
+        // to uses that ignore it.
+        Op::Unary(UnOp::Canonicalize | UnOp::F24Quantize | UnOp::F24Load | UnOp::ToI32, _)
+        | Op::Binary(BinOp::PicaMul, _, _)
+        | Op::FCmp(..) => Payload::Ignored,
+        // NaN in gives NaN out (IEEE arithmetic), or the operand's bits
+        // (lane movement, selects, PICA min/max, which pick one operand).
+        Op::Unary(UnOp::F24Flush | UnOp::Floor | UnOp::Sqrt | UnOp::FlipSign, _)
+        | Op::Binary(
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv | BinOp::PicaMax | BinOp::PicaMin,
+            _,
+            _,
+        )
+        | Op::Swizzle(..)
+        | Op::Extract(..)
+        | Op::Splat(_)
+        | Op::Blend { .. } => Payload::Passed,
+        // A select passes its chosen operands on (its condition is a bool).
+        Op::Select { .. } => Payload::Passed,
+        _ => Payload::Observed,
+    }
+}
+
+/// Drops each `canonicalize` whose result's NaN payload nobody observes: every
+/// use ignores it, or passes it on to uses that ignore it (a dot product's
+/// partial sums in F32 are canonicalised once, at the end).
+fn nan_payloads(block: &mut Block) {
+    let n = block.nodes.len();
+    // observed[k]: the NaN payload of node k's value may reach an observer.
+    // Users come after their operands, so a reverse walk sees every user of
+    // a node before the node.
+    let mut observed = vec![false; n];
+    for v in exit_operands(&block.exit) {
+        observed[v.0 as usize] = true;
+    }
+    for u in (0..n).rev() {
+        let op = &block.nodes[u].op;
+        let passes = match payload_use(op) {
+            Payload::Ignored => false,
+            Payload::Passed => observed[u],
+            Payload::Observed => true,
+        };
+        if passes {
+            for v in operands(op) {
+                observed[v.0 as usize] = true;
+            }
+        }
+    }
+    let mut remap: Vec<Value> = (0..n as u32).map(Value).collect();
+    for k in 0..n {
+        let op = map_operands(block.nodes[k].op, |v| remap[v.0 as usize]);
+        block.nodes[k].op = op;
+        if let Op::Unary(UnOp::Canonicalize, v) = op
+            && !observed[k]
+        {
+            remap[k] = v;
+        }
+    }
+    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+}
+
+/// Removes pure nodes whose value nobody uses (writes and exit values are used).
+fn dead_code(block: &Block) -> Block {
+    let mut live = vec![false; block.nodes.len()];
+    for v in exit_operands(&block.exit) {
+        live[v.0 as usize] = true;
+    }
+    for k in (0..block.nodes.len()).rev() {
+        let op = &block.nodes[k].op;
+        if block.nodes[k].ty.is_none() {
+            live[k] = true;
+        }
+        if live[k] {
+            for v in operands(op) {
+                live[v.0 as usize] = true;
+            }
+        }
+    }
+    let mut out = Rebuild::new(block.nodes.len());
+    let mut remap = vec![Value(u32::MAX); block.nodes.len()];
+    for span in &block.instrs {
+        out.begin(span.pc);
+        for index in span.first..span.end {
+            if live[index as usize] {
+                let node = block.nodes[index as usize];
+                let op = map_operands(node.op, |v| remap[v.0 as usize]);
+                remap[index as usize] = out.push(Node { op, ty: node.ty }, 0);
+            }
+        }
+    }
+    let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    out.finish(block, exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spread of bit patterns: every exponent with edge mantissas, both signs,
+    /// plus pseudo-random words.
+    fn patterns() -> Vec<u32> {
+        let mut out = Vec::new();
+        for exp in 0..256u32 {
+            for mant in [0, 1, 0x7F, 0x80, 0x81, 0x40_0000, 0x7F_FF80, 0x7F_FFFF] {
+                for sign in [0, 0x8000_0000] {
+                    out.push(sign | exp << 23 | mant);
+                }
+            }
+        }
+        let mut x = 0x1234_5678u32;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            out.push(x);
+        }
+        out
+    }
+
+    #[test]
+    fn fact_implications_hold() {
+        for b in patterns() {
+            let x = f32::from_bits(b);
+            let same = |y: f32, z: f32| y.to_bits() == z.to_bits();
+            let q = f24::quantize_result(x);
+            assert!(same(f24::quantize_result(q), q), "{b:#x}");
+            assert!(same(f24::load(q), q), "{b:#x}");
+            assert!(same(f24::flush_input(q), q), "{b:#x}");
+            assert!(same(arith::canonicalize(q), q), "{b:#x}");
+            let l = f24::load(x);
+            assert!(same(f24::load(l), l), "{b:#x}");
+            assert!(same(arith::canonicalize(l), l), "{b:#x}");
+            // The F24 negation of a grid value stays on the grid.
+            let n = arith::canonicalize(0.0 - q);
+            assert!(same(f24::quantize_result(n), n), "{b:#x}");
+            // Flushing a canonical value keeps it canonical.
+            let c = arith::canonicalize(x);
+            assert!(same(
+                arith::canonicalize(f24::flush_input(c)),
+                f24::flush_input(c)
+            ));
+        }
+    }
+
+    #[test]
+    fn constant_facts_match_the_functions() {
+        let q = constant_facts(Elem::F32, 4, [0, 0x3F80_0000, 0x7FC0_0000, 0xFF80_0000]);
+        assert_eq!(q, QUANTIZED | LOADED | CANONICAL);
+        // -0 is neither on the grid nor loaded (both give +0), but canonical.
+        assert_eq!(
+            constant_facts(Elem::F32, 1, [0x8000_0000, 0, 0, 0]),
+            CANONICAL
+        );
+        // A non-canonical NaN has no fact.
+        assert_eq!(constant_facts(Elem::F32, 1, [0x7FC0_0001, 0, 0, 0]), 0);
+        assert_eq!(constant_facts(Elem::I32, 1, [0, 0, 0, 0]), 0);
+    }
+}
