@@ -24,6 +24,8 @@ pub const EXIT_END_OF_CODE: u32 = 1;
 pub const EXIT_BREAK_OUTSIDE_LOOP: u32 = 2;
 /// Exit: continue in the interpreter at `Frame::resume_pc` (budget nearly spent).
 pub const EXIT_RESUME: u32 = 3;
+/// Exit: a helper caught a panic (stored for this thread; the caller resumes it).
+pub const EXIT_PANICKED: u32 = 4;
 
 /// Helper results at or above this value are `STOP_BASE + exit code`.
 pub const STOP_BASE: u32 = 0xFFFF_0000;
@@ -249,24 +251,25 @@ std::thread_local! {
 /// Runs a helper's body. A panic (from a user's `EmitSink`, or a bug) must not
 /// unwind through generated code, which has no unwind tables (and crossing an
 /// `extern` boundary would abort the process): it is stored for this thread and
-/// the helper returns the `end` exit, so generated code leaves through its
-/// normal epilogue (restoring the host's floating-point control) and the caller
-/// resumes the panic.
+/// the helper returns the [`EXIT_PANICKED`] exit, so generated code leaves through
+/// its normal epilogue (restoring the host's floating-point control) and the
+/// caller resumes the panic. The exit code, not a thread-local check after every
+/// invocation, tells the caller to look.
 fn catching_panics(body: impl FnOnce() -> u32) -> u32 {
     count_rust_call();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(next) => next,
         Err(payload) => {
             PENDING_PANIC.with(|pending| pending.set(Some(payload)));
-            stop_code(Stop::End)
+            STOP_BASE + EXIT_PANICKED
         }
     }
 }
 
-/// Resumes a panic a helper caught during the generated code that just returned
-/// on this thread, if any. Called right after every entry into generated code;
-/// a nested run (a sink running another shader) takes its own panic before its
-/// caller's helper can store one, so panics never mix.
+/// Resumes the panic a helper caught during the generated code that just returned
+/// [`EXIT_PANICKED`] on this thread. A nested run (a sink running another shader)
+/// takes its own panic before its caller's helper can store one, so panics never
+/// mix.
 pub fn resume_pending_panic() {
     if let Some(payload) = PENDING_PANIC.with(std::cell::Cell::take) {
         std::panic::resume_unwind(payload);

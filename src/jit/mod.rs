@@ -30,7 +30,8 @@ use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{EmitSink, Uniforms, UnitState};
 use frame::{
-    EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, EntryFn, Frame, NO_CHECK,
+    EXIT_BREAK_OUTSIDE_LOOP, EXIT_END, EXIT_END_OF_CODE, EXIT_PANICKED, EXIT_RESUME, EntryFn,
+    Frame, NO_CHECK,
 };
 use memory::ExecRegion;
 use std::collections::HashMap;
@@ -378,7 +379,6 @@ impl CompiledShader {
         // only accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns.
         let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
-        frame::resume_pending_panic();
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
@@ -392,6 +392,10 @@ impl CompiledShader {
                 // exclusive references again.
                 let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
                 invocation.run(state, sink, &mut progress)
+            }
+            EXIT_PANICKED => {
+                frame::resume_pending_panic();
+                unreachable!("exit {EXIT_PANICKED} without a caught panic")
             }
             other => unreachable!("generated code returned unknown exit code {other}"),
         }
