@@ -344,6 +344,7 @@ impl CompiledShader {
     /// Runs one invocation of the program it was compiled from; the same
     /// contract as [`crate::interp::run`]. `program` and `config` must be the ones
     /// passed to the compiler (only the budget may differ).
+    #[inline]
     pub fn run(
         &self,
         program: &Program,
