@@ -98,7 +98,7 @@ pub struct Features {
     pub preconverted_uniforms: bool,
     /// A code variant: data instructions lowered from the shared, optimised
     /// IR ([`crate::ir`], [`crate::ir::opt`]) instead of the hand-written
-    /// per-instruction sequences. x86-64 only (ignored elsewhere).
+    /// per-instruction sequences. x86-64 and AArch64 (ignored elsewhere).
     pub ir_lowering: bool,
 }
 
@@ -115,7 +115,14 @@ impl Features {
                 ir_lowering: ir_lowering_selected(),
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        {
+            Features {
+                ir_lowering: ir_lowering_selected(),
+                ..Features::baseline()
+            }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             Features::baseline()
         }
@@ -123,21 +130,22 @@ impl Features {
 
     /// The code variants worth testing on this host besides [`Features::host`]
     /// (which every engine suite runs): the baseline instruction set and, on
-    /// x86-64, the other code generator (IR lowering or hand-written, whichever
-    /// the host's is not) with the host's and the baseline instruction sets.
+    /// x86-64 and AArch64, the other code generator (IR lowering or
+    /// hand-written, whichever the host's is not) with the host's and the
+    /// baseline instruction sets.
     /// Every variant must give the interpreter's bits.
     ///
     /// ```
     /// use pica_jit::jit::Features;
     /// let variants = Features::test_variants();
     /// assert!(variants.iter().all(|(_, f)| *f != Features::host()));
-    /// #[cfg(target_arch = "x86_64")]
+    /// #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     /// assert!(variants.iter().any(|(_, f)| f.ir_lowering != Features::host().ir_lowering));
     /// ```
     pub fn test_variants() -> Vec<(&'static str, Features)> {
         let host = Features::host();
         let mut candidates = vec![("baseline instruction set", Features::baseline())];
-        if cfg!(target_arch = "x86_64") {
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
             let other = !host.ir_lowering;
             candidates.push((
                 "other code generator",
@@ -174,21 +182,32 @@ impl Features {
     }
 }
 
-/// Environment variable choosing the x86-64 code generator of
-/// [`Features::host`]: `ir` (lowered from the shared IR) or `handwritten`.
-/// Unset or anything else: the default, [`IR_LOWERING_BY_DEFAULT`]. Read once.
+/// Environment variable choosing the code generator of [`Features::host`]:
+/// `ir` (lowered from the shared IR) or `handwritten`. Unset or anything
+/// else: the host's default ([`IR_LOWERING_BY_DEFAULT`] on x86-64,
+/// [`A64_IR_LOWERING_BY_DEFAULT`] on AArch64). Read once.
 pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
 
-/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset.
+/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
+/// (x86-64).
 pub const IR_LOWERING_BY_DEFAULT: bool = true;
 
-#[cfg(target_arch = "x86_64")]
+/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
+/// on AArch64.
+pub const A64_IR_LOWERING_BY_DEFAULT: bool = false;
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn ir_lowering_selected() -> bool {
+    const DEFAULT: bool = if cfg!(target_arch = "aarch64") {
+        A64_IR_LOWERING_BY_DEFAULT
+    } else {
+        IR_LOWERING_BY_DEFAULT
+    };
     static SELECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SELECTED.get_or_init(|| match std::env::var(LOWERING_ENV).as_deref() {
         Ok("ir") => true,
         Ok("handwritten") => false,
-        _ => IR_LOWERING_BY_DEFAULT,
+        _ => DEFAULT,
     })
 }
 
@@ -304,11 +323,16 @@ pub fn compile_with(
     }
     #[cfg(target_arch = "aarch64")]
     {
-        let compiled = a64::compile(program, &analysis, config.precision, features)?;
+        let ir = features.ir_lowering.then(|| {
+            let built =
+                crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
+            crate::ir::opt::optimize(&built)
+        });
+        let compiled = a64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
         let region = ExecRegion::new(&compiled.code)?;
         Ok(CompiledShader {
             region,
-            from_ir: false,
+            from_ir: compiled.from_ir,
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -322,7 +346,7 @@ pub fn compile_with(
 
 impl CompiledShader {
     /// Whether the data instructions were lowered from the shared IR
-    /// ([`Features::ir_lowering`] on x86-64; `false` when the lowering gave
+    /// ([`Features::ir_lowering`] on x86-64 and AArch64; `false` when the lowering gave
     /// up on a block and the hand-written code generator compiled the
     /// program instead).
     pub fn lowered_from_ir(&self) -> bool {

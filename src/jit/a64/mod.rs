@@ -44,6 +44,7 @@
 
 mod alu;
 mod consts;
+mod lower;
 mod operands;
 #[cfg(test)]
 mod tests;
@@ -55,6 +56,7 @@ use super::frame::{
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
+use crate::ir::Ir;
 use crate::isa::Instruction;
 use crate::program::Program;
 use dynasmrt::aarch64::Aarch64Relocation;
@@ -81,11 +83,20 @@ pub(crate) struct Emitter<'p> {
     /// Float uniforms are already float24 values (F24 batches): constant reads
     /// skip the load conversion (which is idempotent, so this only saves time).
     preconverted_uniforms: bool,
+    /// The (optimised) IR to lower data instructions from, instead of the
+    /// hand-written per-instruction sequences (`lower.rs`).
+    ir: Option<&'p Ir>,
+    /// The IR block being lowered.
+    lowering: Option<lower::BlockState<'p>>,
+    /// The first error of the IR lowering.
+    lower_error: Option<JitError>,
 }
 
 /// A compiled function: machine code, entry at offset 0.
 pub(crate) struct Compiled {
     pub code: Vec<u8>,
+    /// Whether the data instructions were lowered from the IR.
+    pub from_ir: bool,
 }
 
 /// Every swizzle the data instructions use that needs a `tbl` (not the
@@ -114,14 +125,33 @@ fn needs_tbl(lanes: [usize; 4]) -> bool {
     lanes != [0, 1, 2, 3] && lanes.iter().any(|&l| l != lanes[0])
 }
 
-/// Compiles `program` (analysed for its entry and unit kind). Of `features`
-/// only [`super::Features::preconverted_uniforms`] applies here (the x86-64
-/// instruction-set flags do not exist on AArch64).
+/// Compiles `program` (analysed for its entry and unit kind); with `ir` (an
+/// optimised IR of it, for this analysis and precision) data instructions are
+/// lowered from the IR, falling back to the hand-written sequences if the
+/// lowering gives up on a block (more live values than value registers). Of
+/// `features` only [`super::Features::preconverted_uniforms`] applies here (the
+/// x86-64 instruction-set flags do not exist on AArch64).
 pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
     features: super::Features,
+    ir: Option<&Ir>,
+) -> Result<Compiled, JitError> {
+    match compile_variant(program, analysis, precision, features, ir) {
+        Err(JitError::Lowering(_)) if ir.is_some() => {
+            compile_variant(program, analysis, precision, features, None)
+        }
+        other => other,
+    }
+}
+
+fn compile_variant(
+    program: &Program,
+    analysis: &Analysis,
+    precision: Precision,
+    features: super::Features,
+    ir: Option<&Ir>,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
     let mut ops = Asm::new(0);
@@ -135,6 +165,9 @@ pub(crate) fn compile(
         pc_labels,
         swizzles,
         preconverted_uniforms: features.preconverted_uniforms,
+        ir,
+        lowering: None,
+        lower_error: None,
     };
     dynasm!(e.ops ; .arch aarch64 ; b ->prologue);
     consts::emit(&mut e.ops, &e.swizzles);
@@ -149,6 +182,9 @@ pub(crate) fn compile(
     e.prologue();
     for pc in 0..len as u32 {
         e.instruction(pc);
+    }
+    if let Some(err) = e.lower_error.take() {
+        return Err(err);
     }
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch aarch64 ; movz w0, EXIT_END_OF_CODE ; b ->epilogue);
@@ -171,10 +207,13 @@ pub(crate) fn compile(
         let at = table + pc * 4;
         code[at..at + 4].copy_from_slice(&entry.to_le_bytes());
     }
-    Ok(Compiled { code })
+    Ok(Compiled {
+        code,
+        from_ir: ir.is_some(),
+    })
 }
 
-impl Emitter<'_> {
+impl<'p> Emitter<'p> {
     fn prologue(&mut self) {
         dynasm!(self.ops
             ; .arch aarch64
@@ -302,6 +341,14 @@ impl Emitter<'_> {
                 ; str x9, [x19, OFFSET_REMAINING as u32]
             );
         }
+        if let Some(ir) = self.ir
+            && let Some((block, 0)) = ir.locate(pc)
+        {
+            let data: Vec<bool> = (block.start..=block.last)
+                .map(|p| self.analysis.class[p as usize] == InstrClass::Data)
+                .collect();
+            self.lowering = Some(lower::BlockState::new(block, &data));
+        }
         let instr = self.program.instructions()[i];
         match self.analysis.class[i] {
             InstrClass::End => {
@@ -313,6 +360,12 @@ impl Emitter<'_> {
                 return;
             }
             InstrClass::Nop => {}
+            InstrClass::Data if self.ir.is_some() => {
+                let span = self.ir.and_then(|ir| ir.locate(pc)).map_or(0, |(_, k)| k);
+                if let Err(err) = self.lower_span(span) {
+                    self.lower_error.get_or_insert(err);
+                }
+            }
             InstrClass::Data => self.data(instr),
         }
         if self.analysis.check_after[i] {

@@ -164,7 +164,7 @@ impl Emitter<'_> {
     }
 
     /// F24: converts a value entering the unit to float24 (`arith::f24::load`).
-    fn f24_load(&mut self, x: u8) {
+    pub(super) fn f24_load(&mut self, x: u8) {
         if self.precision != Precision::F24 {
             return;
         }

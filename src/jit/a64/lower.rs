@@ -1,0 +1,466 @@
+//! The AArch64 code generator that lowers the shared IR ([`crate::ir`]): every
+//! primitive is lowered once here with NEON; the floating-point rules live in
+//! the IR recipes and the optimisations are the shared IR passes
+//! ([`crate::ir::opt`]), exactly as on x86-64 (`x64/lower/`).
+//!
+//! It reuses the hand-written backend's frame, prologue, epilogue, dispatch,
+//! budget and control flow: only the spans of data instructions are lowered,
+//! and every write goes to memory at once, so the state is exact at every
+//! instruction boundary. Blocks are entered only at their start and run whole
+//! (the budget is charged per block), so a value may live across the
+//! instructions of its block.
+//!
+//! **Values** live in `v1..=v3` and `v28..=v31` (the registers the hand-written
+//! sequences use as sources and scratch, never across instructions), allocated
+//! in node order: a register is freed after its value's last use. When a block
+//! needs more live values than that, the lowering gives up and the whole
+//! program is compiled by the hand-written generator instead. `v0` and
+//! `v4..=v7` are scratch inside one primitive (the shared float24 sequences of
+//! `operands.rs` use them); `v16..=v27` hold the pinned constants. A scalar is
+//! held broadcast in all four lanes, a `bool` as a lane mask.
+//!
+//! NEON rules kept (see `tests.rs`): compares are ordered (`fcmeq`/`fcmgt`/
+//! `fcmge` are false on NaN, as in Rust), no fused multiply-add, `fdiv`/`fsqrt`
+//! rather than estimates, max/min as compare + select, sign flips with `eor`.
+
+use super::Emitter;
+use super::operands::{A0, AL, CMP, NAN, SIGN};
+use crate::arith::Precision;
+use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
+use crate::isa::CmpOp;
+use crate::jit::JitError;
+use crate::state::Uniforms;
+use dynasmrt::{DynasmApi, dynasm};
+use std::mem::offset_of;
+
+const INPUTS: u32 = offset_of!(crate::state::UnitState, inputs) as u32;
+const TEMPS: u32 = offset_of!(crate::state::UnitState, temps) as u32;
+const FLOATS: u32 = offset_of!(Uniforms, f) as u32;
+const BOOLS: u32 = offset_of!(Uniforms, b) as u32;
+const INTS: u32 = offset_of!(Uniforms, i) as u32;
+
+/// Registers that hold values.
+const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
+
+/// Per-block lowering state.
+pub(super) struct BlockState<'p> {
+    nodes: &'p [Node],
+    instrs: &'p [InstrSpan],
+    /// Whether the node runs (a write of a lowered span, or read by one).
+    needed: Vec<bool>,
+    /// Index of the node that last reads each value (`u32::MAX`: none).
+    last_use: Vec<u32>,
+    /// The register holding each value.
+    reg: Vec<Option<u8>>,
+    /// Which value each `v` register holds.
+    holder: [Option<Value>; 32],
+}
+
+impl<'p> BlockState<'p> {
+    /// Computes which nodes run and their last uses; `data[k]` says whether
+    /// span `k` is lowered (the others are emitted by the hand-written code).
+    pub fn new(block: &'p Block, data: &[bool]) -> BlockState<'p> {
+        let n = block.nodes.len();
+        let mut in_data_span = vec![false; n];
+        for (span, &lowered) in block.instrs.iter().zip(data) {
+            in_data_span[span.first as usize..span.end as usize].fill(lowered);
+        }
+        let mut needed = vec![false; n];
+        let mut last_use = vec![u32::MAX; n];
+        for k in (0..n).rev() {
+            if block.nodes[k].ty.is_none() && in_data_span[k] {
+                needed[k] = true;
+            }
+            if needed[k] {
+                for v in crate::ir::opt::operands(&block.nodes[k].op) {
+                    needed[v.0 as usize] = true;
+                    let last = &mut last_use[v.0 as usize];
+                    if *last == u32::MAX {
+                        *last = k as u32;
+                    }
+                }
+            }
+        }
+        BlockState {
+            nodes: &block.nodes,
+            instrs: &block.instrs,
+            needed,
+            last_use,
+            reg: vec![None; n],
+            holder: [None; 32],
+        }
+    }
+}
+
+impl<'p> Emitter<'p> {
+    /// Lowers the nodes of span `k` of the current block.
+    pub(super) fn lower_span(&mut self, k: usize) -> Result<(), JitError> {
+        let Some(state) = self.lowering.as_ref() else {
+            return Err(JitError::Lowering(
+                "no IR block at a data instruction".into(),
+            ));
+        };
+        let span = state
+            .instrs
+            .get(k)
+            .copied()
+            .ok_or_else(|| JitError::Lowering(format!("IR block has no span {k}")))?;
+        for index in span.first..span.end {
+            if self.state().needed[index as usize] {
+                self.lower_node(Value(index))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn state(&self) -> &BlockState<'p> {
+        self.lowering.as_ref().expect("a block is being lowered")
+    }
+
+    fn state_mut(&mut self) -> &mut BlockState<'p> {
+        self.lowering.as_mut().expect("a block is being lowered")
+    }
+
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
+        let node = self.state().nodes[v.0 as usize];
+        let operands: Vec<Value> = crate::ir::opt::operands(&node.op).into_iter().collect();
+        let mut regs = Vec::with_capacity(operands.len());
+        for &o in &operands {
+            let r = self.state().reg[o.0 as usize].ok_or_else(|| {
+                JitError::Lowering(format!("IR value {o} used before it is computed"))
+            })?;
+            regs.push(r);
+        }
+        // The result never shares a register with an operand (sequences may
+        // write it before reading every operand).
+        let d = if node.ty.is_some() {
+            let s = self.state();
+            let free = VALUE_REGS
+                .iter()
+                .copied()
+                .find(|&r| s.holder[r as usize].is_none())
+                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+            let s = self.state_mut();
+            s.holder[free as usize] = Some(v);
+            s.reg[v.0 as usize] = Some(free);
+            free
+        } else {
+            0
+        };
+        self.emit_node(node.op, d, &regs)?;
+        let s = self.state_mut();
+        for &o in &operands {
+            if s.last_use[o.0 as usize] == v.0
+                && let Some(r) = s.reg[o.0 as usize].take()
+            {
+                s.holder[r as usize] = None;
+            }
+        }
+        if node.ty.is_some() && s.last_use[v.0 as usize] == u32::MAX {
+            s.holder[d as usize] = None;
+            s.reg[v.0 as usize] = None;
+        }
+        Ok(())
+    }
+
+    /// `w9` = `bits`.
+    fn imm_w9(&mut self, bits: u32) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; movz w9, bits & 0xFFFF
+            ; movk w9, bits >> 16, lsl #16
+        );
+    }
+
+    fn copy(&mut self, d: u8, a: u8) {
+        if d != a {
+            dynasm!(self.ops ; .arch aarch64 ; mov V(d).b16, V(a).b16);
+        }
+    }
+
+    fn emit_node(&mut self, op: Op, d: u8, regs: &[u8]) -> Result<(), JitError> {
+        let r = |k: usize| regs[k];
+        match op {
+            Op::Const { ty, bits } => {
+                let mut lanes = if ty.lanes == 1 { [bits[0]; 4] } else { bits };
+                if ty.elem == Elem::Bool {
+                    lanes = lanes.map(|b| if b != 0 { u32::MAX } else { 0 });
+                }
+                if lanes.iter().all(|&l| l == lanes[0]) {
+                    self.imm_w9(lanes[0]);
+                    dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, w9);
+                } else {
+                    for (lane, bits) in lanes.into_iter().enumerate() {
+                        self.imm_w9(bits);
+                        let lane = lane as u32;
+                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], w9);
+                    }
+                }
+            }
+            Op::ReadInput(n) => {
+                let off = INPUTS + 16 * (n & 15) as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x20, off]);
+            }
+            Op::ReadTemp(n) => {
+                let off = TEMPS + 16 * (n & 15) as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x20, off]);
+            }
+            Op::ReadConst(n) => {
+                let off = FLOATS + 16 * n.min(95) as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x21, off]);
+            }
+            Op::ReadConstAt(_) => {
+                let ones = super::consts::K::Ones.offset();
+                dynasm!(self.ops
+                    ; .arch aarch64
+                    ; umov w9, V(r(0)).s[0]
+                    ; add x10, x21, x9, lsl #4
+                    ; add x10, x10, FLOATS
+                    ; add x11, x23, ones
+                    ; cmp w9, #95
+                    ; csel x10, x10, x11, ls
+                    ; ldr Q(d), [x10]
+                );
+            }
+            Op::ReadAddr(reg) => {
+                let off = addr_offset(reg);
+                dynasm!(self.ops ; .arch aarch64 ; ldr w9, [x20, off] ; dup V(d).s4, w9);
+            }
+            Op::ReadFlag(f) => {
+                let off = CMP + (f & 1) as u32;
+                dynasm!(self.ops
+                    ; .arch aarch64
+                    ; ldrb w9, [x20, off]
+                    ; neg w9, w9
+                    ; dup V(d).s4, w9
+                );
+            }
+            Op::ReadBoolUniform(n) => {
+                let off = BOOLS + (n & 15) as u32;
+                dynasm!(self.ops
+                    ; .arch aarch64
+                    ; ldrb w9, [x21, off]
+                    ; neg w9, w9
+                    ; dup V(d).s4, w9
+                );
+            }
+            Op::ReadIntUniform { id, field } => {
+                let off = INTS + 4 * (id & 3) as u32 + (field & 3) as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ldrb w9, [x21, off] ; dup V(d).s4, w9);
+            }
+            Op::Store { dst, mask, .. } => self.store(r(0), dst, mask),
+            Op::WriteAddr(reg, _) => {
+                let off = addr_offset(reg);
+                dynasm!(self.ops ; .arch aarch64 ; umov w9, V(r(0)).s[0] ; str w9, [x20, off]);
+            }
+            Op::WriteFlag(f, _) => {
+                let off = CMP + (f & 1) as u32;
+                dynasm!(self.ops
+                    ; .arch aarch64
+                    ; umov w9, V(r(0)).s[0]
+                    ; and w9, w9, #1
+                    ; strb w9, [x20, off]
+                );
+            }
+            Op::Swizzle(_, lanes) => {
+                let a = r(0);
+                if lanes.iter().all(|&l| l == lanes[0]) {
+                    let lane = (lanes[0] & 3) as u32;
+                    dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(a).s[lane]);
+                } else {
+                    for (to, &from) in lanes.iter().enumerate() {
+                        let (to, from) = (to as u32, (from & 3) as u32);
+                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[to], V(a).s[from]);
+                    }
+                }
+            }
+            Op::Extract(_, lane) => {
+                let lane = (lane & 3) as u32;
+                dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(r(0)).s[lane]);
+            }
+            Op::Splat(_) => self.copy(d, r(0)),
+            Op::Blend { take_b, .. } => {
+                self.copy(d, r(0));
+                for lane in 0..4u32 {
+                    if take_b.writes(lane as usize) {
+                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(r(1)).s[lane]);
+                    }
+                }
+            }
+            // d = cond ? a : b
+            Op::Select { .. } => {
+                dynasm!(self.ops
+                    ; .arch aarch64
+                    ; mov V(d).b16, V(r(0)).b16
+                    ; bsl V(d).b16, V(r(1)).b16, V(r(2)).b16
+                );
+            }
+            Op::Unary(u, _) => self.unary(u, d, r(0))?,
+            Op::Binary(b, _, _) => self.binary(b, d, r(0), r(1)),
+            Op::FCmp(c, _, _) => {
+                let (a, b) = (r(0), r(1));
+                match c {
+                    CmpOp::True6 | CmpOp::True7 => {
+                        dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #u64::MAX)
+                    }
+                    CmpOp::Eq => {
+                        dynasm!(self.ops ; .arch aarch64 ; fcmeq V(d).s4, V(a).s4, V(b).s4)
+                    }
+                    // not (a == b): true when unordered.
+                    CmpOp::Ne => dynasm!(self.ops
+                        ; .arch aarch64
+                        ; fcmeq V(d).s4, V(a).s4, V(b).s4
+                        ; mvn V(d).b16, V(d).b16
+                    ),
+                    CmpOp::Lt => {
+                        dynasm!(self.ops ; .arch aarch64 ; fcmgt V(d).s4, V(b).s4, V(a).s4)
+                    }
+                    CmpOp::Le => {
+                        dynasm!(self.ops ; .arch aarch64 ; fcmge V(d).s4, V(b).s4, V(a).s4)
+                    }
+                    CmpOp::Gt => {
+                        dynasm!(self.ops ; .arch aarch64 ; fcmgt V(d).s4, V(a).s4, V(b).s4)
+                    }
+                    CmpOp::Ge => {
+                        dynasm!(self.ops ; .arch aarch64 ; fcmge V(d).s4, V(a).s4, V(b).s4)
+                    }
+                }
+            }
+            Op::ICmp(c, _, _) => {
+                let (a, b) = (r(0), r(1));
+                let (x, y, invert) = match c {
+                    CmpOp::True6 | CmpOp::True7 => {
+                        dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #u64::MAX);
+                        return Ok(());
+                    }
+                    CmpOp::Eq | CmpOp::Ne => {
+                        dynasm!(self.ops ; .arch aarch64 ; cmeq V(d).s4, V(a).s4, V(b).s4);
+                        if c == CmpOp::Ne {
+                            dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(d).b16);
+                        }
+                        return Ok(());
+                    }
+                    CmpOp::Gt => (a, b, false),
+                    CmpOp::Lt => (b, a, false),
+                    CmpOp::Le => (a, b, true),
+                    CmpOp::Ge => (b, a, true),
+                };
+                dynasm!(self.ops ; .arch aarch64 ; cmgt V(d).s4, V(x).s4, V(y).s4);
+                if invert {
+                    dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(d).b16);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn unary(&mut self, u: UnOp, d: u8, a: u8) -> Result<(), JitError> {
+        let f24 = self.precision == Precision::F24;
+        match u {
+            UnOp::Floor => dynasm!(self.ops ; .arch aarch64 ; frintm V(d).s4, V(a).s4),
+            UnOp::Sqrt => dynasm!(self.ops ; .arch aarch64 ; fsqrt V(d).s4, V(a).s4),
+            UnOp::FlipSign => {
+                dynasm!(self.ops ; .arch aarch64 ; eor V(d).b16, V(a).b16, V(SIGN).b16)
+            }
+            UnOp::Canonicalize => {
+                self.copy(d, a);
+                self.canonicalize(d);
+            }
+            UnOp::F24Load | UnOp::F24Flush | UnOp::F24Quantize if !f24 => {
+                return Err(JitError::Lowering(format!("{u:?} in an F32 program")));
+            }
+            UnOp::F24Load => {
+                self.copy(d, a);
+                self.f24_load(d);
+            }
+            UnOp::F24Flush => {
+                self.copy(d, a);
+                self.arith_input(d);
+            }
+            UnOp::F24Quantize => {
+                self.copy(d, a);
+                self.arith_result(d);
+            }
+            // Saturating, NaN → 0: `arith::mova` exactly.
+            UnOp::ToI32 => dynasm!(self.ops ; .arch aarch64 ; fcvtzs V(d).s4, V(a).s4),
+            UnOp::ToF32 => dynasm!(self.ops ; .arch aarch64 ; scvtf V(d).s4, V(a).s4),
+            UnOp::Bits | UnOp::FromBits => self.copy(d, a),
+            UnOp::Shl(n) => {
+                let n = u32::from(n.min(31));
+                dynasm!(self.ops ; .arch aarch64 ; shl V(d).s4, V(a).s4, n);
+            }
+            UnOp::Sar(n) => {
+                if n == 0 {
+                    self.copy(d, a);
+                } else {
+                    let n = u32::from(n.min(32));
+                    dynasm!(self.ops ; .arch aarch64 ; sshr V(d).s4, V(a).s4, n);
+                }
+            }
+            UnOp::Shr(n) => {
+                if n == 0 {
+                    self.copy(d, a);
+                } else if n >= 32 {
+                    dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #0);
+                } else {
+                    let n = u32::from(n);
+                    dynasm!(self.ops ; .arch aarch64 ; ushr V(d).s4, V(a).s4, n);
+                }
+            }
+            UnOp::Not => dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(a).b16),
+        }
+        Ok(())
+    }
+
+    fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
+        match op {
+            BinOp::FAdd => dynasm!(self.ops ; .arch aarch64 ; fadd V(d).s4, V(a).s4, V(b).s4),
+            BinOp::FSub => dynasm!(self.ops ; .arch aarch64 ; fsub V(d).s4, V(a).s4, V(b).s4),
+            BinOp::FMul => dynasm!(self.ops ; .arch aarch64 ; fmul V(d).s4, V(a).s4, V(b).s4),
+            BinOp::FDiv => dynasm!(self.ops ; .arch aarch64 ; fdiv V(d).s4, V(a).s4, V(b).s4),
+            // NaN product of non-NaN operands (inf * 0) → +0, any other NaN →
+            // the canonical NaN.
+            BinOp::PicaMul => dynasm!(self.ops
+                ; .arch aarch64
+                ; fmul V(d).s4, V(a).s4, V(b).s4
+                ; fcmeq v4.s4, V(a).s4, V(a).s4
+                ; fcmeq v5.s4, V(b).s4, V(b).s4
+                ; and v4.b16, v4.b16, v5.b16
+                ; fcmeq v5.s4, V(d).s4, V(d).s4
+                ; bic v6.b16, v4.b16, v5.b16
+                ; bif V(d).b16, V(NAN).b16, v5.b16
+                ; bic V(d).b16, V(d).b16, v6.b16
+            ),
+            // a > b ? a : b (ordered: b when either is NaN), `arith::max`.
+            BinOp::PicaMax => dynasm!(self.ops
+                ; .arch aarch64
+                ; fcmgt v0.s4, V(a).s4, V(b).s4
+                ; mov V(d).b16, V(b).b16
+                ; bit V(d).b16, V(a).b16, v0.b16
+            ),
+            // a < b ? a : b, `arith::min`.
+            BinOp::PicaMin => dynasm!(self.ops
+                ; .arch aarch64
+                ; fcmgt v0.s4, V(b).s4, V(a).s4
+                ; mov V(d).b16, V(b).b16
+                ; bit V(d).b16, V(a).b16, v0.b16
+            ),
+            BinOp::IAdd => dynasm!(self.ops ; .arch aarch64 ; add V(d).s4, V(a).s4, V(b).s4),
+            BinOp::ISub => dynasm!(self.ops ; .arch aarch64 ; sub V(d).s4, V(a).s4, V(b).s4),
+            BinOp::And | BinOp::BAnd => {
+                dynasm!(self.ops ; .arch aarch64 ; and V(d).b16, V(a).b16, V(b).b16)
+            }
+            BinOp::Or | BinOp::BOr => {
+                dynasm!(self.ops ; .arch aarch64 ; orr V(d).b16, V(a).b16, V(b).b16)
+            }
+        }
+    }
+}
+
+fn addr_offset(reg: AddrReg) -> u32 {
+    match reg {
+        AddrReg::A0X => A0,
+        AddrReg::A0Y => A0 + 4,
+        AddrReg::AL => AL,
+    }
+}
