@@ -12,9 +12,11 @@
 //!
 //! **Values** live in `v1..=v3` and `v28..=v31` (the registers the hand-written
 //! sequences use as sources and scratch, never across instructions), allocated
-//! in node order: a register is freed after its value's last use. When a block
-//! needs more live values than that, the lowering gives up and the whole
-//! program is compiled by the hand-written generator instead. `v0` and
+//! in node order: a register is freed after its value's last use, and when
+//! none is free the value used last is spilled to a stack slot (the prologue
+//! reserves [`SPILL_BYTES`] at `sp`). When a block needs more live values than
+//! registers and slots, the lowering gives up and the whole program is
+//! compiled by the hand-written generator instead. `v0` and
 //! `v4..=v7` are scratch inside one primitive (the shared float24 sequences of
 //! `operands.rs` use them); `v16..=v27` hold the pinned constants. A scalar is
 //! held broadcast in all four lanes, a `bool` as a lane mask.
@@ -41,6 +43,21 @@ const INTS: u32 = offset_of!(Uniforms, i) as u32;
 
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
+/// Stack slots for spilled values (16 bytes each, at `sp`).
+const SPILL_SLOTS: usize = 64;
+/// Bytes the IR lowering reserves on the stack below the saved registers.
+pub(super) const SPILL_BYTES: u32 = 16 * SPILL_SLOTS as u32;
+
+/// Where a value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    /// Not computed yet, or no longer needed.
+    None,
+    /// In `v<n>`.
+    Reg(u8),
+    /// In spill slot `n`.
+    Spill(u8),
+}
 
 /// Per-block lowering state.
 pub(super) struct BlockState<'p> {
@@ -50,10 +67,12 @@ pub(super) struct BlockState<'p> {
     needed: Vec<bool>,
     /// Index of the node that last reads each value (`u32::MAX`: none).
     last_use: Vec<u32>,
-    /// The register holding each value.
-    reg: Vec<Option<u8>>,
+    /// Where each value is.
+    loc: Vec<Loc>,
     /// Which value each `v` register holds.
     holder: [Option<Value>; 32],
+    /// Free spill slots.
+    free_slots: Vec<u8>,
 }
 
 impl<'p> BlockState<'p> {
@@ -86,8 +105,9 @@ impl<'p> BlockState<'p> {
             instrs: &block.instrs,
             needed,
             last_use,
-            reg: vec![None; n],
+            loc: vec![Loc::None; n],
             holder: [None; 32],
+            free_slots: (0..SPILL_SLOTS as u8).rev().collect(),
         }
     }
 }
@@ -121,44 +141,91 @@ impl<'p> Emitter<'p> {
         self.lowering.as_mut().expect("a block is being lowered")
     }
 
+    /// A free value register, spilling the value whose last use is furthest
+    /// away (never one of `keep`).
+    fn alloc_reg(&mut self, keep: &[Value]) -> Result<u8, JitError> {
+        let s = self.state();
+        if let Some(r) = VALUE_REGS
+            .iter()
+            .copied()
+            .find(|&r| s.holder[r as usize].is_none())
+        {
+            return Ok(r);
+        }
+        let victim = VALUE_REGS
+            .iter()
+            .filter_map(|&r| s.holder[r as usize].map(|v| (r, v)))
+            .filter(|(_, v)| !keep.contains(v))
+            .max_by_key(|(_, v)| s.last_use[v.0 as usize]);
+        let Some((r, v)) = victim else {
+            return Err(JitError::Lowering("no register to spill".into()));
+        };
+        let s = self.state_mut();
+        let slot = s
+            .free_slots
+            .pop()
+            .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+        s.holder[r as usize] = None;
+        s.loc[v.0 as usize] = Loc::Spill(slot);
+        let off = 16 * u32::from(slot);
+        dynasm!(self.ops ; .arch aarch64 ; str Q(r), [sp, off]);
+        Ok(r)
+    }
+
+    /// The register holding `v`, reloading it if it was spilled.
+    fn reg_of(&mut self, v: Value, keep: &[Value]) -> Result<u8, JitError> {
+        match self.state().loc[v.0 as usize] {
+            Loc::Reg(r) => Ok(r),
+            Loc::Spill(slot) => {
+                let r = self.alloc_reg(keep)?;
+                let off = 16 * u32::from(slot);
+                dynasm!(self.ops ; .arch aarch64 ; ldr Q(r), [sp, off]);
+                let s = self.state_mut();
+                s.free_slots.push(slot);
+                s.loc[v.0 as usize] = Loc::Reg(r);
+                s.holder[r as usize] = Some(v);
+                Ok(r)
+            }
+            Loc::None => Err(JitError::Lowering(format!(
+                "IR value {v} used before it is computed"
+            ))),
+        }
+    }
+
     fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
         let node = self.state().nodes[v.0 as usize];
-        let operands: Vec<Value> = crate::ir::opt::operands(&node.op).into_iter().collect();
+        let operands: Vec<Value> = crate::ir::opt::operands(&node.op).collect();
         let mut regs = Vec::with_capacity(operands.len());
         for &o in &operands {
-            let r = self.state().reg[o.0 as usize].ok_or_else(|| {
-                JitError::Lowering(format!("IR value {o} used before it is computed"))
-            })?;
-            regs.push(r);
+            regs.push(self.reg_of(o, &operands)?);
         }
         // The result never shares a register with an operand (sequences may
         // write it before reading every operand).
         let d = if node.ty.is_some() {
-            let s = self.state();
-            let free = VALUE_REGS
-                .iter()
-                .copied()
-                .find(|&r| s.holder[r as usize].is_none())
-                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+            let d = self.alloc_reg(&operands)?;
             let s = self.state_mut();
-            s.holder[free as usize] = Some(v);
-            s.reg[v.0 as usize] = Some(free);
-            free
+            s.holder[d as usize] = Some(v);
+            s.loc[v.0 as usize] = Loc::Reg(d);
+            d
         } else {
             0
         };
         self.emit_node(node.op, d, &regs)?;
         let s = self.state_mut();
         for &o in &operands {
-            if s.last_use[o.0 as usize] == v.0
-                && let Some(r) = s.reg[o.0 as usize].take()
-            {
-                s.holder[r as usize] = None;
+            if s.last_use[o.0 as usize] == v.0 {
+                match s.loc[o.0 as usize] {
+                    Loc::Reg(r) => s.holder[r as usize] = None,
+                    Loc::Spill(slot) => s.free_slots.push(slot),
+                    Loc::None => {}
+                }
+                s.loc[o.0 as usize] = Loc::None;
             }
         }
         if node.ty.is_some() && s.last_use[v.0 as usize] == u32::MAX {
+            // Computed for nothing: free at once.
             s.holder[d as usize] = None;
-            s.reg[v.0 as usize] = None;
+            s.loc[v.0 as usize] = Loc::None;
         }
         Ok(())
     }

@@ -21,7 +21,8 @@
 //! - `x19` = `*mut Frame`, `x20` = `*mut UnitState`, `x21` = `*const Uniforms`,
 //!   `x22` = address of the PC → code offset table, `x23` = constant pool. All
 //!   callee-saved, so they survive the runtime helpers; saved with `x29`/`x30`
-//!   in a 64-byte frame (SP stays 16-byte aligned at every call).
+//!   in a 64-byte frame, with the IR lowering's spill slots below it (SP stays
+//!   16-byte aligned at every call).
 //! - `x9..x12`, `x16` are scratch; `w0`/`w1` carry the PC and helper arguments.
 //!   Helpers are called with `blr` through `x16` (address from `movz`/`movk`).
 //! - `v1..v3` hold sources, `v0` is the select mask, `v4..v7` and `v28..v31`
@@ -90,6 +91,8 @@ pub(crate) struct Emitter<'p> {
     lowering: Option<lower::BlockState<'p>>,
     /// The first error of the IR lowering.
     lower_error: Option<JitError>,
+    /// Stack bytes reserved below the saved registers (spill slots).
+    stack_extra: u32,
 }
 
 /// A compiled function: machine code, entry at offset 0.
@@ -168,6 +171,7 @@ fn compile_variant(
         ir,
         lowering: None,
         lower_error: None,
+        stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
     };
     dynasm!(e.ops ; .arch aarch64 ; b ->prologue);
     consts::emit(&mut e.ops, &e.swizzles);
@@ -223,6 +227,12 @@ impl<'p> Emitter<'p> {
             ; stp x19, x20, [sp, #16]
             ; stp x21, x22, [sp, #32]
             ; str x23, [sp, #48]
+        );
+        if self.stack_extra > 0 {
+            dynasm!(self.ops ; .arch aarch64 ; sub sp, sp, self.stack_extra);
+        }
+        dynasm!(self.ops
+            ; .arch aarch64
             ; mov x19, x0
             ; mov x20, x1
             ; mov x21, x2
@@ -292,6 +302,12 @@ impl<'p> Emitter<'p> {
             ; ->epilogue:
             ; ldr x9, [x19, OFFSET_SAVED_FP as u32]
             ; msr SYSREG_FPCR, x9
+        );
+        if self.stack_extra > 0 {
+            dynasm!(self.ops ; .arch aarch64 ; add sp, sp, self.stack_extra);
+        }
+        dynasm!(self.ops
+            ; .arch aarch64
             ; ldr x23, [sp, #48]
             ; ldp x21, x22, [sp, #32]
             ; ldp x19, x20, [sp, #16]
