@@ -378,9 +378,11 @@ fn runners(
 }
 
 /// A variant that asks for the IR lowering must not have fallen back to the
-/// hand-written code generator (x86-64; the corpus never needs to).
+/// hand-written code generator (x86-64 and AArch64; the corpus never needs
+/// to).
 fn check_generator(code: &CompiledShader, features: Features, name: &str) -> Result<(), String> {
-    if cfg!(target_arch = "x86_64") && code.lowered_from_ir() != features.ir_lowering {
+    let has_both = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+    if has_both && code.lowered_from_ir() != features.ir_lowering {
         return Err(format!(
             "the JIT variant ({name}) asked for ir_lowering = {} but got the other code generator",
             features.ir_lowering

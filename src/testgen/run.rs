@@ -299,10 +299,11 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
         );
     }
     add("baseline", Features::baseline());
-    // The other x86-64 code generator (lowered from the IR, or the
-    // hand-written one when that is the host's), with and without VEX.
-    let x64 = cfg!(target_arch = "x86_64");
-    if x64 {
+    // The other code generator (lowered from the IR, or the hand-written one
+    // when that is the host's), with the host's and the baseline instruction
+    // sets (x86-64 and AArch64).
+    let two_generators = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+    if two_generators {
         add(
             "other lowering",
             Features {
@@ -326,7 +327,7 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
                 ..Features::baseline()
             },
         );
-        if x64 {
+        if two_generators {
             add(
                 "other lowering preconverted",
                 Features {
