@@ -194,7 +194,7 @@ pub const IR_LOWERING_BY_DEFAULT: bool = true;
 
 /// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
 /// on AArch64.
-pub const A64_IR_LOWERING_BY_DEFAULT: bool = false;
+pub const A64_IR_LOWERING_BY_DEFAULT: bool = true;
 
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn ir_lowering_selected() -> bool {
