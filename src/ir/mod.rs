@@ -77,6 +77,7 @@
 
 mod build;
 pub mod eval;
+pub mod liveness;
 pub mod opt;
 mod print;
 mod recipes;

@@ -225,7 +225,7 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
 }
 
 /// The operands of `op`, in order.
-pub(crate) fn operands(op: &Op) -> impl Iterator<Item = Value> {
+pub fn operands(op: &Op) -> impl Iterator<Item = Value> {
     let mut list = [None; 3];
     let _ = map_operands(*op, |v| {
         if let Some(slot) = list.iter_mut().find(|s| s.is_none()) {

@@ -307,33 +307,22 @@ pub fn compile_with(
         )));
     }
     let analysis = analysis::analyse(program, config.entry, config.kind);
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         let ir = features.ir_lowering.then(|| {
             let built =
                 crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
             crate::ir::opt::optimize(&built)
         });
-        let compiled = x64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
-        let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader {
-            region,
-            from_ir: compiled.from_ir,
-        })
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        let ir = features.ir_lowering.then(|| {
-            let built =
-                crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
-            crate::ir::opt::optimize(&built)
-        });
-        let compiled = a64::compile(program, &analysis, config.precision, features, ir.as_ref())?;
-        let region = ExecRegion::new(&compiled.code)?;
-        Ok(CompiledShader {
-            region,
-            from_ir: compiled.from_ir,
-        })
+        let generate = |ir| generate(program, &analysis, config.precision, features, ir);
+        // The IR lowering gives up on a block with more live values than spill
+        // slots; the hand-written generator then compiles the whole program.
+        let (code, from_ir) = match generate(ir.as_ref()) {
+            Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
+            other => other?,
+        };
+        let region = ExecRegion::new(&code)?;
+        Ok(CompiledShader { region, from_ir })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -342,6 +331,34 @@ pub fn compile_with(
             "no code generator for this architecture",
         ))
     }
+}
+
+/// The host's code generator: machine code for `program`, with data
+/// instructions lowered from `ir` when given, and whether they were.
+#[cfg(target_arch = "x86_64")]
+fn generate(
+    program: &Program,
+    analysis: &analysis::Analysis,
+    precision: Precision,
+    features: Features,
+    ir: Option<&crate::ir::Ir>,
+) -> Result<(Vec<u8>, bool), JitError> {
+    let compiled = x64::compile(program, analysis, precision, features, ir)?;
+    Ok((compiled.code, compiled.from_ir))
+}
+
+/// The host's code generator: machine code for `program`, with data
+/// instructions lowered from `ir` when given, and whether they were.
+#[cfg(target_arch = "aarch64")]
+fn generate(
+    program: &Program,
+    analysis: &analysis::Analysis,
+    precision: Precision,
+    features: Features,
+    ir: Option<&crate::ir::Ir>,
+) -> Result<(Vec<u8>, bool), JitError> {
+    let compiled = a64::compile(program, analysis, precision, features, ir)?;
+    Ok((compiled.code, compiled.from_ir))
 }
 
 impl CompiledShader {

@@ -28,6 +28,7 @@
 use super::Emitter;
 use super::operands::{A0, AL, CMP, NAN, SIGN};
 use crate::arith::Precision;
+use crate::ir::liveness::Liveness;
 use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
 use crate::isa::CmpOp;
 use crate::jit::JitError;
@@ -80,26 +81,9 @@ impl<'p> BlockState<'p> {
     /// span `k` is lowered (the others are emitted by the hand-written code).
     pub fn new(block: &'p Block, data: &[bool]) -> BlockState<'p> {
         let n = block.nodes.len();
-        let mut in_data_span = vec![false; n];
-        for (span, &lowered) in block.instrs.iter().zip(data) {
-            in_data_span[span.first as usize..span.end as usize].fill(lowered);
-        }
-        let mut needed = vec![false; n];
-        let mut last_use = vec![u32::MAX; n];
-        for k in (0..n).rev() {
-            if block.nodes[k].ty.is_none() && in_data_span[k] {
-                needed[k] = true;
-            }
-            if needed[k] {
-                for v in crate::ir::opt::operands(&block.nodes[k].op) {
-                    needed[v.0 as usize] = true;
-                    let last = &mut last_use[v.0 as usize];
-                    if *last == u32::MAX {
-                        *last = k as u32;
-                    }
-                }
-            }
-        }
+        let Liveness { needed, last_use } = Liveness::of(block, data, |k| {
+            crate::ir::opt::operands(&block.nodes[k].op)
+        });
         BlockState {
             nodes: &block.nodes,
             instrs: &block.instrs,

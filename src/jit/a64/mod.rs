@@ -130,26 +130,11 @@ fn needs_tbl(lanes: [usize; 4]) -> bool {
 
 /// Compiles `program` (analysed for its entry and unit kind); with `ir` (an
 /// optimised IR of it, for this analysis and precision) data instructions are
-/// lowered from the IR, falling back to the hand-written sequences if the
-/// lowering gives up on a block (more live values than value registers). Of
+/// lowered from the IR; a block with more live values than spill slots is a
+/// [`JitError::Lowering`] (the caller then compiles without the IR). Of
 /// `features` only [`super::Features::preconverted_uniforms`] applies here (the
 /// x86-64 instruction-set flags do not exist on AArch64).
 pub(crate) fn compile(
-    program: &Program,
-    analysis: &Analysis,
-    precision: Precision,
-    features: super::Features,
-    ir: Option<&Ir>,
-) -> Result<Compiled, JitError> {
-    match compile_variant(program, analysis, precision, features, ir) {
-        Err(JitError::Lowering(_)) if ir.is_some() => {
-            compile_variant(program, analysis, precision, features, None)
-        }
-        other => other,
-    }
-}
-
-fn compile_variant(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,

@@ -24,6 +24,7 @@
 mod prims;
 
 use super::Emitter;
+use crate::ir::liveness::Liveness;
 use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
 use crate::jit::JitError;
 use dynasmrt::{DynasmApi, dynasm};
@@ -116,6 +117,14 @@ impl Operands {
     }
 }
 
+impl IntoIterator for Operands {
+    type Item = Value;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Value, 3>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.into_iter().take(self.len)
+    }
+}
+
 /// The operands a node reads at run time, given its form.
 fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
@@ -151,27 +160,8 @@ impl<'p> BlockState<'p> {
             };
         }
         // Which nodes run: writes of lowered spans and what they read.
-        let mut needed = vec![false; n];
-        let mut in_data_span = vec![false; n];
-        for (span, &lowered) in block.instrs.iter().zip(data) {
-            in_data_span[span.first as usize..span.end as usize].fill(lowered);
-        }
-        let lowered = |index: usize| in_data_span[index];
-        let mut last_use = vec![u32::MAX; n];
-        for k in (0..n).rev() {
-            if block.nodes[k].ty.is_none() && lowered(k) {
-                needed[k] = true;
-            }
-            if needed[k] {
-                for &v in real_operands(&block.nodes[k].op, form[k]).as_slice() {
-                    needed[v.0 as usize] = true;
-                    let last = &mut last_use[v.0 as usize];
-                    if *last == u32::MAX {
-                        *last = k as u32;
-                    }
-                }
-            }
-        }
+        let Liveness { needed, last_use } =
+            Liveness::of(block, data, |k| real_operands(&block.nodes[k].op, form[k]));
         for k in 0..n {
             if !needed[k] {
                 form[k] = Form::Folded;
