@@ -79,7 +79,6 @@ pub const OFFSET_SAVED_FP: i32 = 24;
 
 /// Where one control-flow stack lives in the frame (offsets from the frame).
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct RingLayout {
     /// Offset of entry 0.
     pub entries: i32,

@@ -12,6 +12,7 @@
 //! `docs/semantics.md`, "Engines".
 
 pub(crate) mod frame;
+mod inline_flow;
 mod memory;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
 #[cfg(target_arch = "x86_64")]

@@ -45,6 +45,7 @@
 
 mod alu;
 mod consts;
+mod flow;
 mod lower;
 mod operands;
 #[cfg(test)]
@@ -52,8 +53,8 @@ mod tests;
 
 use super::JitError;
 use super::frame::{
-    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
-    OFFSET_SAVED_FP, OFFSET_TOP_CHECKS, STOP_BASE,
+    EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
+    STOP_BASE,
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
@@ -179,6 +180,7 @@ pub(crate) fn compile(
     dynasm!(e.ops ; .arch aarch64 ; movz w0, EXIT_END_OF_CODE ; b ->epilogue);
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
+    e.flow_stubs();
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
     let mut entries = Vec::with_capacity(len);
@@ -211,7 +213,7 @@ impl<'p> Emitter<'p> {
             ; mov x29, sp
             ; stp x19, x20, [sp, #16]
             ; stp x21, x22, [sp, #32]
-            ; str x23, [sp, #48]
+            ; stp x23, x24, [sp, #48]
         );
         if self.stack_extra > 0 {
             dynasm!(self.ops ; .arch aarch64 ; sub sp, sp, self.stack_extra);
@@ -219,6 +221,7 @@ impl<'p> Emitter<'p> {
         dynasm!(self.ops
             ; .arch aarch64
             ; mov x19, x0
+            ; ldr x24, [x19, OFFSET_REMAINING as u32]
             ; mov x20, x1
             ; mov x21, x2
             ; adr x22, ->table
@@ -259,6 +262,9 @@ impl<'p> Emitter<'p> {
         self.load_pinned();
         dynasm!(self.ops
             ; .arch aarch64
+            // w0 = PC, the pinned constants intact (no helper ran since the
+            // last ->dispatch).
+            ; ->jump_pc:
             ; movz w9, len
             ; cmp w0, w9
             ; b.hs ->past_end
@@ -285,6 +291,7 @@ impl<'p> Emitter<'p> {
             ; str w0, [x19, OFFSET_RESUME_PC as u32]
             ; movz w0, EXIT_RESUME
             ; ->epilogue:
+            ; str x24, [x19, OFFSET_REMAINING as u32]
             ; ldr x9, [x19, OFFSET_SAVED_FP as u32]
             ; msr SYSREG_FPCR, x9
         );
@@ -293,7 +300,7 @@ impl<'p> Emitter<'p> {
         }
         dynasm!(self.ops
             ; .arch aarch64
-            ; ldr x23, [sp, #48]
+            ; ldp x23, x24, [sp, #48]
             ; ldp x21, x22, [sp, #32]
             ; ldp x19, x20, [sp, #16]
             ; ldp x29, x30, [sp], #64
@@ -307,6 +314,8 @@ impl<'p> Emitter<'p> {
         let h = helper as u64;
         dynasm!(self.ops
             ; .arch aarch64
+            // Rust sees the frame as it is.
+            ; str x24, [x19, OFFSET_REMAINING as u32]
             ; mov x0, x19
             ; movz w1, pc
             ; movz x16, (h & 0xFFFF) as u32
@@ -325,21 +334,24 @@ impl<'p> Emitter<'p> {
         if self.analysis.leader[i] {
             let block_len = self.analysis.block_len_at(pc);
             let ok = self.ops.new_dynamic_label();
-            dynasm!(self.ops ; .arch aarch64 ; ldr x9, [x19, OFFSET_REMAINING as u32]);
             if block_len < 4096 {
-                dynasm!(self.ops ; .arch aarch64 ; subs x9, x9, block_len);
+                dynasm!(self.ops ; .arch aarch64 ; subs x24, x24, block_len);
             } else {
-                dynasm!(self.ops ; .arch aarch64 ; movz x10, block_len ; subs x9, x9, x10);
+                dynasm!(self.ops ; .arch aarch64 ; movz x10, block_len ; subs x24, x24, x10);
             }
-            // Budget too small for the block: resume in the interpreter at its
-            // start (nothing was stored, so the budget is untouched).
+            // Budget too small for the block: undo the subtraction and resume
+            // in the interpreter at its start.
+            dynasm!(self.ops ; .arch aarch64 ; b.hs =>ok);
+            if block_len < 4096 {
+                dynasm!(self.ops ; .arch aarch64 ; add x24, x24, block_len);
+            } else {
+                dynasm!(self.ops ; .arch aarch64 ; add x24, x24, x10);
+            }
             dynasm!(self.ops
                 ; .arch aarch64
-                ; b.hs =>ok
                 ; movz w0, pc
                 ; b ->resume
                 ; =>ok
-                ; str x9, [x19, OFFSET_REMAINING as u32]
             );
         }
         if let Some(ir) = self.ir
@@ -357,7 +369,7 @@ impl<'p> Emitter<'p> {
                 return;
             }
             InstrClass::Runtime => {
-                self.call_helper(frame::runtime_step as *const () as usize, pc);
+                self.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
                 return;
             }
             InstrClass::Nop => {}
@@ -369,23 +381,7 @@ impl<'p> Emitter<'p> {
             }
             InstrClass::Data => self.data(instr),
         }
-        if self.analysis.check_after[i] {
-            // A stack top matched pc + 1: run the exact stack check.
-            let skip = self.ops.new_dynamic_label();
-            let next = pc + 1;
-            dynasm!(self.ops
-                ; .arch aarch64
-                ; ldp w9, w10, [x19, OFFSET_TOP_CHECKS]
-                ; ldr w11, [x19, (OFFSET_TOP_CHECKS + 8) as u32]
-                ; movz w12, next
-                ; cmp w9, w12
-                ; ccmp w10, w12, #4, ne
-                ; ccmp w11, w12, #4, ne
-                ; b.ne =>skip
-            );
-            self.call_helper(frame::stack_check as *const () as usize, pc);
-            dynasm!(self.ops ; .arch aarch64 ; =>skip);
-        }
+        self.checkpoint(pc);
     }
 
     fn data(&mut self, instr: Instruction) {

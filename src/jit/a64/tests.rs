@@ -681,7 +681,7 @@ impl EmitSink for SpSink {
         // SAFETY: reads the stack pointer.
         unsafe { std::arch::asm!("mov {}, sp", out(reg) sp) };
         // This function's own frame keeps the caller's 16-byte alignment.
-        if sp % 16 != 0 {
+        if !sp.is_multiple_of(16) {
             self.misaligned += 1;
         }
         self.emitted += 1;
@@ -891,7 +891,6 @@ fn generated_code_preserves_callee_saved_registers() {
             !sink.is_empty(),
             "the program emits through the runtime helper"
         );
-        drop(invocation);
     }
 }
 

@@ -1,33 +1,21 @@
 //! Control flow in generated code: guards, inline pushes and pops of the
 //! hardware stacks, and the after-instruction stack check.
 //!
-//! The stacks live in the frame (`machine::flow::FlowState`) and are manipulated
-//! here with exactly the interpreter's ring-buffer semantics. Only the common,
-//! single-stack cases are inline; whenever more than one stack matches, or the
-//! CALL stack would pop more than once, the exact Rust implementation
-//! (`frame::stack_check`) decides.
+//! What each flow instruction does and which stack checks are inline is
+//! decided in `jit::inline_flow` (shared with the AArch64 backend); this is
+//! its x86-64 code. The stacks live in the frame (`machine::flow::FlowState`)
+//! and are manipulated with exactly the interpreter's ring-buffer semantics.
 
 use super::Emitter;
 use super::operands::CMP;
 use crate::isa::{CondOp, Guard};
-use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, OFFSET_TOP_CHECKS, RingLayout};
-use crate::state::Uniforms;
+use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, RingLayout};
+use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::offset_of;
 
-const TOP_LOOP: i32 = OFFSET_TOP_CHECKS;
-const TOP_IF: i32 = OFFSET_TOP_CHECKS + 4;
-const TOP_CALL: i32 = OFFSET_TOP_CHECKS + 8;
-const BOOLS: i32 = offset_of!(Uniforms, b) as i32;
-const INTS: i32 = offset_of!(Uniforms, i) as i32;
-
-/// A value stored into a stack entry.
-#[derive(Clone, Copy)]
-pub(super) enum Word {
-    Imm(u32),
-    /// A zero-extended byte of the uniforms at this offset.
-    UniformByte(i32),
-}
+const TOP_LOOP: i32 = Stack::Loop.top_check();
+const TOP_IF: i32 = Stack::If.top_check();
+const TOP_CALL: i32 = Stack::Call.top_check();
 
 impl Emitter<'_> {
     /// `ecx` = 1 when the guard holds, else 0.
@@ -35,7 +23,7 @@ impl Emitter<'_> {
         match guard {
             Guard::Always => dynasm!(self.ops ; .arch x64 ; mov ecx, 1),
             Guard::Bool(id) => {
-                let off = BOOLS + (id & 15) as i32;
+                let off = inline_flow::bool_uniform(id) as i32;
                 dynasm!(self.ops ; .arch x64 ; movzx ecx, BYTE [r13 + off]);
             }
             Guard::Cond(c) => {
@@ -98,9 +86,11 @@ impl Emitter<'_> {
         }
     }
 
-    /// Pushes an entry onto a ring stack (overwriting the oldest when full) and
-    /// records its check address as the stack's top.
-    pub(super) fn push(&mut self, ring: RingLayout, top: i32, words: &[Word]) {
+    /// Pushes `push` onto its ring stack (overwriting the oldest entry when
+    /// full) and records its check address as the stack's top.
+    fn push(&mut self, push: &Push) {
+        let ring = push.stack.ring();
+        let top = push.stack.top_check();
         let shift = ring.stride.trailing_zeros() as i8;
         let mask = ring.slots - 1;
         dynasm!(self.ops
@@ -110,20 +100,18 @@ impl Emitter<'_> {
             ; shl edx, shift
             ; lea rdx, [rbx + rdx + ring.entries]
         );
-        for (i, word) in words.iter().enumerate() {
+        for (i, word) in push.words.iter().enumerate() {
             let off = 4 * i as i32;
             match *word {
                 Word::Imm(v) => dynasm!(self.ops ; .arch x64 ; mov DWORD [rdx + off], v as i32),
                 Word::UniformByte(u) => dynasm!(self.ops
                     ; .arch x64
-                    ; movzx r8d, BYTE [r13 + u]
+                    ; movzx r8d, BYTE [r13 + u as i32]
                     ; mov [rdx + off], r8d
                 ),
             }
         }
-        let Word::Imm(check) = words[0] else {
-            unreachable!("check addresses are static")
-        };
+        let check = push.check();
         dynasm!(self.ops
             ; .arch x64
             ; inc eax
@@ -137,8 +125,32 @@ impl Emitter<'_> {
         );
     }
 
+    /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
+    pub fn flow(&mut self, pc: u32, plan: FlowPlan) {
+        match plan {
+            FlowPlan::Jump {
+                guard,
+                invert,
+                target,
+            } => self.flow_jmp(pc, guard, target, invert),
+            FlowPlan::If {
+                guard,
+                push,
+                target,
+            } => self.flow_if(pc, guard, &push, target),
+            FlowPlan::Call {
+                guard,
+                push,
+                target,
+            } => self.flow_call(pc, guard, &push, target),
+            FlowPlan::Loop { al_from, push } => self.flow_loop(pc, al_from, &push),
+            // Rare or sink-bound: the interpreter's own step.
+            FlowPlan::Runtime => self.call_helper(frame::runtime_step as *const () as usize, pc),
+        }
+    }
+
     /// `jmpc`/`jmpu` at `pc`.
-    pub fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u16, invert: bool) {
+    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
         self.guard(guard);
         if invert {
             dynasm!(self.ops ; .arch x64 ; xor ecx, 1);
@@ -146,22 +158,17 @@ impl Emitter<'_> {
         self.checkpoint(pc);
         let not_taken = self.ops.new_dynamic_label();
         dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
-        self.jump_to(target as u32);
+        self.jump_to(target);
         dynasm!(self.ops ; .arch x64 ; =>not_taken);
         self.jump_to(pc + 1);
     }
 
     /// `ifc`/`ifu` at `pc`: true pushes an IF entry, false jumps to `target`.
-    pub fn flow_if(&mut self, pc: u32, guard: Guard, target: u16, num: u8) {
+    fn flow_if(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
         self.guard(guard);
         let false_path = self.ops.new_dynamic_label();
         dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>false_path);
-        let target = target as u32;
-        self.push(
-            IFS,
-            TOP_IF,
-            &[Word::Imm(target), Word::Imm(target + num as u32)],
-        );
+        self.push(push);
         self.checkpoint(pc);
         self.jump_to(pc + 1);
         dynasm!(self.ops ; .arch x64 ; =>false_path);
@@ -170,8 +177,7 @@ impl Emitter<'_> {
     }
 
     /// `call`/`callc`/`callu` at `pc`.
-    pub fn flow_call(&mut self, pc: u32, guard: Guard, target: u16, num: u8) {
-        let target = target as u32;
+    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
         if guard != Guard::Always {
             self.guard(guard);
         }
@@ -179,11 +185,7 @@ impl Emitter<'_> {
         if guard != Guard::Always {
             dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
         }
-        self.push(
-            CALLS,
-            TOP_CALL,
-            &[Word::Imm(target + num as u32), Word::Imm(pc + 1)],
-        );
+        self.push(push);
         self.checkpoint(pc);
         self.jump_to(target);
         dynasm!(self.ops ; .arch x64 ; =>not_taken);
@@ -192,23 +194,13 @@ impl Emitter<'_> {
     }
 
     /// `loop iN, end` at `pc`.
-    pub fn flow_loop(&mut self, pc: u32, int_id: u8, end: u16) {
-        let base = INTS + 4 * (int_id & 3) as i32;
+    fn flow_loop(&mut self, pc: u32, al_from: u32, push: &Push) {
         dynasm!(self.ops
             ; .arch x64
-            ; movzx eax, BYTE [r13 + base + 1]
+            ; movzx eax, BYTE [r13 + al_from as i32]
             ; mov [r12 + super::operands::AL], eax
         );
-        self.push(
-            LOOPS,
-            TOP_LOOP,
-            &[
-                Word::Imm(end as u32 + 1),
-                Word::Imm(pc + 1),
-                Word::UniformByte(base),
-                Word::UniformByte(base + 2),
-            ],
-        );
+        self.push(push);
         self.checkpoint(pc);
         self.jump_to(pc + 1);
     }

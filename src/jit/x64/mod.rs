@@ -17,13 +17,12 @@ mod regcache;
 
 use super::JitError;
 use super::frame::{
-    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
-    OFFSET_SAVED_FP, STOP_BASE,
+    EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
+    STOP_BASE,
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::Ir;
-use crate::isa::Instruction;
 use crate::program::Program;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -320,20 +319,7 @@ impl Emitter<'_> {
             }
             InstrClass::Runtime => {
                 self.flush_cache();
-                match instr {
-                    Instruction::Jmp {
-                        guard,
-                        target,
-                        invert,
-                    } => self.flow_jmp(pc, guard, target, invert),
-                    Instruction::If { guard, target, num } => self.flow_if(pc, guard, target, num),
-                    Instruction::Call { guard, target, num } => {
-                        self.flow_call(pc, guard, target, num)
-                    }
-                    Instruction::Loop { int_id, end } => self.flow_loop(pc, int_id, end),
-                    // Rare or sink-bound: the interpreter's own step.
-                    _ => self.call_helper(frame::runtime_step as *const () as usize, pc),
-                }
+                self.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
                 return;
             }
             InstrClass::Nop => {}
