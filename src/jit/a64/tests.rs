@@ -103,17 +103,25 @@ impl Pair {
     /// Runs `state` through both engines, asserts they agree bit for bit and
     /// returns the interpreter's result.
     fn run(&self, uniforms: &Uniforms, state: &UnitState) -> UnitState {
+        self.run_counting(uniforms, state).1
+    }
+
+    /// As [`Pair::run`], also returning the stop and how many times the JIT's
+    /// run called into Rust (`jit::rust_calls`).
+    fn run_counting(&self, uniforms: &Uniforms, state: &UnitState) -> (Stop, UnitState, u64) {
         let mut a = state.clone();
         let mut b = state.clone();
         let (mut ea, mut eb) = (Vec::new(), Vec::new());
         let sa = self.interp.run(uniforms, &mut a, &mut ea);
+        let before = crate::jit::rust_calls();
         let sb = self.jit.run(uniforms, &mut b, &mut eb);
+        let calls = crate::jit::rust_calls() - before;
         assert_eq!(
             fingerprint(sa, &a, &ea),
             fingerprint(sb, &b, &eb),
             "JIT disagrees with the interpreter\ninitial: {state:?}\ninterp: {a:?}\njit:    {b:?}"
         );
-        a
+        (sa, a, calls)
     }
 }
 
@@ -892,6 +900,342 @@ fn generated_code_preserves_callee_saved_registers() {
             "the program emits through the runtime helper"
         );
     }
+}
+
+// ---------------------------------------------------------------------------
+// Inline control flow (`flow.rs`, planned by `jit::inline_flow`): pushes with
+// the ring buffers' overflow, single-stack pops, the budget in x24. Every run
+// is compared with the interpreter bit for bit, and the number of calls into
+// Rust shows which path ran: none for the inline paths.
+
+fn al_relative(n: u8) -> Source {
+    Source {
+        reg: SrcReg::Const(n),
+        index: AddrIndex::AL,
+    }
+}
+
+fn add(dst: DstReg, a: Source, b: Source) -> Instruction {
+    binary(BinaryOp::Add, dst, a, b, 0)
+}
+
+/// `c[n]` = 2^n: sums of `c[aL]` show which `aL` values were used.
+fn powers_of_two() -> Uniforms {
+    let mut u = Uniforms::default();
+    for n in 0..16 {
+        u.f[n] = [(1u32 << n) as f32; 4];
+    }
+    u
+}
+
+/// Runs `prog` with every budget from 0 to `total` + 1 (`total`: the
+/// instructions the invocation executes up to and including its `end`) in
+/// both precisions: the JIT agrees with the interpreter at every budget, stops
+/// exactly when the interpreter does, hands over to it (one call into Rust)
+/// whenever the budget runs out, and makes `calls` calls into Rust when it
+/// does not. Returns the interpreter's final state (F32, full budget).
+fn budget_sweep(
+    prog: &Arc<Program>,
+    u: &Uniforms,
+    s: &UnitState,
+    total: u64,
+    calls: u64,
+) -> UnitState {
+    let mut last = None;
+    for p in [Precision::F24, Precision::F32] {
+        for budget in 0..=total + 1 {
+            let pair = Pair::new(
+                prog.clone(),
+                ShaderConfig {
+                    budget,
+                    ..config(p)
+                },
+            );
+            let (stop, out, made) = pair.run_counting(u, s);
+            if budget < total {
+                assert_eq!(stop, Stop::BudgetExceeded, "budget {budget} of {total}");
+                assert!(made >= 1, "budget {budget}: the hand-over is a call");
+            } else {
+                assert_eq!(stop, Stop::End, "budget {budget} of {total}");
+                assert_eq!(made, calls, "calls into Rust, budget {budget} ({p:?})");
+            }
+            last = Some(out);
+        }
+    }
+    last.expect("ran")
+}
+
+#[test]
+fn budget_stops_exactly_inside_a_loop() {
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 0, end: 2 },
+        /* 1 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 2 */ binary(BinaryOp::Mul, DstReg::Temp(1), r(0), v(0), 0),
+        /* 3 */ add(DstReg::Output(0), r(0), r(1)),
+        /* 4 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i[0] = [3, 0, 1, 0];
+    let mut s = UnitState::default();
+    s.inputs[0] = [2.0; 4];
+    // loop + 4 × 2 + add + end.
+    let out = budget_sweep(&prog, &u, &s, 11, 0);
+    // r0 = 1 + 2 + 4 + 8, o0 = r0 + 2 r0.
+    assert_eq!(out.temps[0], [15.0; 4]);
+    assert_eq!(out.outputs[0], [45.0; 4]);
+    assert_eq!(out.al, 4);
+}
+
+#[test]
+fn nested_loops_run_inline() {
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 1, end: 5 },
+        /* 1 */ add(DstReg::Temp(1), r(1), al_relative(0)),
+        /* 2 */ Instruction::Loop { int_id: 2, end: 3 },
+        /* 3 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 4 */ binary(BinaryOp::Mul, DstReg::Temp(2), r(1), r(0), 0),
+        /* 5 */ add(DstReg::Temp(3), r(3), c(0)),
+        /* 6 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i[1] = [2, 1, 2, 0];
+    u.i[2] = [1, 0, 1, 0];
+    // loop + 3 × (add, loop, 2 × add, mul, add) + end.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 20, 0);
+    // The inner loop leaves aL at 2, the outer adds 2: r1 = c1 + c4 + c4.
+    assert_eq!(out.temps[1], [34.0; 4]);
+    assert_eq!(out.temps[0], [9.0; 4]);
+    assert_eq!(out.temps[2], [306.0; 4]);
+    assert_eq!(out.temps[3], [3.0; 4]);
+    assert_eq!(out.al, 4);
+}
+
+#[test]
+fn call_inside_a_loop_runs_inline() {
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 0, end: 2 },
+        /* 1 */
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 4,
+            num: 2,
+        },
+        /* 2 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 3 */ Instruction::End,
+        /* 4 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 5 */ binary(BinaryOp::Mul, DstReg::Temp(2), r(0), r(0), 0),
+        /* 6 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i[0] = [2, 0, 1, 0];
+    // loop + 3 × (call, 2 in the subroutine, add) + end.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 14, 0);
+    assert_eq!(out.temps[0], [7.0; 4]);
+    assert_eq!(out.temps[1], [3.0; 4]);
+    assert_eq!(out.temps[2], [49.0; 4]);
+}
+
+#[test]
+fn if_stack_overflow_overwrites_the_oldest_entry() {
+    // Ten nested `ifu b0` (the IF stack holds eight): if k at pc k has its
+    // then-part up to 11 + 2 (9 - k), a one-instruction else-part there
+    // (r1 += 1), and its then-tail (r0 += 1) right after the inner else-part.
+    let mut code = Vec::new();
+    for k in 0..10u16 {
+        code.push(Instruction::If {
+            guard: Guard::Bool(0),
+            target: 11 + 2 * (9 - k),
+            num: 1,
+        });
+    }
+    code.push(add(DstReg::Temp(0), r(0), c(0)));
+    for k in (0..10).rev() {
+        code.push(add(DstReg::Temp(1), r(1), c(0)));
+        if k > 0 {
+            code.push(add(DstReg::Temp(0), r(0), c(0)));
+        }
+    }
+    code.push(Instruction::End);
+    assert_eq!(code.len(), 31);
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.b[0] = true;
+    // The entries of if 0 and if 1 were overwritten: their else-parts run.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 23, 0);
+    assert_eq!(out.temps[0], [10.0; 4]);
+    assert_eq!(out.temps[1], [2.0; 4]);
+}
+
+#[test]
+fn call_stack_overflow_overwrites_the_oldest_entry() {
+    // main calls sub 0, sub k (at 3 + 5k) calls sub k + 1; five calls deep
+    // on a four-entry stack. Sub k: r0 += 1, call, r2 += 1 | r3 += 1, end
+    // (reached only by falling out of the subroutine).
+    let mut code = vec![
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 3,
+            num: 3,
+        },
+        add(DstReg::Temp(1), r(1), c(0)),
+        Instruction::End,
+    ];
+    for k in 0..5u16 {
+        code.push(add(DstReg::Temp(0), r(0), c(0)));
+        code.push(if k < 4 {
+            Instruction::Call {
+                guard: Guard::Bool(1),
+                target: 3 + 5 * (k + 1),
+                num: 3,
+            }
+        } else {
+            Instruction::Nop
+        });
+        code.push(add(DstReg::Temp(2), r(2), c(0)));
+        code.push(add(DstReg::Temp(3), r(3), c(0)));
+        code.push(Instruction::End);
+    }
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.b[1] = true;
+    // main's entry was overwritten: sub 0 falls through to its own end.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 18, 0);
+    assert_eq!(out.temps[0], [5.0; 4]);
+    assert_eq!(out.temps[1], [0.0; 4]);
+    assert_eq!(out.temps[2], [5.0; 4]);
+    assert_eq!(out.temps[3], [1.0; 4]);
+    // callu not taken: no push, straight on.
+    u.b[1] = false;
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 6, 0);
+    assert_eq!(
+        [out.temps[0][0], out.temps[1][0], out.temps[2][0]],
+        [1.0, 1.0, 1.0]
+    );
+}
+
+#[test]
+fn loop_stack_overflow_overwrites_the_oldest_entry() {
+    // Five nested loops on a four-entry stack, each body ending one
+    // instruction after the inner loop's end.
+    let mut code = Vec::new();
+    for k in 0..5u16 {
+        code.push(Instruction::Loop {
+            int_id: k as u8,
+            end: 9 - k,
+        });
+    }
+    code.push(add(DstReg::Temp(0), r(0), al_relative(0)));
+    for k in 1..5u8 {
+        code.push(add(DstReg::Temp(k), r(k), al_relative(0)));
+    }
+    code.push(Instruction::End);
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i = [[1, 0, 1, 0], [1, 1, 1, 0], [1, 2, 1, 0], [2, 0, 2, 0]];
+    // Loop 4 runs twice per iteration of loop 3 (3), loop 3 per iteration of
+    // loop 2 (2), loop 2 per iteration of loop 1 (2): 12 runs of the inner
+    // body with aL = 0 and 1. Each tail runs with aL as the loop inside it
+    // left it. Loop 0's entry is gone: its tail runs once and never iterates.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 64, 0);
+    let sums = out.temps[..5].iter().map(|t| t[0]).collect::<Vec<_>>();
+    assert_eq!(sums, [12.0 * 3.0, 12.0 * 4.0, 4.0 * 16.0, 2.0 * 32.0, 64.0]);
+    assert_eq!(out.al, 6);
+}
+
+#[test]
+fn several_stacks_at_one_address_take_the_exact_check() {
+    // The IF and the LOOP both end before pc 3: the exact Rust check decides
+    // (once per iteration), everything else is inline.
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 0, end: 2 },
+        /* 1 */
+        Instruction::If {
+            guard: Guard::Bool(0),
+            target: 3,
+            num: 0,
+        },
+        /* 2 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 3 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i[0] = [1, 0, 1, 0];
+    u.b[0] = true;
+    // loop + 2 × (if, add) + end.
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 6, 2);
+    assert_eq!(out.temps[0], [3.0; 4]);
+    // The IF entries were consumed along with the loop's.
+    u.b[0] = false;
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 3, 0);
+    assert_eq!(out.temps[0], [0.0; 4]);
+}
+
+#[test]
+fn chained_call_returns_take_the_exact_check() {
+    // Sub 1 ends with a call to sub 2, whose return address is sub 1's
+    // exit: the two returns chain (the CALL stack's repeated check).
+    let code = [
+        /* 0 */
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 3,
+            num: 2,
+        },
+        /* 1 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 2 */ Instruction::End,
+        /* 3 */ add(DstReg::Temp(0), r(0), c(0)),
+        /* 4 */
+        Instruction::Call {
+            guard: Guard::Always,
+            target: 6,
+            num: 1,
+        },
+        /* 5 */ Instruction::End,
+        /* 6 */ add(DstReg::Temp(2), r(2), c(0)),
+        /* 7 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let out = budget_sweep(&prog, &powers_of_two(), &UnitState::default(), 6, 1);
+    assert_eq!(
+        [out.temps[0][0], out.temps[1][0], out.temps[2][0]],
+        [1.0, 1.0, 1.0]
+    );
+}
+
+#[test]
+fn break_through_the_runtime_leaves_an_inline_loop() {
+    let ge = Guard::Cond(Condition {
+        op: CondOp::X,
+        ref_x: true,
+        ref_y: true,
+    });
+    let code = [
+        /* 0 */ Instruction::Loop { int_id: 0, end: 4 },
+        /* 1 */ add(DstReg::Temp(0), r(0), c(0)),
+        /* 2 */
+        Instruction::Cmp {
+            src1: r(0),
+            src2: c(1),
+            x: CmpOp::Ge,
+            y: CmpOp::Ge,
+            desc: 0,
+        },
+        /* 3 */ Instruction::Break { guard: ge },
+        /* 4 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 5 */ add(DstReg::Output(0), r(0), r(1)),
+        /* 6 */ Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    let mut u = powers_of_two();
+    u.i[0] = [5, 0, 1, 0];
+    // loop + 4 + 3 (the break taken) + add + end; `break` is a runtime
+    // instruction: one call per execution (two).
+    let out = budget_sweep(&prog, &u, &UnitState::default(), 10, 2);
+    assert_eq!(out.temps[0], [2.0; 4]);
+    assert_eq!(out.outputs[0], [3.0; 4]);
 }
 
 // ---------------------------------------------------------------------------
