@@ -6,7 +6,7 @@
 //! [`UnitState`] in place and keeps the control-flow stacks, budget and emit
 //! parameters in the [`Frame`], laid out exactly as the interpreter's
 //! `FlowState`. Generated code pushes and pops the stacks inline in the common
-//! single-stack cases; [`stack_check`] (the interpreter's `FlowState::advance`)
+//! single-stack cases (`jit::inline_flow`); [`stack_check`] (the interpreter's `FlowState::advance`)
 //! decides every other stack check, and [`runtime_step`] (the interpreter's own
 //! `step`) executes `break`, `emit` and `setemit`, so the JIT cannot disagree
 //! with the interpreter on control flow.

@@ -14,20 +14,24 @@
 //! table and pool addresses, taken with `adr` in the prologue, right after
 //! them) or reached with an unconditional branch (±128 MiB), so no `b.cond`,
 //! `adr` or literal load ever needs more than the ±1 MiB such instructions
-//! reach, whatever the program size. Slow paths (budget exhausted, stack
-//! check) are emitted inline and jumped over.
+//! reach, whatever the program size. The budget slow path is emitted inline
+//! and jumped over; a check point whose stack top matched leaves with `b` for
+//! the shared pop paths after the code (`flow.rs`).
 //!
 //! Register conventions inside generated code (AAPCS64):
 //! - `x19` = `*mut Frame`, `x20` = `*mut UnitState`, `x21` = `*const Uniforms`,
-//!   `x22` = address of the PC → code offset table, `x23` = constant pool. All
-//!   callee-saved, so they survive the runtime helpers; saved with `x29`/`x30`
-//!   in a 64-byte frame, with the IR lowering's spill slots below it (SP stays
-//!   16-byte aligned at every call).
+//!   `x22` = address of the PC → code offset table, `x23` = constant pool,
+//!   `x24` = the remaining budget (stored to `Frame::remaining` before every
+//!   helper call and on every exit). All callee-saved, so they survive the
+//!   runtime helpers; saved with `x29`/`x30` in a 64-byte frame, with the IR
+//!   lowering's spill slots below it (SP stays 16-byte aligned at every call).
 //! - `x9..x12`, `x16` are scratch; `w0`/`w1` carry the PC and helper arguments.
 //!   Helpers are called with `blr` through `x16` (address from `movz`/`movk`).
 //! - `v1..v3` hold sources, `v0` is the select mask, `v4..v7` and `v28..v31`
 //!   are scratch, `v16..v27` hold the pinned constants (`consts::K`), reloaded
-//!   by `->dispatch`. The callee-saved `v8..v15` are never touched. No vector
+//!   by `->dispatch` (after a helper, which may clobber them; the inline flow
+//!   paths branch to code labels or `->jump_pc` and skip the reload). The
+//!   callee-saved `v8..v15` are never touched. No vector
 //!   value lives across instructions: every PICA register stays in memory, so
 //!   runtime helpers can read and write the same state.
 //!
