@@ -969,7 +969,7 @@ fn budget_sweep(
 fn budget_stops_exactly_inside_a_loop() {
     let code = [
         /* 0 */ Instruction::Loop { int_id: 0, end: 2 },
-        /* 1 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 1 */ add(DstReg::Temp(0), al_relative(0), r(0)),
         /* 2 */ binary(BinaryOp::Mul, DstReg::Temp(1), r(0), v(0), 0),
         /* 3 */ add(DstReg::Output(0), r(0), r(1)),
         /* 4 */ Instruction::End,
@@ -991,11 +991,11 @@ fn budget_stops_exactly_inside_a_loop() {
 fn nested_loops_run_inline() {
     let code = [
         /* 0 */ Instruction::Loop { int_id: 1, end: 5 },
-        /* 1 */ add(DstReg::Temp(1), r(1), al_relative(0)),
+        /* 1 */ add(DstReg::Temp(1), al_relative(0), r(1)),
         /* 2 */ Instruction::Loop { int_id: 2, end: 3 },
-        /* 3 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 3 */ add(DstReg::Temp(0), al_relative(0), r(0)),
         /* 4 */ binary(BinaryOp::Mul, DstReg::Temp(2), r(1), r(0), 0),
-        /* 5 */ add(DstReg::Temp(3), r(3), c(0)),
+        /* 5 */ add(DstReg::Temp(3), c(0), r(3)),
         /* 6 */ Instruction::End,
     ];
     let prog = program(&code, &[plain()]);
@@ -1022,9 +1022,9 @@ fn call_inside_a_loop_runs_inline() {
             target: 4,
             num: 2,
         },
-        /* 2 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 2 */ add(DstReg::Temp(1), c(0), r(1)),
         /* 3 */ Instruction::End,
-        /* 4 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 4 */ add(DstReg::Temp(0), al_relative(0), r(0)),
         /* 5 */ binary(BinaryOp::Mul, DstReg::Temp(2), r(0), r(0), 0),
         /* 6 */ Instruction::End,
     ];
@@ -1051,11 +1051,11 @@ fn if_stack_overflow_overwrites_the_oldest_entry() {
             num: 1,
         });
     }
-    code.push(add(DstReg::Temp(0), r(0), c(0)));
+    code.push(add(DstReg::Temp(0), c(0), r(0)));
     for k in (0..10).rev() {
-        code.push(add(DstReg::Temp(1), r(1), c(0)));
+        code.push(add(DstReg::Temp(1), c(0), r(1)));
         if k > 0 {
-            code.push(add(DstReg::Temp(0), r(0), c(0)));
+            code.push(add(DstReg::Temp(0), c(0), r(0)));
         }
     }
     code.push(Instruction::End);
@@ -1080,11 +1080,11 @@ fn call_stack_overflow_overwrites_the_oldest_entry() {
             target: 3,
             num: 3,
         },
-        add(DstReg::Temp(1), r(1), c(0)),
+        add(DstReg::Temp(1), c(0), r(1)),
         Instruction::End,
     ];
     for k in 0..5u16 {
-        code.push(add(DstReg::Temp(0), r(0), c(0)));
+        code.push(add(DstReg::Temp(0), c(0), r(0)));
         code.push(if k < 4 {
             Instruction::Call {
                 guard: Guard::Bool(1),
@@ -1094,8 +1094,8 @@ fn call_stack_overflow_overwrites_the_oldest_entry() {
         } else {
             Instruction::Nop
         });
-        code.push(add(DstReg::Temp(2), r(2), c(0)));
-        code.push(add(DstReg::Temp(3), r(3), c(0)));
+        code.push(add(DstReg::Temp(2), c(0), r(2)));
+        code.push(add(DstReg::Temp(3), c(0), r(3)));
         code.push(Instruction::End);
     }
     let prog = program(&code, &[plain()]);
@@ -1123,13 +1123,13 @@ fn loop_stack_overflow_overwrites_the_oldest_entry() {
     let mut code = Vec::new();
     for k in 0..5u16 {
         code.push(Instruction::Loop {
-            int_id: k as u8,
+            int_id: k as u8 & 3,
             end: 9 - k,
         });
     }
-    code.push(add(DstReg::Temp(0), r(0), al_relative(0)));
+    code.push(add(DstReg::Temp(0), al_relative(0), r(0)));
     for k in 1..5u8 {
-        code.push(add(DstReg::Temp(k), r(k), al_relative(0)));
+        code.push(add(DstReg::Temp(k), al_relative(0), r(k)));
     }
     code.push(Instruction::End);
     let prog = program(&code, &[plain()]);
@@ -1157,7 +1157,7 @@ fn several_stacks_at_one_address_take_the_exact_check() {
             target: 3,
             num: 0,
         },
-        /* 2 */ add(DstReg::Temp(0), r(0), al_relative(0)),
+        /* 2 */ add(DstReg::Temp(0), al_relative(0), r(0)),
         /* 3 */ Instruction::End,
     ];
     let prog = program(&code, &[plain()]);
@@ -1184,9 +1184,9 @@ fn chained_call_returns_take_the_exact_check() {
             target: 3,
             num: 2,
         },
-        /* 1 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 1 */ add(DstReg::Temp(1), c(0), r(1)),
         /* 2 */ Instruction::End,
-        /* 3 */ add(DstReg::Temp(0), r(0), c(0)),
+        /* 3 */ add(DstReg::Temp(0), c(0), r(0)),
         /* 4 */
         Instruction::Call {
             guard: Guard::Always,
@@ -1194,7 +1194,7 @@ fn chained_call_returns_take_the_exact_check() {
             num: 1,
         },
         /* 5 */ Instruction::End,
-        /* 6 */ add(DstReg::Temp(2), r(2), c(0)),
+        /* 6 */ add(DstReg::Temp(2), c(0), r(2)),
         /* 7 */ Instruction::End,
     ];
     let prog = program(&code, &[plain()]);
@@ -1214,17 +1214,18 @@ fn break_through_the_runtime_leaves_an_inline_loop() {
     });
     let code = [
         /* 0 */ Instruction::Loop { int_id: 0, end: 4 },
-        /* 1 */ add(DstReg::Temp(0), r(0), c(0)),
+        /* 1 */ add(DstReg::Temp(0), c(0), r(0)),
         /* 2 */
+        // cmp.x = c1 <= r0 (constants only fit the first source).
         Instruction::Cmp {
-            src1: r(0),
-            src2: c(1),
-            x: CmpOp::Ge,
-            y: CmpOp::Ge,
+            src1: c(1),
+            src2: r(0),
+            x: CmpOp::Le,
+            y: CmpOp::Le,
             desc: 0,
         },
         /* 3 */ Instruction::Break { guard: ge },
-        /* 4 */ add(DstReg::Temp(1), r(1), c(0)),
+        /* 4 */ add(DstReg::Temp(1), c(0), r(1)),
         /* 5 */ add(DstReg::Output(0), r(0), r(1)),
         /* 6 */ Instruction::End,
     ];
