@@ -928,12 +928,96 @@ fn powers_of_two() -> Uniforms {
     u
 }
 
+/// Runs the generated code of `prog` alone (F32, no hand-over to the
+/// interpreter) from `s` with `budget`, then the interpreter with the budget
+/// the generated code used: both stop at the same PC (the generated code at
+/// the block it could not cover, or at `end`) with the same state, the same
+/// stacks (slot contents, next slots and counts included) and consistent
+/// cached tops.
+fn stacks_agree_where_generated_code_stops(
+    prog: &Arc<Program>,
+    u: &Uniforms,
+    s: &UnitState,
+    budget: u64,
+) {
+    use crate::interp::Invocation;
+    use crate::jit::frame::{self, EXIT_END, EXIT_RESUME, EntryFn, Frame, NO_CHECK};
+    use crate::machine::Progress;
+    use crate::machine::flow::FlowState;
+
+    let cfg = ShaderConfig {
+        budget,
+        ..config(Precision::F32)
+    };
+    let compiled =
+        crate::jit::compile_with(prog, &cfg, crate::jit::Features::host()).expect("compiles");
+    let invocation = Invocation::new(prog, &cfg, u);
+    let mut state = s.clone();
+    let state_ptr: *mut UnitState = &mut state;
+    let sink_ptr: *mut dyn EmitSink = &mut ();
+    let mut fr = Frame {
+        remaining: budget,
+        top_checks: [NO_CHECK; 3],
+        resume_pc: 0,
+        saved_fp_control: 0,
+        invocation: &invocation,
+        state: state_ptr,
+        sink: sink_ptr,
+        progress: Progress {
+            flow: FlowState::at(cfg.entry),
+            ..Progress::default()
+        },
+        converted_inputs: std::mem::MaybeUninit::uninit(),
+    };
+    // SAFETY: the region holds a function with the `EntryFn` signature, mapped
+    // while `compiled` lives.
+    let entry: EntryFn =
+        unsafe { std::mem::transmute::<*const u8, EntryFn>(compiled.region.as_ptr()) };
+    // SAFETY: as in `CompiledShader::run`: the frame, state and uniforms
+    // outlive the call and are only accessed through these pointers meanwhile.
+    let exit = unsafe { entry(&mut fr, state_ptr, u, cfg.entry) };
+    let used = budget - fr.remaining;
+
+    let mut expected = s.clone();
+    let mut progress = Progress {
+        flow: FlowState::at(cfg.entry),
+        ..Progress::default()
+    };
+    let interp_cfg = ShaderConfig {
+        budget: used,
+        ..cfg
+    };
+    let stop = Invocation::new(prog, &interp_cfg, u).run(&mut expected, &mut (), &mut progress);
+    match exit {
+        EXIT_END => assert_eq!(stop, Stop::End, "budget {budget}"),
+        EXIT_RESUME => {
+            assert_eq!(stop, Stop::BudgetExceeded, "budget {budget}");
+            assert_eq!(fr.resume_pc, progress.flow.pc, "budget {budget}");
+        }
+        other => panic!("budget {budget}: exit {other}"),
+    }
+    let (jit, interp) = (&fr.progress.flow, &progress.flow);
+    assert_eq!(
+        (jit.calls, jit.ifs, jit.loops),
+        (interp.calls, interp.ifs, interp.loops),
+        "stacks, budget {budget}"
+    );
+    assert_eq!(fr.top_checks, frame::top_checks(interp), "budget {budget}");
+    assert_eq!(
+        format!("{state:?}"),
+        format!("{expected:?}"),
+        "budget {budget}"
+    );
+}
+
 /// Runs `prog` with every budget from 0 to `total` + 1 (`total`: the
 /// instructions the invocation executes up to and including its `end`) in
 /// both precisions: the JIT agrees with the interpreter at every budget, stops
 /// exactly when the interpreter does, hands over to it (one call into Rust)
 /// whenever the budget runs out, and makes `calls` calls into Rust when it
-/// does not. Returns the interpreter's final state (F32, full budget).
+/// does not; the stacks agree wherever generated code stops
+/// ([`stacks_agree_where_generated_code_stops`]). Returns the interpreter's
+/// final state (F32, full budget).
 fn budget_sweep(
     prog: &Arc<Program>,
     u: &Uniforms,
@@ -960,6 +1044,9 @@ fn budget_sweep(
                 assert_eq!(made, calls, "calls into Rust, budget {budget} ({p:?})");
             }
             last = Some(out);
+            if p == Precision::F32 {
+                stacks_agree_where_generated_code_stops(prog, u, s, budget);
+            }
         }
     }
     last.expect("ran")
