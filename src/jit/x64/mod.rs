@@ -3,7 +3,8 @@
 //!
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r14` = address of the PC → code offset table (for dispatch).
+//!   `r14` = address of the PC → code offset table (for dispatch), `r15` = the
+//!   remaining budget (stored to `Frame::remaining` on every exit).
 //! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
 //!   are scratch. No vector value lives across instructions: every PICA register
 //!   stays in memory, so runtime helpers can read and write the same state.
