@@ -56,8 +56,12 @@ pub struct Frame<'a> {
     pub state: *mut UnitState,
     /// The caller's emit sink.
     pub sink: *mut (dyn EmitSink + 'a),
-    /// Control-flow stacks, emit parameters, executed count.
-    pub progress: Progress,
+    /// Control-flow stacks, emit parameters, executed count. Initialised only
+    /// for code that pushes a stack or calls a helper
+    /// ([`CompiledShader::uses_flow_state`](super::CompiledShader)): code that
+    /// does neither never reads or writes it, and setting up ~200 bytes per
+    /// call is a measurable part of a small shader's cost.
+    pub progress: std::mem::MaybeUninit<Progress>,
     /// F24: the inputs the program reads, converted once by the prologue before
     /// any read (never read by Rust, so it needs no initialisation).
     pub converted_inputs: std::mem::MaybeUninit<AlignedRegs>,
@@ -131,9 +135,24 @@ const _: () = {
 };
 
 impl Frame<'_> {
+    /// The control-flow state, for the helpers.
+    ///
+    /// # Safety
+    /// `progress` must be initialised: it is whenever generated code can call a
+    /// helper, because a helper call makes the code generator report
+    /// `uses_flow_state`, and `CompiledShader::run` then initialises it.
+    unsafe fn progress_mut(&mut self) -> &mut Progress {
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.progress.assume_init_mut() }
+    }
+
     /// Recomputes the inline-checked stack tops after the runtime touched the stacks.
-    pub fn refresh_top_checks(&mut self) {
-        self.top_checks = top_checks(&self.progress.flow);
+    ///
+    /// # Safety
+    /// As for [`Frame::progress_mut`].
+    unsafe fn refresh_top_checks(&mut self) {
+        // SAFETY: guaranteed by the caller.
+        self.top_checks = top_checks(&unsafe { self.progress_mut() }.flow);
     }
 }
 
@@ -193,11 +212,15 @@ pub unsafe fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
         // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
         let (invocation, state, sink) =
             unsafe { (&*frame.invocation, &mut *frame.state, &mut *frame.sink) };
-        let next = match invocation.step_and_advance(state, sink, &mut frame.progress, pc) {
+        // SAFETY: generated code that calls a helper has an initialised progress
+        // (see `Frame::progress_mut`).
+        let progress = unsafe { frame.progress_mut() };
+        let next = match invocation.step_and_advance(state, sink, progress, pc) {
             Ok(next) => next,
             Err(stop) => stop_code(stop),
         };
-        frame.refresh_top_checks();
+        // SAFETY: as above.
+        unsafe { frame.refresh_top_checks() };
         next
     })
 }
@@ -215,8 +238,13 @@ pub unsafe fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
     catching_panics(|| {
         // SAFETY: the state pointer is valid and unaliased while generated code runs.
         let state = unsafe { &mut *frame.state };
-        let next = frame.progress.flow.advance(pc, None, &mut state.al);
-        frame.refresh_top_checks();
+        // SAFETY: generated code that calls a helper has an initialised progress
+        // (see `Frame::progress_mut`).
+        let next = unsafe { frame.progress_mut() }
+            .flow
+            .advance(pc, None, &mut state.al);
+        // SAFETY: as above.
+        unsafe { frame.refresh_top_checks() };
         next
     })
 }

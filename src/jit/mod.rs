@@ -227,7 +227,13 @@ static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::ne
 #[derive(Debug)]
 pub struct CompiledShader {
     region: ExecRegion,
+    /// The region's start as the function it holds (taken once: the mapping
+    /// never moves).
+    entry: EntryFn,
     from_ir: bool,
+    /// The code pushes a control-flow stack or calls a helper, so each call
+    /// must initialise the frame's `progress`.
+    uses_flow_state: bool,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -317,12 +323,21 @@ pub fn compile_with(
         let generate = |ir| generate(program, &analysis, config.precision, features, ir);
         // The IR lowering gives up on a block with more live values than spill
         // slots; the hand-written generator then compiles the whole program.
-        let (code, from_ir) = match generate(ir.as_ref()) {
+        let generated = match generate(ir.as_ref()) {
             Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
             other => other?,
         };
-        let region = ExecRegion::new(&code)?;
-        Ok(CompiledShader { region, from_ir })
+        let region = ExecRegion::new(&generated.code)?;
+        // SAFETY: the region holds a function the code generator emitted with the
+        // `EntryFn` signature at offset 0; it stays mapped, read+execute, while the
+        // `CompiledShader` (which owns the region) lives.
+        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(region.as_ptr()) };
+        Ok(CompiledShader {
+            region,
+            entry,
+            from_ir: generated.from_ir,
+            uses_flow_state: generated.uses_flow_state,
+        })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -331,6 +346,16 @@ pub fn compile_with(
             "no code generator for this architecture",
         ))
     }
+}
+
+/// What a code generator produced.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+struct Generated {
+    code: Vec<u8>,
+    /// The data instructions were lowered from the IR.
+    from_ir: bool,
+    /// The code reads or writes the frame's `progress`.
+    uses_flow_state: bool,
 }
 
 /// The host's code generator: machine code for `program`, with data
@@ -342,9 +367,13 @@ fn generate(
     precision: Precision,
     features: Features,
     ir: Option<&crate::ir::Ir>,
-) -> Result<(Vec<u8>, bool), JitError> {
+) -> Result<Generated, JitError> {
     let compiled = x64::compile(program, analysis, precision, features, ir)?;
-    Ok((compiled.code, compiled.from_ir))
+    Ok(Generated {
+        code: compiled.code,
+        from_ir: compiled.from_ir,
+        uses_flow_state: compiled.uses_flow_state,
+    })
 }
 
 /// The host's code generator: machine code for `program`, with data
@@ -356,9 +385,13 @@ fn generate(
     precision: Precision,
     features: Features,
     ir: Option<&crate::ir::Ir>,
-) -> Result<(Vec<u8>, bool), JitError> {
+) -> Result<Generated, JitError> {
     let compiled = a64::compile(program, analysis, precision, features, ir)?;
-    Ok((compiled.code, compiled.from_ir))
+    Ok(Generated {
+        code: compiled.code,
+        from_ir: compiled.from_ir,
+        uses_flow_state: compiled.uses_flow_state,
+    })
 }
 
 impl CompiledShader {
@@ -407,32 +440,57 @@ impl CompiledShader {
             invocation: &invocation,
             state: state_ptr,
             sink: sink_ptr,
-            progress: Progress {
-                flow: FlowState::at(config.entry),
-                ..Progress::default()
-            },
+            progress: std::mem::MaybeUninit::uninit(),
             converted_inputs: std::mem::MaybeUninit::uninit(),
         };
-        // SAFETY: the region holds a function compiled by `compile_uncached` with the
-        // `EntryFn` signature; it stays mapped while `self` lives.
-        let entry: EntryFn =
-            unsafe { std::mem::transmute::<*const u8, EntryFn>(self.region.as_ptr()) };
-        // SAFETY: the frame, state and uniforms outlive the call; the generated code
-        // only accesses them through these pointers (and the helpers through the
+        if self.uses_flow_state {
+            frame.progress.write(Progress {
+                flow: FlowState::at(config.entry),
+                ..Progress::default()
+            });
+        }
+        // SAFETY: `self.entry` is the compiled function, mapped while `self` lives;
+        // the frame, state and uniforms outlive the call; the generated code only
+        // accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns.
-        let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        let exit = unsafe { (self.entry)(&mut frame, state_ptr, uniforms, config.entry) };
+        if exit == EXIT_END {
+            return Stop::End;
+        }
+        // SAFETY: generated code has returned; these are the caller's exclusive
+        // references again.
+        let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
+        self.finish(exit, &frame, &invocation, config, state, sink)
+    }
+
+    /// Every exit but `end`: the other stops, the hand-over to the interpreter,
+    /// a caught panic. Kept out of line so that the common path stays small.
+    #[cold]
+    #[inline(never)]
+    fn finish(
+        &self,
+        exit: u32,
+        frame: &Frame<'_>,
+        invocation: &Invocation<'_>,
+        config: &ShaderConfig,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
             EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
             EXIT_RESUME => {
                 frame::count_rust_call();
-                let mut progress = frame.progress;
+                let mut progress = if self.uses_flow_state {
+                    // SAFETY: initialised by `run` before the call.
+                    unsafe { frame.progress.assume_init_read() }
+                } else {
+                    // The code never pushed a stack nor set emit parameters.
+                    Progress::default()
+                };
                 progress.flow.pc = frame.resume_pc;
                 progress.executed = config.budget - frame.remaining;
-                // SAFETY: generated code has returned; these are the caller's
-                // exclusive references again.
-                let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
                 invocation.run(state, sink, &mut progress)
             }
             EXIT_PANICKED => {

@@ -100,6 +100,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress` (always, for now).
+    pub uses_flow_state: bool,
 }
 
 /// Every swizzle the data instructions use that needs a `tbl` (not the
@@ -199,6 +201,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: true,
     })
 }
 

@@ -101,6 +101,7 @@ impl Emitter<'_> {
     /// Pushes an entry onto a ring stack (overwriting the oldest when full) and
     /// records its check address as the stack's top.
     pub(super) fn push(&mut self, ring: RingLayout, top: i32, words: &[Word]) {
+        self.uses_flow_state = true;
         let shift = ring.stride.trailing_zeros() as i8;
         let mask = ring.slots - 1;
         dynasm!(self.ops

@@ -81,6 +81,9 @@ pub(crate) struct Emitter<'p> {
     pool: Vec<([u32; 4], DynamicLabel)>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: i32,
+    /// Code that pushes a control-flow stack or calls a helper was emitted
+    /// (the frame's `progress` must then be initialised; see `Frame::progress`).
+    uses_flow_state: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -88,6 +91,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress`.
+    pub uses_flow_state: bool,
 }
 
 /// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
@@ -120,6 +125,7 @@ pub(crate) fn compile(
         lower_error: None,
         pool: Vec::new(),
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        uses_flow_state: false,
     };
     e.prologue();
     for pc in 0..len as u32 {
@@ -164,6 +170,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: e.uses_flow_state,
     })
 }
 
@@ -243,6 +250,7 @@ impl Emitter<'_> {
     }
 
     fn call_helper(&mut self, helper: usize, pc: u32) {
+        self.uses_flow_state = true;
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, rbx
@@ -284,6 +292,13 @@ impl Emitter<'_> {
         let i = pc as usize;
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
+        if !self.analysis.reachable[i] {
+            // Never executed from this entry point (nothing falls or jumps into
+            // it): no code, and no flow state its pushes would need. Should
+            // control ever arrive, the interpreter continues here.
+            dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+            return;
+        }
         if self.analysis.leader[i] {
             let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
