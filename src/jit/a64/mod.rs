@@ -232,7 +232,7 @@ impl<'p> Emitter<'p> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion(self.program.temps_read());
+        self.f24_entry_conversion(self.program.temps_converted_on_entry(self.analysis.entry));
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]

@@ -199,7 +199,10 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
-        self.f24_entry_conversion(self.program.temps_read(), self.program.inputs_read());
+        self.f24_entry_conversion(
+            self.program.temps_converted_on_entry(self.analysis.entry),
+            self.program.inputs_read(),
+        );
         // The code is specific to its entry point (part of the cache key).
         self.jump_to(self.analysis.entry);
     }
