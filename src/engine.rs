@@ -345,10 +345,16 @@ impl Shader {
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
         let (code, uniforms) = self.code_for(uniforms);
-        states
-            .iter_mut()
-            .map(|state| self.run_on(code, uniforms, state, sink))
-            .collect()
+        match (&self.backend, code) {
+            (Backend::Jit { .. }, Some(code)) => states
+                .iter_mut()
+                .map(|state| code.run(&self.program, &self.config, uniforms, state, sink))
+                .collect(),
+            _ => states
+                .iter_mut()
+                .map(|state| self.run_on(code, uniforms, state, sink))
+                .collect(),
+        }
     }
 
     /// The engine that actually runs this shader (never `Auto`): `Jit` only if its

@@ -3,7 +3,8 @@
 //!
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r14` = address of the PC → code offset table (for dispatch).
+//!   `r15` = the remaining budget. Only these callee-saved registers are saved:
+//!   the prologue and epilogue are a fixed cost of every invocation.
 //! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
 //!   are scratch. No vector value lives across instructions: every PICA register
 //!   stays in memory, so runtime helpers can read and write the same state.
@@ -180,17 +181,16 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; push rbx
-            ; push rbp
             ; push r12
             ; push r13
-            ; push r14
             ; push r15
+            // Four pushes and the return address: `frame_bytes` ≡ 8 (mod 16)
+            // keeps calls to helpers 16-byte aligned.
             ; sub rsp, frame_bytes
             ; mov rbx, rdi
             ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
             ; mov r13, rdx
-            ; lea r14, [->table]
             // Run with the default floating-point environment whatever the host
             // set (loading MXCSR is slow: only when it differs).
             ; stmxcsr [rbx + OFFSET_SAVED_FP]
@@ -215,8 +215,9 @@ impl Emitter<'_> {
             ; ->dispatch:
             ; cmp eax, len as i32
             ; jae ->past_end
-            ; movsxd rcx, DWORD [r14 + rax * 4]
-            ; add rcx, r14
+            ; lea rcx, [->table]
+            ; movsxd rdx, DWORD [rcx + rax * 4]
+            ; add rcx, rdx
             ; jmp rcx
             // eax = a helper's result: a PC or STOP_BASE + exit code.
             ; ->after_helper:
@@ -243,10 +244,8 @@ impl Emitter<'_> {
             ; fp_restored:
             ; add rsp, frame_bytes
             ; pop r15
-            ; pop r14
             ; pop r13
             ; pop r12
-            ; pop rbp
             ; pop rbx
             ; ret
         );
