@@ -284,7 +284,8 @@ fn compare_and_blend() {
     }
     let mut data = float_data();
     let d = data.clone();
-    let predicates: [(u8, fn(f32, f32) -> bool); 8] = [
+    type Predicate = (u8, fn(f32, f32) -> bool);
+    let predicates: [Predicate; 8] = [
         (cmp::EQ_OQ, |a, b| a == b),
         (cmp::LT_OS, |a, b| a < b),
         (cmp::LE_OS, |a, b| a <= b),
@@ -419,7 +420,8 @@ fn rounding_and_conversions() {
     }
     let mut data = float_data();
     let d = data.clone();
-    let roundings: [(u8, fn(f32) -> f32); 4] = [
+    type Rounding = (u8, fn(f32) -> f32);
+    let roundings: [Rounding; 4] = [
         (ROUND_FLOOR, f32::floor),
         (ROUND_CEIL, f32::ceil),
         (ROUND_TRUNC, f32::trunc),
@@ -436,7 +438,7 @@ fn rounding_and_conversions() {
     }
     // NaN and out of range give the "integer indefinite" i32::MIN.
     let to_int = |x: f32| {
-        if x.is_nan() || x >= 2147483648.0 || x < -2147483648.0 {
+        if !(-2147483648.0..2147483648.0).contains(&x) {
             i32::MIN as u32
         } else {
             x as i32 as u32
