@@ -33,11 +33,18 @@
 //! - **Opmask instructions** (`kmovw`, `kandw`, …) are VEX-encoded; they use
 //!   the two-byte VEX prefix unless a general register above `r7` needs the
 //!   three-byte one.
+//! - **RIP-relative operands** take a raw displacement ([`Mem::rip`]), or a
+//!   `dynasm` label through [`with_rip_label`], which registers the
+//!   displacement field with `dynasm`'s relocations.
 //!
 //! The tests decode every form (all registers, masks, and a sweep of memory
 //! operands across every field boundary) with an independent decoder, compare
 //! the bytes with an independent encoder, and run the instructions on the CPU
 //! when it has AVX-512.
+
+use dynasmrt::relocations::{Relocation, RelocationKind, RelocationSize};
+use dynasmrt::x64::X64Relocation;
+use dynasmrt::{DynamicLabel, DynasmLabelApi};
 
 /// A 512-bit vector register, `zmm0`–`zmm31`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -512,6 +519,44 @@ fn evex(
         bytes.push(imm);
     }
     bytes.flush(out);
+}
+
+// ---------------------------------------------------------------------------
+// RIP-relative operands on dynasm labels
+// ---------------------------------------------------------------------------
+
+/// Emits the one EVEX instruction `emit` writes for a `[rip + label + offset]`
+/// operand: `emit` gets that operand as a [`Mem`] and must pass it to one
+/// encoder function; `dynasm` fills the displacement in when it resolves its
+/// labels, as for its own `[->label]` operands (so constants can live after
+/// the code, as the other lowerings keep theirs).
+///
+/// # Panics
+/// If `emit` did not write exactly one EVEX instruction with a RIP-relative
+/// operand.
+pub(crate) fn with_rip_label<A>(
+    ops: &mut A,
+    label: DynamicLabel,
+    offset: isize,
+    emit: impl FnOnce(&mut Vec<u8>, Mem),
+) where
+    A: DynasmLabelApi<Relocation = X64Relocation> + Extend<u8>,
+{
+    let mut bytes = Vec::with_capacity(MAX_LEN);
+    emit(&mut bytes, Mem::rip(0));
+    // EVEX (4 bytes), opcode, ModRM (mod = 00, rm = 101), disp32, then at most
+    // an imm8.
+    assert!(
+        bytes.first() == Some(&0x62)
+            && (10..=11).contains(&bytes.len())
+            && bytes[5] & 0xC7 == 0b101,
+        "with_rip_label: expected one EVEX instruction with a [rip] operand, got {bytes:02X?}"
+    );
+    let field_from_end = (bytes.len() - 6) as u8;
+    ops.extend(bytes);
+    // The displacement counts from the end of the instruction (ref_offset 0).
+    let relocation = X64Relocation::from_size(RelocationKind::Relative, RelocationSize::DWord);
+    ops.dynamic_relocation(label, offset, field_from_end, 0, relocation);
 }
 
 // ---------------------------------------------------------------------------

@@ -769,3 +769,102 @@ fn hand_assembled_encodings() {
         [0xC5, 0xF8, 0x92, 0xC8]
     );
 }
+
+/// `with_rip_label` operands point at the label, forward and backward, with
+/// and without an immediate after the displacement.
+#[test]
+fn rip_label_operands_point_at_the_label() {
+    use dynasmrt::x64::X64Relocation;
+    use dynasmrt::{DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
+
+    let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+    let target = ops.new_dynamic_label();
+    let (d, a) = (Zmm::new(17), Zmm::new(3));
+    let masking = Masking::Zero(Mask::new(5));
+    // (instruction, offset from the label)
+    let forward: [(fn(&mut Buf, Mem), isize); 4] = [
+        (
+            |b, m| vaddps(b, Zmm::new(17), Zmm::new(3), Src::Mem(m), Masking::None),
+            0,
+        ),
+        (
+            |b, m| {
+                vpternlogd(
+                    b,
+                    Zmm::new(17),
+                    Zmm::new(3),
+                    Src::Bcst(m),
+                    0x96,
+                    Masking::None,
+                )
+            },
+            4,
+        ),
+        (
+            |b, m| vcmpps(b, Kreg::new(2), Zmm::new(3), Src::Mem(m), cmp::LE_OS, None),
+            64,
+        ),
+        (
+            |b, m| vmovups_store(b, m, Zmm::new(31), Some(Mask::new(1))),
+            -8,
+        ),
+    ];
+    for (emit, offset) in forward {
+        with_rip_label(&mut ops, target, offset, emit);
+    }
+    dynasm!(ops ; .arch x64 ; ret ; .align 64 ; =>target ; .bytes [0u8; 128].iter());
+    with_rip_label(&mut ops, target, 64, |b, m| {
+        vbroadcastss_mem(b, d, m, masking)
+    });
+    with_rip_label(&mut ops, target, 0, |b, m| {
+        vshufps(b, d, a, Src::Mem(m), 0x1B, masking)
+    });
+    let code = ops.finalize().expect("labels resolve");
+    let label_at = 64u64;
+    let mut decoder = Decoder::with_ip(64, &code, 0, DecoderOptions::NONE);
+    let mut seen = Vec::new();
+    while decoder.can_decode() {
+        let i = decoder.decode();
+        if i.is_ip_rel_memory_operand() {
+            seen.push((
+                i.mnemonic(),
+                i.memory_displacement64().wrapping_sub(label_at) as i64,
+            ));
+        }
+        if i.code() == iced_x86::Code::Retnq {
+            decoder.set_position(label_at as usize + 128).unwrap();
+            decoder.set_ip(label_at + 128);
+        }
+    }
+    use iced_x86::Mnemonic as M;
+    assert_eq!(
+        seen,
+        [
+            (M::Vaddps, 0),
+            (M::Vpternlogd, 4),
+            (M::Vcmpps, 64),
+            (M::Vmovups, -8),
+            (M::Vbroadcastss, 64),
+            (M::Vshufps, 0)
+        ]
+    );
+}
+
+#[test]
+#[should_panic(expected = "with_rip_label")]
+fn rip_label_needs_a_rip_operand() {
+    use dynasmrt::VecAssembler;
+    use dynasmrt::x64::X64Relocation;
+
+    let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+    let target = ops.new_dynamic_label();
+    with_rip_label(&mut ops, target, 0, |b, _| {
+        vaddps(
+            b,
+            Zmm::new(1),
+            Zmm::new(2),
+            Src::Zmm(Zmm::new(3)),
+            Masking::None,
+        )
+    });
+}

@@ -740,3 +740,56 @@ fn loop_around_encoded_instructions() {
     let want = lanes(|i| (f(d.d[i]) + f(d.a[i]) + f(d.b[i]) + f(d.c[i])).to_bits());
     assert_lanes_eq("loop", got, want);
 }
+
+/// Constants placed inside the code behind a `dynasm` label, read through
+/// `with_rip_label` before (forward) and after (backward) the label.
+#[test]
+fn rip_relative_constants_on_a_dynasm_label() {
+    if !avx512() {
+        return;
+    }
+    let mut data = float_data();
+    let d = data.clone();
+    let consts: [f32; 32] = std::array::from_fn(|i| i as f32 - 8.5);
+    let (got, _) = run(
+        |o| {
+            let table = o.new_dynamic_label();
+            // d = a + consts[0..16]; then d = (d < consts[16..32] ? ...) via
+            // a compare with an immediate after the displacement.
+            with_rip_label(o, table, 0, |b, m| {
+                vaddps(b, D, A, Src::Mem(m), Masking::None)
+            });
+            with_rip_label(o, table, 64, |b, m| {
+                vcmpps(b, K2, D, Src::Mem(m), cmp::LT_OS, None)
+            });
+            dynasm!(o
+                ; .arch x64
+                ; jmp >skip
+                ; .align 64
+                ; =>table
+            );
+            o.extend(consts.iter().flat_map(|c| c.to_le_bytes()));
+            dynasm!(o
+                ; .arch x64
+                ; skip:
+            );
+            // Backward: add consts[3] broadcast to the lanes the compare chose.
+            with_rip_label(o, table, 12, |b, m| {
+                vaddps(b, D, D, Src::Bcst(m), Masking::Merge(Mask::new(2)))
+            });
+        },
+        &mut data,
+        0,
+        0,
+    );
+    let sum: [f32; 16] = std::array::from_fn(|i| f(d.a[i]) + consts[i]);
+    let below = (0..16).fold(0u16, |m, i| m | u16::from(sum[i] < consts[16 + i]) << i);
+    let want = lanes(|i| {
+        if below >> i & 1 == 1 {
+            (sum[i] + consts[3]).to_bits()
+        } else {
+            sum[i].to_bits()
+        }
+    });
+    assert_lanes_eq("rip constants", got, want);
+}
