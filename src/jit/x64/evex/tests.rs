@@ -782,7 +782,8 @@ fn rip_label_operands_point_at_the_label() {
     let (d, a) = (Zmm::new(17), Zmm::new(3));
     let masking = Masking::Zero(Mask::new(5));
     // (instruction, offset from the label)
-    let forward: [(fn(&mut Buf, Mem), isize); 4] = [
+    type Case = (fn(&mut Buf, Mem), isize);
+    let forward: [Case; 4] = [
         (
             |b, m| vaddps(b, Zmm::new(17), Zmm::new(3), Src::Mem(m), Masking::None),
             0,
