@@ -662,6 +662,65 @@ fn gathers_decode_as_requested() {
     assert_eq!(oracle.checked, 16 * (32 * 4 + DISPS.len()));
 }
 
+/// The full product of base × (no index | index × scale) × displacement for
+/// one instruction of each tuple type (full vector with and without
+/// broadcast, full vector memory load and store, one element), and for a
+/// compare, whose immediate follows the displacement.
+#[test]
+fn memory_operands_full_product() {
+    let mut oracle = Oracle::new();
+    let mut mems = Vec::new();
+    for base in 0..16 {
+        let base = Gpr::new(base);
+        for &disp in DISPS {
+            mems.push(Mem::base(base, disp));
+            for index in (0..16).filter(|&i| i != 4) {
+                for scale in SCALES {
+                    mems.push(Mem::indexed(base, Gpr::new(index), scale, disp));
+                }
+            }
+        }
+    }
+    let (d, a) = (Zmm::new(23), Zmm::new(8));
+    let masking = Masking::Merge(Mask::new(4));
+    let (dst, src) = (Exp::Reg(zmm_reg(d)), Exp::Reg(zmm_reg(a)));
+    for &m in &mems {
+        let code = Code::EVEX_Vaddps_zmm_k1z_zmm_zmmm512b32_er;
+        for (src_b, broadcast) in [(Src::Mem(m), false), (Src::Bcst(m), true)] {
+            let e = Expect::new(code, vec![dst, src, mem_exp(m)])
+                .masked(masking)
+                .broadcast(broadcast);
+            oracle.check(&emit(|b| vaddps(b, d, a, src_b, masking)), &e);
+        }
+        let e = Expect::new(Code::EVEX_Vmovups_zmm_k1z_zmmm512, vec![dst, mem_exp(m)]);
+        oracle.check(&emit(|b| vmovups_load(b, d, m, Masking::None)), &e);
+        let e = Expect::new(Code::EVEX_Vmovups_zmmm512_k1z_zmm, vec![mem_exp(m), src]);
+        oracle.check(&emit(|b| vmovups_store(b, m, a, None)), &e);
+        let e = Expect::new(
+            Code::EVEX_Vbroadcastss_zmm_k1z_xmmm32,
+            vec![dst, mem_exp(m)],
+        );
+        oracle.check(&emit(|b| vbroadcastss_mem(b, d, m, Masking::None)), &e);
+        let ops = vec![
+            Exp::Reg(Register::K6),
+            src,
+            mem_exp(m),
+            Exp::Imm8(cmp::NLE_US),
+        ];
+        let e = Expect::new(Code::EVEX_Vcmpps_kr_k1_zmm_zmmm512b32_imm8_sae, ops);
+        let k6 = Kreg::new(6);
+        oracle.check(
+            &emit(|b| vcmpps(b, k6, a, Src::Mem(m), cmp::NLE_US, None)),
+            &e,
+        );
+    }
+    eprintln!(
+        "memory operands: {} encodings agree with iced",
+        oracle.checked
+    );
+    assert_eq!(oracle.checked, 6 * 16 * DISPS.len() * (1 + 15 * 4));
+}
+
 #[test]
 #[should_panic(expected = "cannot overwrite its index")]
 fn gather_refuses_to_overwrite_its_index() {
