@@ -460,7 +460,6 @@ fn modrm(bytes: &mut Bytes, reg: u8, rm: Rm, n: i32) {
 /// Appends one EVEX instruction: `reg` is `ModRM.reg` (a vector register, an
 /// opmask, or an opcode extension), `vvvv` the second source (0 when unused,
 /// which encodes as "none"), `rm` the last operand.
-#[allow(clippy::too_many_arguments)]
 fn evex(
     out: &mut impl Extend<u8>,
     op: Op,
