@@ -3,8 +3,21 @@
 //!
 //! Every function appends one instruction's bytes to any `Extend<u8>` sink, in
 //! practice the backend's `VecAssembler`, so the wide lowering can call it
-//! between `dynasm!` blocks: labels and relocations stay `dynasm`'s business,
-//! this module only knows registers and `[base + index*scale + disp]` operands.
+//! between `dynasm!` blocks: labels and jumps stay `dynasm`'s business, this
+//! module only knows registers and `[base + index*scale + disp]` operands (and
+//! RIP-relative ones, which may name a `dynasm` label).
+//!
+//! ```text
+//! // zmm30{k1} = zmm16 + [rdi + 64]; then k2 = lanes where zmm30 < 1.0f32
+//! evex::vaddps(&mut ops, Zmm::new(30), Zmm::new(16),
+//!              Src::Mem(Mem::base(Gpr::RDI, 64)), Masking::Merge(Mask::new(1)));
+//! evex::with_rip_label(&mut ops, one_label, 0, |b, m| {
+//!     evex::vcmpps(b, Kreg::new(2), Zmm::new(30), Src::Bcst(m), cmp::LT_OS, None)
+//! });
+//! dynasm!(ops ; .arch x64 ; ret);
+//! ```
+//!
+//! (The tests in `evex/tests/execute.rs` assemble and run code like this.)
 //!
 //! # Encoding choices
 //!
