@@ -790,8 +790,7 @@ fn hand_assembled_encodings() {
         )
     });
     assert_eq!(bytes, [0x62, 0xF1, 0x6C, 0x48, 0x58, 0xCB]);
-    // vaddps zmm31{k7}{z}, zmm30, [rax + 64]{1to16}... as a full load instead:
-    // [rax + 128] is disp8 = 2 (N = 64).
+    // vaddps zmm31{k7}{z}, zmm30, [rax + 128]: disp8 = 128 / 64 = 2.
     let m = Mem::base(Gpr::RAX, 128);
     let bytes = emit(|b| {
         vaddps(
@@ -817,6 +816,35 @@ fn hand_assembled_encodings() {
     assert_eq!(
         bytes,
         [0x62, 0xF1, 0x7C, 0x48, 0x10, 0x80, 0x00, 0x20, 0x00, 0x00]
+    );
+    // vgatherdps zmm1{k1}, [rax + zmm20*4 + 8]: X = 0 and V' = 1 (inverted:
+    // X̄ = 1, V̄' = 0) for index 20 = 0b10100, map 0F38, pp 66, disp8 = 8 / 4.
+    let src = Vsib {
+        base: Gpr::RAX,
+        index: Zmm::new(20),
+        scale: Scale::X4,
+        disp: 8,
+    };
+    assert_eq!(
+        emit(|b| vgatherdps(b, Zmm::new(1), src, Mask::new(1))),
+        [0x62, 0xF2, 0x7D, 0x41, 0x92, 0x4C, 0xA0, 0x02]
+    );
+    // vpslld zmm17, zmm2, 5: /6 in ModRM.reg, the destination in vvvv and V'.
+    assert_eq!(
+        emit(|b| vpslld(b, Zmm::new(17), Src::Zmm(Zmm::new(2)), 5, Masking::None)),
+        [0x62, 0xF1, 0x75, 0x40, 0x72, 0xF2, 0x05]
+    );
+    // vcmpltps k2{k1}, zmm3, zmm4: the opmask destination in ModRM.reg.
+    assert_eq!(
+        emit(|b| vcmpps(
+            b,
+            Kreg::new(2),
+            Zmm::new(3),
+            Src::Zmm(Zmm::new(4)),
+            1,
+            Some(Mask::new(1))
+        )),
+        [0x62, 0xF1, 0x64, 0x49, 0xC2, 0xD4, 0x01]
     );
     // kmovw k1, r9d takes the three-byte VEX for B; kmovw k1, eax the two-byte one.
     assert_eq!(
