@@ -355,14 +355,21 @@ fn integer_compares() {
         );
         assert_eq!(k2, want, "vpcmpd {name}");
     }
+    // Unsigned below under k1, then the larger of each pair (unsigned) with
+    // vpblendmd.
     let want = bits(&|i| d.a[i] < d.b[i]);
-    let (_, k2) = run(
-        |o| vpcmpud(o, K2, A, Src::Zmm(B), icmp::LT, Some(K1)),
+    let (got, k2) = run(
+        |o| {
+            vpcmpud(o, K2, A, Src::Zmm(B), icmp::LT, Some(K1));
+            vpblendmd(o, D, A, Src::Zmm(B), Masking::Merge(Mask::new(2)));
+        },
         &mut data,
         MASK,
         0,
     );
     assert_eq!(k2, want & MASK, "vpcmpud lt");
+    let blended = lanes(|i| if k2 >> i & 1 == 1 { d.b[i] } else { d.a[i] });
+    assert_eq!(got, blended, "vpblendmd");
     // Equal to a broadcast element: b[2] = -1 equals a[2] only.
     let bcst = Src::Bcst(Mem::base(Gpr::RDI, OFF_B + 8));
     let (_, k2) = run(|o| vpcmpeqd(o, K2, A, bcst, None), &mut data, 0, 0);
