@@ -429,50 +429,61 @@ impl CompiledShader {
     ) -> Stop {
         // Generated code converts the registers entering the unit itself (see the
         // backends' prologues), exactly as `interp::enter` does.
-        let invocation = Invocation::new(program, config, uniforms);
         let state_ptr: *mut UnitState = state;
         let sink_ptr: *mut dyn EmitSink = sink;
-        let mut frame = Frame {
-            remaining: config.budget,
-            top_checks: [NO_CHECK; 3],
-            resume_pc: 0,
-            saved_fp_control: 0,
-            invocation: &invocation,
-            state: state_ptr,
-            sink: sink_ptr,
-            progress: std::mem::MaybeUninit::uninit(),
-            converted_inputs: std::mem::MaybeUninit::uninit(),
-        };
-        if self.uses_flow_state {
-            frame.progress.write(Progress {
-                flow: FlowState::at(config.entry),
-                ..Progress::default()
-            });
+        // Code that neither pushes a stack nor calls a helper reads only the
+        // budget from the frame (and writes `resume_pc`, `saved_fp_control` and
+        // `converted_inputs` before it reads them): for it, nothing else is set
+        // up. A small shader's whole invocation costs about as much as
+        // setting up the rest.
+        let invocation: Invocation<'_>;
+        let mut frame = std::mem::MaybeUninit::<Frame<'_>>::uninit();
+        let fp = frame.as_mut_ptr();
+        // SAFETY: field pointers into our own, properly aligned frame; writing
+        // plain data through them initialises those fields.
+        unsafe {
+            std::ptr::addr_of_mut!((*fp).remaining).write(config.budget);
+            if self.uses_flow_state {
+                invocation = Invocation::new(program, config, uniforms);
+                std::ptr::addr_of_mut!((*fp).top_checks).write([NO_CHECK; 3]);
+                std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
+                std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
+                std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
+                std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(
+                    Progress {
+                        flow: FlowState::at(config.entry),
+                        ..Progress::default()
+                    },
+                ));
+            }
         }
         // SAFETY: `self.entry` is the compiled function, mapped while `self` lives;
         // the frame, state and uniforms outlive the call; the generated code only
         // accesses them through these pointers (and the helpers through the
-        // frame), and no Rust reference to them is used until it returns.
-        let exit = unsafe { (self.entry)(&mut frame, state_ptr, uniforms, config.entry) };
+        // frame), and no Rust reference to them is used until it returns. The
+        // frame fields the code may read are initialised above.
+        let exit = unsafe { (self.entry)(fp, state_ptr, uniforms, config.entry) };
         if exit == EXIT_END {
             return Stop::End;
         }
         // SAFETY: generated code has returned; these are the caller's exclusive
         // references again.
         let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
-        self.finish(exit, &frame, &invocation, config, state, sink)
+        self.finish(exit, fp, program, config, uniforms, state, sink)
     }
 
     /// Every exit but `end`: the other stops, the hand-over to the interpreter,
     /// a caught panic. Kept out of line so that the common path stays small.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
         exit: u32,
-        frame: &Frame<'_>,
-        invocation: &Invocation<'_>,
+        frame: *const Frame<'_>,
+        program: &Program,
         config: &ShaderConfig,
+        uniforms: &Uniforms,
         state: &mut UnitState,
         sink: &mut dyn EmitSink,
     ) -> Stop {
@@ -482,16 +493,21 @@ impl CompiledShader {
             EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
             EXIT_RESUME => {
                 frame::count_rust_call();
-                let mut progress = if self.uses_flow_state {
-                    // SAFETY: initialised by `run` before the call.
-                    unsafe { frame.progress.assume_init_read() }
-                } else {
-                    // The code never pushed a stack nor set emit parameters.
-                    Progress::default()
+                // SAFETY: `remaining` was set before the call and `resume_pc` by
+                // the code before this exit; `progress` was set before the call
+                // whenever the code uses it.
+                let mut progress = unsafe {
+                    let mut progress = if self.uses_flow_state {
+                        (*frame).progress.assume_init_read()
+                    } else {
+                        // The code never pushed a stack nor set emit parameters.
+                        Progress::default()
+                    };
+                    progress.flow.pc = (*frame).resume_pc;
+                    progress.executed = config.budget - (*frame).remaining;
+                    progress
                 };
-                progress.flow.pc = frame.resume_pc;
-                progress.executed = config.budget - frame.remaining;
-                invocation.run(state, sink, &mut progress)
+                Invocation::new(program, config, uniforms).run(state, sink, &mut progress)
             }
             EXIT_PANICKED => {
                 frame::resume_pending_panic();

@@ -74,9 +74,11 @@ impl Emitter<'_> {
     /// stack can pop). Falls through when no stack top matches `pc + 1`;
     /// preserves `ecx`.
     pub fn checkpoint(&mut self, pc: u32) {
-        if !self.analysis.check_after[pc as usize] {
+        // With no reachable push the stacks stay empty: no top can match.
+        if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
+        self.uses_flow_state = true;
         let next = (pc + 1) as i32;
         dynasm!(self.ops
             ; .arch x64

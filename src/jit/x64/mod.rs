@@ -86,9 +86,12 @@ pub(crate) struct Emitter<'p> {
     pool: Vec<([u32; 4], DynamicLabel)>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: i32,
-    /// Code that pushes a control-flow stack or calls a helper was emitted
-    /// (the frame's `progress` must then be initialised; see `Frame::progress`).
+    /// Code that pushes a control-flow stack, checks the stack tops or calls a
+    /// helper was emitted (the frame's flow fields must then be initialised;
+    /// see `Frame::progress`).
     uses_flow_state: bool,
+    /// Some reachable instruction pushes a control-flow stack.
+    may_push: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -131,6 +134,13 @@ pub(crate) fn compile(
         pool: Vec::new(),
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
         uses_flow_state: false,
+        may_push: (0..len).any(|pc| {
+            analysis.reachable[pc]
+                && matches!(
+                    program.instructions()[pc],
+                    Instruction::If { .. } | Instruction::Call { .. } | Instruction::Loop { .. }
+                )
+        }),
     };
     e.prologue();
     for pc in 0..len as u32 {
