@@ -58,6 +58,13 @@ pub(super) enum Cold {
         a: u8,
         b: u8,
     },
+    /// The IR lowering's `f24_quantize` of `xmm{d}` with a lane of 2^64 or
+    /// above; continues at `back`.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
 }
 
 pub(crate) struct Emitter<'p> {
@@ -298,6 +305,11 @@ impl Emitter<'_> {
                 } => {
                     dynasm!(self.ops ; .arch x64 ; =>label);
                     self.exact_pica_mul(d, a, b);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
+                }
+                Cold::F24Overflow { label, back, d } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.f24_overflow_tail(d);
                     dynasm!(self.ops ; .arch x64 ; jmp =>back);
                 }
             }
