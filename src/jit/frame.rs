@@ -56,6 +56,10 @@ pub struct Frame<'a> {
     pub state: *mut UnitState,
     /// The caller's emit sink.
     pub sink: *mut (dyn EmitSink + 'a),
+    /// Non-zero once `progress` is initialised. x86-64 code initialises it
+    /// itself before its first push or helper call, so invocations that never
+    /// push a stack do not pay for it.
+    pub progress_ready: u32,
     /// Control-flow stacks, emit parameters, executed count. Initialised only
     /// for code that pushes a stack or calls a helper
     /// ([`CompiledShader::uses_flow_state`](super::CompiledShader)): code that
@@ -71,6 +75,22 @@ pub struct Frame<'a> {
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const OFFSET_CONVERTED_INPUTS: i32 =
     std::mem::offset_of!(Frame<'static>, converted_inputs) as i32;
+
+/// Offset of `progress_ready`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const OFFSET_PROGRESS_READY: i32 =
+    std::mem::offset_of!(Frame<'static>, progress_ready) as i32;
+/// Offset and size of `progress`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const PROGRESS: (i32, i32) = (
+    std::mem::offset_of!(Frame<'static>, progress) as i32,
+    std::mem::size_of::<Progress>() as i32,
+);
+
+/// Offset of `progress.flow.pc` within `progress`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const OFFSET_FLOW_PC: i32 =
+    (std::mem::offset_of!(Progress, flow) + std::mem::offset_of!(FlowState, pc)) as i32;
 
 /// Byte offsets generated code uses.
 pub const OFFSET_REMAINING: i32 = 0;
@@ -128,6 +148,10 @@ pub const LOOPS: RingLayout = ring::<
 
 const _: () = {
     assert!(CALLS.stride == 8 && IFS.stride == 8 && LOOPS.stride == 16);
+    // The x86-64 initialiser zeroes it with 16-byte stores, the last overlapping.
+    assert!(PROGRESS.1 >= 16);
+    // Zeroed bits are a valid `Progress`: all its fields are integers and bools.
+    assert!(std::mem::size_of::<Progress>() % 8 == 0);
     assert!(std::mem::offset_of!(Frame<'static>, remaining) == OFFSET_REMAINING as usize);
     assert!(std::mem::offset_of!(Frame<'static>, top_checks) == OFFSET_TOP_CHECKS as usize);
     assert!(std::mem::offset_of!(Frame<'static>, resume_pc) == OFFSET_RESUME_PC as usize);
@@ -138,9 +162,10 @@ impl Frame<'_> {
     /// The control-flow state, for the helpers.
     ///
     /// # Safety
-    /// `progress` must be initialised: it is whenever generated code can call a
+    /// `progress` must be initialised: it is whenever generated code calls a
     /// helper, because a helper call makes the code generator report
-    /// `uses_flow_state`, and `CompiledShader::run` then initialises it.
+    /// `uses_flow_state`, and then `CompiledShader::run` initialises it, or
+    /// (x86-64) the code does before its first push or helper call.
     unsafe fn progress_mut(&mut self) -> &mut Progress {
         // SAFETY: guaranteed by the caller.
         unsafe { self.progress.assume_init_mut() }

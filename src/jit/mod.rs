@@ -232,8 +232,10 @@ pub struct CompiledShader {
     entry: EntryFn,
     from_ir: bool,
     /// The code pushes a control-flow stack or calls a helper, so each call
-    /// must initialise the frame's `progress`.
+    /// must initialise the frame's flow fields.
     uses_flow_state: bool,
+    /// The code initialises `progress` itself when it first needs it.
+    lazy_progress: bool,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -337,6 +339,7 @@ pub fn compile_with(
             entry,
             from_ir: generated.from_ir,
             uses_flow_state: generated.uses_flow_state,
+            lazy_progress: generated.lazy_progress,
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -354,8 +357,10 @@ struct Generated {
     code: Vec<u8>,
     /// The data instructions were lowered from the IR.
     from_ir: bool,
-    /// The code reads or writes the frame's `progress`.
+    /// The code reads or writes the frame's flow fields.
     uses_flow_state: bool,
+    /// The code initialises `progress` itself (`Frame::progress_ready`).
+    lazy_progress: bool,
 }
 
 /// The host's code generator: machine code for `program`, with data
@@ -373,6 +378,7 @@ fn generate(
         code: compiled.code,
         from_ir: compiled.from_ir,
         uses_flow_state: compiled.uses_flow_state,
+        lazy_progress: true,
     })
 }
 
@@ -391,6 +397,7 @@ fn generate(
         code: compiled.code,
         from_ir: compiled.from_ir,
         uses_flow_state: compiled.uses_flow_state,
+        lazy_progress: false,
     })
 }
 
@@ -449,12 +456,17 @@ impl CompiledShader {
                 std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
                 std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
                 std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
-                std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(
-                    Progress {
-                        flow: FlowState::at(config.entry),
-                        ..Progress::default()
-                    },
-                ));
+                if self.lazy_progress {
+                    std::ptr::addr_of_mut!((*fp).progress_ready).write(0);
+                } else {
+                    std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(
+                        Progress {
+                            flow: FlowState::at(config.entry),
+                            ..Progress::default()
+                        },
+                    ));
+                    std::ptr::addr_of_mut!((*fp).progress_ready).write(1);
+                }
             }
         }
         // SAFETY: `self.entry` is the compiled function, mapped while `self` lives;
@@ -494,10 +506,11 @@ impl CompiledShader {
             EXIT_RESUME => {
                 frame::count_rust_call();
                 // SAFETY: `remaining` was set before the call and `resume_pc` by
-                // the code before this exit; `progress` was set before the call
-                // whenever the code uses it.
+                // the code before this exit; `progress_ready` was set before the
+                // call whenever the code uses flow state, and says whether
+                // `progress` is initialised.
                 let mut progress = unsafe {
-                    let mut progress = if self.uses_flow_state {
+                    let mut progress = if self.uses_flow_state && (*frame).progress_ready != 0 {
                         (*frame).progress.assume_init_read()
                     } else {
                         // The code never pushed a stack nor set emit parameters.

@@ -104,6 +104,7 @@ impl Emitter<'_> {
     /// records its check address as the stack's top.
     pub(super) fn push(&mut self, ring: RingLayout, top: i32, words: &[Word]) {
         self.uses_flow_state = true;
+        self.ensure_progress();
         let shift = ring.stride.trailing_zeros() as i8;
         let mask = ring.slots - 1;
         dynasm!(self.ops

@@ -161,6 +161,7 @@ pub(crate) fn compile(
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
     e.flow_stubs();
+    e.progress_initialiser();
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
@@ -274,6 +275,7 @@ impl Emitter<'_> {
 
     fn call_helper(&mut self, helper: usize, pc: u32) {
         self.uses_flow_state = true;
+        self.ensure_progress();
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, rbx
@@ -281,6 +283,46 @@ impl Emitter<'_> {
             ; mov rax, QWORD helper as i64
             ; call rax
             ; jmp ->after_helper
+        );
+    }
+
+    /// Initialises the frame's `progress` unless it already is (the first push
+    /// or helper call of an invocation does it; see `Frame::progress_ready`).
+    pub(super) fn ensure_progress(&mut self) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; cmp DWORD [rbx + frame::OFFSET_PROGRESS_READY], 0
+            ; jne >ready
+            ; call ->init_progress
+            ; ready:
+        );
+    }
+
+    /// The shared initialiser `ensure_progress` calls: `progress` = a fresh
+    /// invocation at the entry point (zeroed stacks and emit parameters), with
+    /// 16-byte stores that stay inside it. Only `xmm0` (scratch at flow
+    /// instructions) is changed.
+    fn progress_initialiser(&mut self) {
+        let (at, size) = frame::PROGRESS;
+        dynasm!(self.ops
+            ; .arch x64
+            ; ->init_progress:
+            ; xorps xmm0, xmm0
+        );
+        let mut off = 0;
+        while off + 16 <= size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + off], xmm0);
+            off += 16;
+        }
+        if off < size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + size - 16], xmm0);
+        }
+        let entry_pc = at + frame::OFFSET_FLOW_PC;
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov DWORD [rbx + entry_pc], self.analysis.entry as i32
+            ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
+            ; ret
         );
     }
 
