@@ -18,8 +18,10 @@
 //! through `frame::stack_check`. `check_case` (tests) is the executable form
 //! of this rule, checked against `FlowState::advance`.
 
+use crate::analysis::Analysis;
 use crate::isa::{Guard, Instruction};
 use crate::jit::frame::{CALLS, IFS, LOOPS, OFFSET_TOP_CHECKS, RingLayout};
+use crate::program::Program;
 use crate::state::Uniforms;
 use std::mem::offset_of;
 
@@ -174,6 +176,23 @@ pub(crate) fn plan(pc: u32, instr: &Instruction) -> FlowPlan {
         }
         _ => FlowPlan::Runtime,
     }
+}
+
+/// Whether some instruction reachable from the analysed entry point pushes a
+/// control-flow stack. When none does, the stacks stay empty and no check
+/// point can match: backends emit none.
+pub(crate) fn may_push(program: &Program, analysis: &Analysis) -> bool {
+    program
+        .instructions()
+        .iter()
+        .zip(&analysis.reachable)
+        .any(|(instr, &reachable)| {
+            reachable
+                && matches!(
+                    instr,
+                    Instruction::If { .. } | Instruction::Call { .. } | Instruction::Loop { .. }
+                )
+        })
 }
 
 /// What a check point does with the stacks.

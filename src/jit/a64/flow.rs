@@ -95,7 +95,8 @@ impl Emitter<'_> {
     /// pop paths with `w0` = `pc + 1`; otherwise falls through. Clobbers `w0`,
     /// `w9..w11`.
     pub(super) fn checkpoint(&mut self, pc: u32) {
-        if !self.analysis.check_after[pc as usize] {
+        // With no reachable push the stacks stay empty: no top can match.
+        if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
         let next = pc + 1;

@@ -98,6 +98,9 @@ pub(crate) struct Emitter<'p> {
     lower_error: Option<JitError>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: u32,
+    /// Some reachable instruction pushes a control-flow stack (otherwise no
+    /// check point is emitted).
+    may_push: bool,
 }
 
 /// A compiled function: machine code, entry at offset 0.
@@ -105,6 +108,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress` (always, for now).
+    pub uses_flow_state: bool,
 }
 
 /// Every swizzle the data instructions use that needs a `tbl` (not the
@@ -162,6 +167,7 @@ pub(crate) fn compile(
         lowering: None,
         lower_error: None,
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        may_push: super::inline_flow::may_push(program, analysis),
     };
     dynasm!(e.ops ; .arch aarch64 ; b ->prologue);
     consts::emit(&mut e.ops, &e.swizzles);
@@ -205,6 +211,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: true,
     })
 }
 
@@ -236,7 +243,7 @@ impl<'p> Emitter<'p> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion(self.program.temps_read());
+        self.f24_entry_conversion(self.program.temps_converted_on_entry(self.analysis.entry));
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]

@@ -813,10 +813,10 @@ fn generated_code_preserves_callee_saved_registers() {
             std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
             std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
             std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
-            std::ptr::addr_of_mut!((*fp).progress).write(Progress {
+            std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(Progress {
                 flow: FlowState::at(cfg.entry),
                 ..Progress::default()
-            });
+            }));
         }
         let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(region.as_ptr()) };
         // x19..x28, d8..d15, then SP before and after the call.
@@ -941,7 +941,7 @@ fn stacks_agree_where_generated_code_stops(
     budget: u64,
 ) {
     use crate::interp::Invocation;
-    use crate::jit::frame::{self, EXIT_END, EXIT_RESUME, EntryFn, Frame, NO_CHECK};
+    use crate::jit::frame::{self, EXIT_END, EXIT_RESUME, Frame, NO_CHECK};
     use crate::machine::Progress;
     use crate::machine::flow::FlowState;
 
@@ -963,19 +963,17 @@ fn stacks_agree_where_generated_code_stops(
         invocation: &invocation,
         state: state_ptr,
         sink: sink_ptr,
-        progress: Progress {
+        progress_ready: 1,
+        progress: std::mem::MaybeUninit::new(Progress {
             flow: FlowState::at(cfg.entry),
             ..Progress::default()
-        },
+        }),
         converted_inputs: std::mem::MaybeUninit::uninit(),
     };
-    // SAFETY: the region holds a function with the `EntryFn` signature, mapped
-    // while `compiled` lives.
-    let entry: EntryFn =
-        unsafe { std::mem::transmute::<*const u8, EntryFn>(compiled.region.as_ptr()) };
-    // SAFETY: as in `CompiledShader::run`: the frame, state and uniforms
-    // outlive the call and are only accessed through these pointers meanwhile.
-    let exit = unsafe { entry(&mut fr, state_ptr, u, cfg.entry) };
+    // SAFETY: as in `CompiledShader::run`: the function is mapped while
+    // `compiled` lives; the frame, state and uniforms outlive the call and are
+    // only accessed through these pointers meanwhile.
+    let exit = unsafe { (compiled.entry)(&mut fr, state_ptr, u, cfg.entry) };
     let used = budget - fr.remaining;
 
     let mut expected = s.clone();
@@ -996,7 +994,9 @@ fn stacks_agree_where_generated_code_stops(
         }
         other => panic!("budget {budget}: exit {other}"),
     }
-    let (jit, interp) = (&fr.progress.flow, &progress.flow);
+    // SAFETY: initialised above; generated code keeps it a valid `Progress`.
+    let jit = unsafe { &fr.progress.assume_init_ref().flow };
+    let interp = &progress.flow;
     assert_eq!(
         (jit.calls, jit.ifs, jit.loops),
         (interp.calls, interp.ifs, interp.loops),

@@ -62,9 +62,11 @@ impl Emitter<'_> {
     /// stack can pop). Falls through when no stack top matches `pc + 1`;
     /// preserves `ecx`.
     pub fn checkpoint(&mut self, pc: u32) {
-        if !self.analysis.check_after[pc as usize] {
+        // With no reachable push the stacks stay empty: no top can match.
+        if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
+        self.uses_flow_state = true;
         let next = (pc + 1) as i32;
         dynasm!(self.ops
             ; .arch x64
@@ -89,6 +91,8 @@ impl Emitter<'_> {
     /// Pushes `push` onto its ring stack (overwriting the oldest entry when
     /// full) and records its check address as the stack's top.
     fn push(&mut self, push: &Push) {
+        self.uses_flow_state = true;
+        self.ensure_progress();
         let ring = push.stack.ring();
         let top = push.stack.top_check();
         let shift = ring.stride.trailing_zeros() as i8;

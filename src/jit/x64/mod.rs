@@ -3,14 +3,19 @@
 //!
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r14` = address of the PC → code offset table (for dispatch), `r15` = the
-//!   remaining budget (stored to `Frame::remaining` on every exit).
+//!   `r15` = the remaining budget (stored to `Frame::remaining` on every
+//!   exit). Only these callee-saved registers are saved: the prologue and
+//!   epilogue are a fixed cost of every invocation.
 //! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
 //!   are scratch. No vector value lives across instructions: every PICA register
 //!   stays in memory, so runtime helpers can read and write the same state.
 
 mod alu;
 mod consts;
+// The AVX-512 encoder of the wide engine (16 vertices per instruction), which
+// does not call it yet.
+#[allow(dead_code)]
+pub(crate) mod evex;
 mod flow;
 mod lower;
 mod operands;
@@ -18,8 +23,8 @@ mod regcache;
 
 use super::JitError;
 use super::frame::{
-    EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
-    STOP_BASE,
+    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
+    OFFSET_SAVED_FP, STOP_BASE,
 };
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
@@ -53,6 +58,13 @@ pub(super) enum Cold {
         a: u8,
         b: u8,
     },
+    /// The IR lowering's `f24_quantize` of `xmm{d}` with a lane of 2^64 or
+    /// above; continues at `back`.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
 }
 
 pub(crate) struct Emitter<'p> {
@@ -81,6 +93,12 @@ pub(crate) struct Emitter<'p> {
     pool: Vec<([u32; 4], DynamicLabel)>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: i32,
+    /// Code that pushes a control-flow stack, checks the stack tops or calls a
+    /// helper was emitted (the frame's flow fields must then be initialised;
+    /// see `Frame::progress`).
+    uses_flow_state: bool,
+    /// Some reachable instruction pushes a control-flow stack.
+    may_push: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -88,6 +106,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress`.
+    pub uses_flow_state: bool,
 }
 
 /// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
@@ -120,6 +140,8 @@ pub(crate) fn compile(
         lower_error: None,
         pool: Vec::new(),
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        uses_flow_state: false,
+        may_push: super::inline_flow::may_push(program, analysis),
     };
     e.prologue();
     for pc in 0..len as u32 {
@@ -133,6 +155,7 @@ pub(crate) fn compile(
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
     e.flow_stubs();
+    e.progress_initialiser();
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
@@ -164,6 +187,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: e.uses_flow_state,
     })
 }
 
@@ -173,17 +197,16 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; push rbx
-            ; push rbp
             ; push r12
             ; push r13
-            ; push r14
             ; push r15
+            // Four pushes and the return address: `frame_bytes` ≡ 8 (mod 16)
+            // keeps calls to helpers 16-byte aligned.
             ; sub rsp, frame_bytes
             ; mov rbx, rdi
             ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
             ; mov r13, rdx
-            ; lea r14, [->table]
             // Run with the default floating-point environment whatever the host
             // set (loading MXCSR is slow: only when it differs).
             ; stmxcsr [rbx + OFFSET_SAVED_FP]
@@ -192,7 +215,10 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
-        self.f24_entry_conversion(self.program.temps_read(), self.program.inputs_read());
+        self.f24_entry_conversion(
+            self.program.temps_converted_on_entry(self.analysis.entry),
+            self.program.inputs_read(),
+        );
         // The code is specific to its entry point (part of the cache key).
         self.jump_to(self.analysis.entry);
     }
@@ -205,8 +231,9 @@ impl Emitter<'_> {
             ; ->dispatch:
             ; cmp eax, len as i32
             ; jae ->past_end
-            ; movsxd rcx, DWORD [r14 + rax * 4]
-            ; add rcx, r14
+            ; lea rcx, [->table]
+            ; movsxd rdx, DWORD [rcx + rax * 4]
+            ; add rcx, rdx
             ; jmp rcx
             // eax = a helper's result: a PC or STOP_BASE + exit code.
             ; ->after_helper:
@@ -233,16 +260,16 @@ impl Emitter<'_> {
             ; fp_restored:
             ; add rsp, frame_bytes
             ; pop r15
-            ; pop r14
             ; pop r13
             ; pop r12
-            ; pop rbp
             ; pop rbx
             ; ret
         );
     }
 
     fn call_helper(&mut self, helper: usize, pc: u32) {
+        self.uses_flow_state = true;
+        self.ensure_progress();
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, rbx
@@ -250,6 +277,46 @@ impl Emitter<'_> {
             ; mov rax, QWORD helper as i64
             ; call rax
             ; jmp ->after_helper
+        );
+    }
+
+    /// Initialises the frame's `progress` unless it already is (the first push
+    /// or helper call of an invocation does it; see `Frame::progress_ready`).
+    pub(super) fn ensure_progress(&mut self) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; cmp DWORD [rbx + frame::OFFSET_PROGRESS_READY], 0
+            ; jne >ready
+            ; call ->init_progress
+            ; ready:
+        );
+    }
+
+    /// The shared initialiser `ensure_progress` calls: `progress` = a fresh
+    /// invocation at the entry point (zeroed stacks and emit parameters), with
+    /// 16-byte stores that stay inside it. Only `xmm0` (scratch at flow
+    /// instructions) is changed.
+    fn progress_initialiser(&mut self) {
+        let (at, size) = frame::PROGRESS;
+        dynasm!(self.ops
+            ; .arch x64
+            ; ->init_progress:
+            ; xorps xmm0, xmm0
+        );
+        let mut off = 0;
+        while off + 16 <= size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + off], xmm0);
+            off += 16;
+        }
+        if off < size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + size - 16], xmm0);
+        }
+        let entry_pc = at + frame::OFFSET_FLOW_PC;
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov DWORD [rbx + entry_pc], self.analysis.entry as i32
+            ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
+            ; ret
         );
     }
 
@@ -276,6 +343,11 @@ impl Emitter<'_> {
                     self.exact_pica_mul(d, a, b);
                     dynasm!(self.ops ; .arch x64 ; jmp =>back);
                 }
+                Cold::F24Overflow { label, back, d } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.f24_overflow_tail(d);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
+                }
             }
         }
     }
@@ -284,6 +356,13 @@ impl Emitter<'_> {
         let i = pc as usize;
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
+        if !self.analysis.reachable[i] {
+            // Never executed from this entry point (nothing falls or jumps into
+            // it): no code, and no flow state its pushes would need. Should
+            // control ever arrive, the interpreter continues here.
+            dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+            return;
+        }
         if self.analysis.leader[i] {
             let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
