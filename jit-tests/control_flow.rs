@@ -742,7 +742,10 @@ fn budget_stops_inside_loops_calls_and_ifs_hand_over_their_stacks() {
             stopped_inside += 1;
         }
     }
-    assert!(stopped_inside > 20, "only {stopped_inside} budgets stopped in the loop");
+    assert!(
+        stopped_inside > 20,
+        "only {stopped_inside} budgets stopped in the loop"
+    );
 }
 
 /// Code for a program whose PC only moves forward does not count a budget it
@@ -761,9 +764,19 @@ fn uncounted_code_still_honours_a_smaller_budget() {
     for budget in 0..5 {
         let config = pica_jit::ShaderConfig { budget, ..t.config };
         let mut state = t.state.clone();
-        let stop = code.run(&t.program, &config, &t.uniforms, &mut state, &mut Vec::new());
+        let stop = code.run(
+            &t.program,
+            &config,
+            &t.uniforms,
+            &mut state,
+            &mut Vec::new(),
+        );
         let expected = t.clone().budget(budget).run();
-        assert_eq!((stop, state.temps[0]), (expected.stop, expected.temp(0)), "budget {budget}");
+        assert_eq!(
+            (stop, state.temps[0]),
+            (expected.stop, expected.temp(0)),
+            "budget {budget}"
+        );
     }
 }
 

@@ -150,7 +150,9 @@ pub fn forward_only_bound(program: &Program, entry: u32) -> Option<u64> {
     for (pc, instr) in code.iter().enumerate().skip(start) {
         let forward = |target: u16| target as usize > pc;
         let ok = match *instr {
-            Instruction::Loop { .. } | Instruction::Call { .. } | Instruction::Break { .. } => false,
+            Instruction::Loop { .. } | Instruction::Call { .. } | Instruction::Break { .. } => {
+                false
+            }
             Instruction::Jmp { target, .. } | Instruction::If { target, .. } => forward(target),
             _ => true,
         };

@@ -78,8 +78,7 @@ pub const OFFSET_CONVERTED_INPUTS: i32 =
 
 /// Offset of `progress_ready`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub const OFFSET_PROGRESS_READY: i32 =
-    std::mem::offset_of!(Frame<'static>, progress_ready) as i32;
+pub const OFFSET_PROGRESS_READY: i32 = std::mem::offset_of!(Frame<'static>, progress_ready) as i32;
 /// Offset and size of `progress`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const PROGRESS: (i32, i32) = (

@@ -336,8 +336,16 @@ pub fn compile_with(
             crate::ir::opt::optimize(&built)
         });
         let budget_checks = budget_checks_needed(program, config);
-        let generate =
-            |ir| generate(program, &analysis, config.precision, features, budget_checks, ir);
+        let generate = |ir| {
+            generate(
+                program,
+                &analysis,
+                config.precision,
+                features,
+                budget_checks,
+                ir,
+            )
+        };
         // The IR lowering gives up on a block with more live values than spill
         // slots; the hand-written generator then compiles the whole program.
         let generated = match generate(ir.as_ref()) {
