@@ -312,7 +312,8 @@ impl Emitter<'_> {
     }
 
     /// The shared initialiser `ensure_progress` calls: `progress` = a fresh
-    /// invocation at the entry point (zeroed stacks and emit parameters), with
+    /// invocation at the entry point (zeroed stacks and emit parameters; zero
+    /// bits are a valid `Progress`, whose fields are integers and bools), with
     /// 16-byte stores that stay inside it. Only `xmm0` (scratch at flow
     /// instructions) is changed.
     fn progress_initialiser(&mut self) {
