@@ -200,7 +200,12 @@ impl Shader {
 
     /// [`run`](Shader::run) before the first compilation, and on the other engines.
     #[inline(never)]
-    fn run_slow(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
+    fn run_slow(
+        &self,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
         self.run_on(self.compiled(), uniforms, state, sink)
     }
 

@@ -1,0 +1,194 @@
+//! The `bench` command: ns/vertex and vertices/s of every engine and call path
+//! this host has on one vertex DVLE, and the ratios between them.
+//!
+//! Every row shades the same deterministic draw ([`workload`]) with the state
+//! carried from vertex to vertex, as the hardware does. A first pass from the
+//! default state compiles native code, warms caches and checks that every row
+//! gives the first row's outputs; then [`timing`] warms up and takes the median
+//! of several samples.
+
+mod progress;
+mod report;
+mod rows;
+mod timing;
+mod workload;
+
+pub use rows::ENGINE_NAMES;
+
+use crate::commands::load;
+use crate::error::CliError;
+use pica_jit::{Precision, Program, ShaderConfig, ShaderKind, UnitState, VertexRegisters};
+use progress::Progress;
+use report::{Report, RowResult, precision_name};
+use rows::Runner;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use workload::Workload;
+
+pub struct BenchArgs<'a> {
+    pub file: Option<&'a Path>,
+    pub dvle: usize,
+    /// `--engine` values (see [`ENGINE_NAMES`]); empty for the default.
+    pub engines: &'a [String],
+    /// `f24`, `f32` or `both`.
+    pub precision: &'a str,
+    pub vertices: usize,
+    pub samples: usize,
+    pub json: bool,
+}
+
+pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
+    let precisions = match args.precision {
+        "both" => vec![Precision::F24, Precision::F32],
+        other => vec![other.parse()?],
+    };
+    let (name, shbin) = load(args.file)?;
+    let dvle = shbin.dvles.get(args.dvle).ok_or(CliError::NoSuchDvle {
+        path: name.clone(),
+        index: args.dvle,
+        count: shbin.dvles.len(),
+    })?;
+    if dvle.kind != ShaderKind::Vertex {
+        return Err(CliError::NotAVertexShader {
+            path: name,
+            index: args.dvle,
+            vertex_dvles: shbin
+                .dvles
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.kind == ShaderKind::Vertex)
+                .map(|(n, _)| n)
+                .collect(),
+        });
+    }
+    let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).map_err(
+        |source| CliError::Program {
+            path: name.clone(),
+            source,
+        },
+    )?;
+    let program = Arc::new(program);
+
+    let host_jit = pica_jit::jit::host_support();
+    let specs = rows::select(args.engines, host_jit.is_ok());
+    let mut progress = Progress::new(specs.len() * precisions.len());
+    if let (true, Err(reason)) = (args.engines.is_empty(), host_jit) {
+        progress.note(&format!(
+            "pica-jit: note: no JIT on this host ({reason}); measuring the interpreter only"
+        ));
+    }
+
+    let work = Workload::new(dvle, args.vertices);
+    let mut rows = Vec::new();
+    for precision in precisions {
+        let config = ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            budget: pica_jit::DEFAULT_BUDGET,
+        };
+        let mut reference: Option<(&'static str, Vec<VertexRegisters>)> = None;
+        for &spec in &specs {
+            let label = format!("{} {}", precision_name(precision), spec.id);
+            progress.start(label.clone());
+            let runner = Runner::new(spec, program.clone(), config, &name)?;
+
+            // The checking pass, from the default state.
+            let mut state = UnitState::default();
+            let mut outputs = vec![[[0.0f32; 4]; 16]; work.len()];
+            let unfinished = runner.pass(&work, &mut state, &mut outputs).map_err(|e| {
+                CliError::EngineCannotRun {
+                    engine: spec.id,
+                    path: name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            if unfinished > 0 {
+                progress.note(&format!(
+                    "pica-jit: note: {label}: {unfinished} of {} vertices stopped without \
+                     `end` (budget or `break` outside a loop); their time counts as measured",
+                    work.len()
+                ));
+            }
+            let outputs_match = match &reference {
+                None => true,
+                Some((first, expected)) => match first_difference(expected, &outputs) {
+                    None => true,
+                    Some(vertex) => {
+                        progress.note(&format!(
+                            "pica-jit: warning: {label}: vertex {vertex} gives other outputs \
+                             than `{first}` (engines must agree bit for bit; please report this)"
+                        ));
+                        false
+                    }
+                },
+            };
+            if reference.is_none() {
+                reference = Some((spec.id, outputs.clone()));
+            }
+
+            let timing = timing::measure(
+                work.len(),
+                args.samples,
+                || {
+                    let _ = black_box(runner.pass(&work, &mut state, &mut outputs));
+                },
+                |phase| progress.phase(&phase),
+            )
+            .ok_or_else(|| CliError::EngineCannotRun {
+                engine: spec.id,
+                path: name.clone(),
+                reason: "no sample was taken".into(),
+            })?;
+            rows.push(RowResult {
+                precision,
+                engine: spec.id,
+                description: spec.description,
+                timing,
+                unfinished,
+                outputs_match,
+            });
+        }
+    }
+    progress.clear();
+
+    let report = Report {
+        file: name,
+        dvle: args.dvle,
+        vertices: work.len(),
+        samples: args.samples,
+        rows,
+    };
+    Ok(if args.json {
+        report.json()
+    } else {
+        report.table()
+    })
+}
+
+/// The first vertex whose outputs differ in any bit from `expected`'s.
+fn first_difference(expected: &[VertexRegisters], got: &[VertexRegisters]) -> Option<usize> {
+    let bits = |v: &VertexRegisters| v.map(|reg| reg.map(f32::to_bits));
+    expected
+        .iter()
+        .zip(got)
+        .position(|(a, b)| bits(a) != bits(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_compare_by_bits() {
+        let mut a = vec![[[0.0f32; 4]; 16]; 3];
+        a[1][2] = [f32::NAN; 4];
+        let mut b = a.clone();
+        assert_eq!(first_difference(&a, &b), None, "the same NaN bits match");
+        b[2][0][3] = -0.0;
+        assert_eq!(first_difference(&a, &b), Some(2), "-0.0 differs from 0.0");
+        b[1][2][0] = f32::from_bits(0x7fc0_0001);
+        assert_eq!(first_difference(&a, &b), Some(1));
+    }
+}
