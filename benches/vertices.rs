@@ -12,7 +12,7 @@
 //! - `corpus`: every vertex DVLE of every `../shared/corpus` SHBIN (skipped,
 //!   with a note on stderr, when the folder is absent).
 //!
-//! Benchmark ids are `SHADER/PRECISION/PATH`. Every iteration shades
+//! Benchmark ids are `GROUP/PRECISION/PATH` (`corpus/FILE/dvleK/PRECISION/PATH`). Every iteration shades
 //! [`DRAW`] vertices the way an emulator's vertex loader hands them over
 //! (input registers in, output registers out, the DVLE's register masks) with
 //! the unit state carried from vertex to vertex; criterion reports vertices per
@@ -61,7 +61,10 @@ fn precision_name(p: Precision) -> &'static str {
 
 /// One vertex DVLE with a draw's uniforms and inputs.
 struct Draw {
+    /// For messages.
     name: String,
+    /// Start of the benchmark ids inside the group (`""` or `FILE/dvleK/`).
+    id_prefix: String,
     program: Arc<Program>,
     dvle: Dvle,
     uniforms: Uniforms,
@@ -213,7 +216,7 @@ fn bench_draw(group: &mut BenchmarkGroup<'_, WallTime>, draw: &Draw) {
             }
 
             let id = BenchmarkId::new(
-                format!("{}/{}", draw.name, precision_name(precision)),
+                format!("{}{}", draw.id_prefix, precision_name(precision)),
                 path.id,
             );
             group.bench_function(id, |b| {
@@ -269,6 +272,7 @@ fn default_draw() -> Draw {
         .collect();
     Draw {
         name: "default".into(),
+        id_prefix: String::new(),
         program,
         dvle,
         uniforms,
@@ -324,6 +328,7 @@ fn skinning_draw() -> Draw {
         .collect();
     Draw {
         name: "skinning".into(),
+        id_prefix: String::new(),
         program,
         dvle,
         uniforms,
@@ -384,6 +389,7 @@ fn corpus_draws() -> Vec<Draw> {
                 })
                 .collect();
             draws.push(Draw {
+                id_prefix: format!("{name}/"),
                 name,
                 program,
                 dvle,

@@ -147,28 +147,41 @@ mod tests {
 
     #[test]
     fn measure_runs_the_warm_up_then_every_sample() {
-        let mut passes = 0usize;
+        let passes = std::cell::Cell::new(0usize);
         let mut phases = Vec::new();
+        let mut warm_passes = None;
+        let start = Instant::now();
         let t = measure(
             10,
             3,
             || {
-                passes += 1;
+                passes.set(passes.get() + 1);
                 std::thread::sleep(Duration::from_millis(3));
             },
             |p| {
                 phases.push(match p {
                     Phase::WarmUp => "warm-up".to_string(),
-                    Phase::Sample { done, of } => format!("{done}/{of}"),
+                    Phase::Sample { done, of } => {
+                        if done == 0 {
+                            warm_passes = Some(passes.get());
+                        }
+                        format!("{done}/{of}")
+                    }
                 })
             },
         )
         .unwrap();
+        let elapsed = start.elapsed();
         assert_eq!(phases, ["warm-up", "0/3", "1/3", "2/3"]);
         assert_eq!(t.samples, 3);
         assert_eq!(t.repeats, 1, "a 3 ms pass fills a sample on its own");
-        // The warm-up lasts at least 50 ms of 3 ms passes, then 3 samples.
-        assert!(passes >= 17 + 3, "{passes} passes");
+        let warm_passes = warm_passes.unwrap();
+        assert!(
+            warm_passes >= 2,
+            "one 3 ms pass cannot fill the 50 ms warm-up"
+        );
+        assert_eq!(passes.get(), warm_passes + 3, "one pass per sample");
+        assert!(elapsed >= WARM_UP + ms(9), "{elapsed:?}");
         // Each pass slept 3 ms over 10 vertices: at least 300 µs per vertex.
         assert!(t.min_ns >= 300_000.0, "{t:?}");
         assert!(t.min_ns <= t.median_ns && t.median_ns <= t.max_ns);
