@@ -606,3 +606,63 @@ fn every_vertex_dvle_of_the_corpus() {
     }
     assert!(measured > 0, "no vertex DVLE in the corpus");
 }
+
+#[test]
+fn a_terminal_sees_the_progress_line_and_a_pipe_does_not() {
+    // `script` (util-linux) runs the command on a pseudo-terminal and copies
+    // what the terminal shows to its stdout.
+    // Without `script`, or where it cannot open a pseudo-terminal, skip visibly.
+    let usable = Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED bench progress on a terminal: no usable `script` command (util-linux)\n",
+        );
+        return;
+    }
+    let command = format!("'{BIN}' bench --engine interp --vertices 50 --samples 2");
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn script");
+    let mut out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        out.read_to_end(&mut bytes).map(|_| bytes)
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("script {command} did not finish within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let shown =
+        String::from_utf8_lossy(&reader.join().expect("reader").expect("read")).into_owned();
+    assert!(status.success(), "{shown}");
+    for needle in [
+        "pica-jit bench [1/2] f24 interp: warming up",
+        "pica-jit bench [1/2] f24 interp: sample 2/2",
+        "pica-jit bench [2/2] f32 interp: sample 1/2",
+        "\x1b[2K",
+    ] {
+        assert!(
+            shown.contains(needle),
+            "terminal should show {needle:?}:\n{shown:?}"
+        );
+    }
+    // The line is cleared before the report, which starts on a line of its own.
+    assert!(shown.contains("\r\x1b[2K# pica-jit bench:"), "{shown:?}");
+}
