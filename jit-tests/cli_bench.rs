@@ -666,3 +666,69 @@ fn a_terminal_sees_the_progress_line_and_a_pipe_does_not() {
     // The line is cleared before the report, which starts on a line of its own.
     assert!(shown.contains("\r\x1b[2K# pica-jit bench:"), "{shown:?}");
 }
+
+/// `benches/skinning.pica` (the criterion skinning benchmark) computes what its
+/// header says: two bones picked per vertex with `bones[a0.x + k]` and
+/// `bones[a0.y + k]`, blended by the weights, then the MVP and one light.
+#[test]
+fn the_skinning_benchmark_shader_blends_two_relatively_addressed_bones() {
+    use pica_jit::{Precision, Program, Shader, ShaderConfig, Stop, Uniforms, UnitState};
+    use std::sync::Arc;
+
+    let source = include_str!("../benches/skinning.pica");
+    let shbin = pica_jit::asm::assemble_str("skinning.pica", source).expect("assembles");
+    let dvle = &shbin.dvles[0];
+    let program = Arc::new(
+        Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("program"),
+    );
+    let mut uniforms = Uniforms::default();
+    uniforms.apply_constants(&dvle.constants);
+    // mvp (c0-c3): identity but z scaled by 2.
+    uniforms.f[0] = [1.0, 0.0, 0.0, 0.0];
+    uniforms.f[1] = [0.0, 1.0, 0.0, 0.0];
+    uniforms.f[2] = [0.0, 0.0, 2.0, 0.0];
+    uniforms.f[3] = [0.0, 0.0, 0.0, 1.0];
+    // Every bone a garbage matrix, except bone 2 (rows c10-c12): a translation by
+    // (1, 0, 0), and bone 5 (rows c19-c21): a uniform scale by 2.
+    for row in &mut uniforms.f[4..64] {
+        *row = [9.0, 9.0, 9.0, 9.0];
+    }
+    uniforms.f[10] = [1.0, 0.0, 0.0, 1.0];
+    uniforms.f[11] = [0.0, 1.0, 0.0, 0.0];
+    uniforms.f[12] = [0.0, 0.0, 1.0, 0.0];
+    uniforms.f[19] = [2.0, 0.0, 0.0, 0.0];
+    uniforms.f[20] = [0.0, 2.0, 0.0, 0.0];
+    uniforms.f[21] = [0.0, 0.0, 2.0, 0.0];
+    uniforms.f[64] = [0.0, 0.0, 1.0, 0.0]; // light direction
+    uniforms.f[65] = [0.5, 0.25, 2.0, 1.0]; // light colour
+
+    let mut engines = vec![EngineKind::Interpreter];
+    if has_jit() {
+        engines.push(EngineKind::Jit);
+    }
+    for engine in engines {
+        let config = ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision: Precision::F32,
+            ..ShaderConfig::default()
+        };
+        let shader = Shader::new(program.clone(), config, engine).expect("shader");
+        let mut state = UnitState::default();
+        state.inputs[0] = [1.0, 2.0, 3.0, 1.0]; // position
+        state.inputs[1] = [0.0, 0.0, 1.0, 0.0]; // normal
+        state.inputs[2] = [2.0, 5.0, 0.0, 0.0]; // bones 2 and 5
+        state.inputs[3] = [0.25, 0.75, 0.0, 0.0]; // weights
+        assert_eq!(shader.run(&uniforms, &mut state, &mut ()), Stop::End);
+        assert_eq!(state.a0, [6, 15], "{engine}: first row of each bone");
+        // Bone 2: (2, 2, 3); bone 5: (2, 4, 6); blended 0.25/0.75: (2, 3.5, 5.25),
+        // w = 1; the MVP doubles z.
+        assert_eq!(state.outputs[0], [2.0, 3.5, 10.5, 1.0], "{engine}");
+        // Normal: (0, 0, 1) and (0, 0, 2) blend to (0, 0, 1.75), normalised to
+        // (0, 0, 1) up to rsq's rounding; n.l = 1; the colour clamps to 1.
+        let colour = state.outputs[1];
+        for (got, want) in colour.iter().zip([0.5, 0.25, 1.0, 1.0]) {
+            assert!((got - want).abs() < 1e-5, "{engine}: colour {colour:?}");
+        }
+    }
+}

@@ -73,9 +73,10 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
     let host_jit = pica_jit::jit::host_support();
     let specs = rows::select(args.engines, host_jit.is_ok());
     let mut progress = Progress::new(specs.len() * precisions.len());
-    if let (true, Err(reason)) = (args.engines.is_empty(), host_jit) {
+    let wants_every_engine = args.engines.is_empty() || args.engines.iter().any(|e| e == "all");
+    if let (true, Err(reason)) = (wants_every_engine, host_jit) {
         progress.note(&format!(
-            "pica-jit: note: no JIT on this host ({reason}); measuring the interpreter only"
+            "pica-jit: note: no JIT on this host ({reason}); the jit and batch rows are left out"
         ));
     }
 
