@@ -93,10 +93,10 @@ enum Command {
         #[arg(long, default_value = "both", value_parser = PossibleValuesParser::new(["f24", "f32", "both"]))]
         precision: String,
         /// Vertices in the timed draw (deterministic pseudo-random inputs).
-        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         vertices: u32,
         /// Timed samples per engine after the warm-up; the report gives their median.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
         samples: u32,
         /// Output: table (whitespace-separated columns, `#` comment lines) or json.
         #[arg(long, default_value = "table", value_parser = PossibleValuesParser::new(["table", "json"]))]
