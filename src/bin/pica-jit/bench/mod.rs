@@ -17,6 +17,7 @@ pub use rows::ENGINE_NAMES;
 
 use crate::commands::load;
 use crate::error::CliError;
+use pica_jit::shbin::{Dvle, Shbin};
 use pica_jit::{Precision, Program, ShaderConfig, ShaderKind, UnitState, VertexRegisters};
 use progress::Progress;
 use report::{Report, RowResult, precision_name};
@@ -44,24 +45,7 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
         other => vec![other.parse()?],
     };
     let (name, shbin) = load(args.file)?;
-    let dvle = shbin.dvles.get(args.dvle).ok_or(CliError::NoSuchDvle {
-        path: name.clone(),
-        index: args.dvle,
-        count: shbin.dvles.len(),
-    })?;
-    if dvle.kind != ShaderKind::Vertex {
-        return Err(CliError::NotAVertexShader {
-            path: name,
-            index: args.dvle,
-            vertex_dvles: shbin
-                .dvles
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| d.kind == ShaderKind::Vertex)
-                .map(|(n, _)| n)
-                .collect(),
-        });
-    }
+    let dvle = vertex_dvle(&name, &shbin, args.dvle)?;
     let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).map_err(
         |source| CliError::Program {
             path: name.clone(),
@@ -93,66 +77,27 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
         // outputs would double the memory a large draw needs).
         let mut reference: Option<(&'static str, Vec<u64>)> = None;
         for &spec in &specs {
-            let label = format!("{} {}", precision_name(precision), spec.id);
-            progress.start(label.clone());
-            let runner = Runner::new(spec, program.clone(), config, &name)?;
-
-            // The checking pass, from the default state.
-            let mut state = UnitState::default();
-            let mut outputs = vec![[[0.0f32; 4]; 16]; work.len()];
-            let unfinished = runner.pass(&work, &mut state, &mut outputs).map_err(|e| {
-                CliError::EngineCannotRun {
-                    engine: spec.id,
-                    path: name.clone(),
-                    reason: e.to_string(),
+            progress.start(format!("{} {}", precision_name(precision), spec.id));
+            let measured = Runner::new(spec, program.clone(), config, &name).and_then(|runner| {
+                let row = RowContext {
+                    precision,
+                    reference: &reference,
+                    progress: &progress,
+                    file: &name,
+                };
+                measure_row(&runner, &work, args.samples, row)
+            });
+            let (row, prints) = match measured {
+                Ok(measured) => measured,
+                Err(e) => {
+                    progress.clear(); // the error starts its own line
+                    return Err(e);
                 }
-            })?;
-            if unfinished > 0 {
-                progress.note(&format!(
-                    "pica-jit: note: {label}: {unfinished} of {} vertices stopped without \
-                     `end` (budget or `break` outside a loop); their time counts as measured",
-                    work.len()
-                ));
-            }
-            let prints = fingerprints(&outputs);
-            let outputs_match = match &reference {
-                None => true,
-                Some((first, expected)) => match first_difference(expected, &prints) {
-                    None => true,
-                    Some(vertex) => {
-                        progress.note(&format!(
-                            "pica-jit: warning: {label}: vertex {vertex} gives other outputs \
-                             than `{first}` (engines must agree bit for bit; please report this)"
-                        ));
-                        false
-                    }
-                },
             };
             if reference.is_none() {
                 reference = Some((spec.id, prints));
             }
-
-            let timing = timing::measure(
-                work.len(),
-                args.samples,
-                || {
-                    let _ = black_box(runner.pass(&work, &mut state, &mut outputs));
-                },
-                |phase| progress.phase(&phase),
-            )
-            .ok_or_else(|| CliError::EngineCannotRun {
-                engine: spec.id,
-                path: name.clone(),
-                reason: "no sample was taken".into(),
-            })?;
-            rows.push(RowResult {
-                precision,
-                engine: spec.id,
-                description: spec.description,
-                timing,
-                unfinished,
-                outputs_match,
-            });
+            rows.push(row);
         }
     }
     progress.clear();
@@ -169,6 +114,104 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
     } else {
         report.table()
     })
+}
+
+/// DVLE `index` of `shbin`, which must exist and be a vertex shader.
+fn vertex_dvle<'s>(name: &str, shbin: &'s Shbin, index: usize) -> Result<&'s Dvle, CliError> {
+    let dvle = shbin.dvles.get(index).ok_or(CliError::NoSuchDvle {
+        path: name.to_string(),
+        index,
+        count: shbin.dvles.len(),
+    })?;
+    if dvle.kind != ShaderKind::Vertex {
+        return Err(CliError::NotAVertexShader {
+            path: name.to_string(),
+            index,
+            vertex_dvles: shbin
+                .dvles
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| d.kind == ShaderKind::Vertex)
+                .map(|(n, _)| n)
+                .collect(),
+        });
+    }
+    Ok(dvle)
+}
+
+/// Where a row is measured: its precision, the first row's output
+/// fingerprints (none for the first row), the progress line, the file name.
+struct RowContext<'a> {
+    precision: Precision,
+    reference: &'a Option<(&'static str, Vec<u64>)>,
+    progress: &'a Progress,
+    file: &'a str,
+}
+
+/// One row: the checking pass from the default state (compared with the
+/// reference, notes on stderr), then the timed samples continuing from its
+/// final state. Returns the row and the checking pass's output fingerprints.
+fn measure_row(
+    runner: &Runner,
+    work: &Workload,
+    samples: usize,
+    RowContext {
+        precision,
+        reference,
+        progress,
+        file,
+    }: RowContext<'_>,
+) -> Result<(RowResult, Vec<u64>), CliError> {
+    let spec = runner.spec;
+    let cannot = |reason: String| CliError::EngineCannotRun {
+        engine: spec.id,
+        path: file.to_string(),
+        reason,
+    };
+    let label = progress.label();
+
+    let mut state = UnitState::default();
+    let mut outputs = vec![[[0.0f32; 4]; 16]; work.len()];
+    let unfinished = runner
+        .pass(work, &mut state, &mut outputs)
+        .map_err(|e| cannot(e.to_string()))?;
+    if unfinished > 0 {
+        progress.note(&format!(
+            "pica-jit: note: {label}: {unfinished} of {} vertices stopped without `end` \
+             (budget or `break` outside a loop); their time counts as measured",
+            work.len()
+        ));
+    }
+    let prints = fingerprints(&outputs);
+    let mut outputs_match = true;
+    if let Some((first, expected)) = reference
+        && let Some(vertex) = first_difference(expected, &prints)
+    {
+        outputs_match = false;
+        progress.note(&format!(
+            "pica-jit: warning: {label}: vertex {vertex} gives other outputs than `{first}` \
+             (engines must agree bit for bit; please report this)"
+        ));
+    }
+
+    let timing = timing::measure(
+        work.len(),
+        samples,
+        || {
+            let _ = black_box(runner.pass(work, &mut state, &mut outputs));
+        },
+        |phase| progress.phase(&phase),
+    )
+    .ok_or_else(|| cannot("no sample was taken".into()))?;
+    let row = RowResult {
+        precision,
+        engine: spec.id,
+        description: spec.description,
+        timing,
+        unfinished,
+        outputs_match,
+    };
+    Ok((row, prints))
 }
 
 /// Per vertex, a fingerprint of every bit of its output registers (FNV-1a

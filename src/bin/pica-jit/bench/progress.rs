@@ -30,6 +30,11 @@ impl Progress {
         self.label = label;
     }
 
+    /// What the current measurement is called.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
     /// The current measurement reached `phase`.
     pub fn phase(&self, phase: &Phase) {
         if self.live {

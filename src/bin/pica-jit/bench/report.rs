@@ -118,7 +118,7 @@ impl Report {
             "speedup_vs_interp",
             "speedup_vs_jit"
         );
-        let ratio = |r: Option<f64>| r.map_or_else(|| "-".to_string(), |r| format!("{r:.2}"));
+        let ratio = |r: Option<f64>| r.map_or_else(|| "-".to_string(), format_ratio);
         for row in &self.rows {
             let _ = writeln!(
                 text,
@@ -144,6 +144,20 @@ impl Report {
         );
         text
     }
+}
+
+/// A ratio with at least three significant digits (a slow engine's speedup
+/// over a fast one can be far below 0.01), always a plain decimal or
+/// scientific number that parses back.
+fn format_ratio(r: f64) -> String {
+    if !(r.is_finite() && r > 0.0) || r >= 1.0 {
+        return format!("{r:.2}");
+    }
+    if r >= 1e-3 {
+        let decimals = (2.0 - r.log10().floor()) as usize;
+        return format!("{r:.decimals$}");
+    }
+    format!("{r:.2e}")
 }
 
 #[cfg(test)]
@@ -180,6 +194,20 @@ mod tests {
                 row(Precision::F32, "interp", 500.0),
                 row(Precision::F32, "batch", 5.0),
             ],
+        }
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(format_ratio(25.0), "25.00");
+        assert_eq!(format_ratio(1.0), "1.00");
+        assert_eq!(format_ratio(0.5), "0.500");
+        assert_eq!(format_ratio(0.0456), "0.0456");
+        assert_eq!(format_ratio(0.001234), "0.00123");
+        assert_eq!(format_ratio(0.000_523), "5.23e-4");
+        for r in [0.5, 0.0456, 0.001234, 0.000_523] {
+            let back: f64 = format_ratio(r).parse().unwrap();
+            assert!((back - r).abs() / r < 0.01, "{r}");
         }
     }
 
