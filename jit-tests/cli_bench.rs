@@ -287,8 +287,15 @@ fn default_shader_prints_every_engine_in_both_precisions() {
         );
     }
     // The default shader finishes every vertex and every engine agrees: no
-    // note or warning; stderr is not a terminal here, so no progress line.
-    assert_eq!(out.stderr, "", "{}", out.describe());
+    // warning, no note but one about noisy samples (the test machine may be
+    // busy); stderr is not a terminal here, so no progress line.
+    for line in out.stderr.lines() {
+        assert!(
+            line.starts_with("pica-jit: note: ") && line.contains("samples range from"),
+            "{}",
+            out.describe()
+        );
+    }
 }
 
 #[test]

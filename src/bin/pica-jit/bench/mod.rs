@@ -139,6 +139,15 @@ fn vertex_dvle<'s>(name: &str, shbin: &'s Shbin, index: usize) -> Result<&'s Dvl
     Ok(dvle)
 }
 
+/// Slowest over fastest sample above which the report notes that the
+/// machine was probably busy.
+const NOISY_SPREAD: f64 = 1.5;
+
+/// Whether the samples spread so far that the machine was probably busy.
+fn noisy(timing: &timing::Timing) -> bool {
+    timing.max_ns > NOISY_SPREAD * timing.min_ns
+}
+
 /// Where a row is measured: its precision, the first row's output
 /// fingerprints (none for the first row), the progress line, the file name.
 struct RowContext<'a> {
@@ -203,6 +212,13 @@ fn measure_row(
         |phase| progress.phase(&phase),
     )
     .ok_or_else(|| cannot("no sample was taken".into()))?;
+    if noisy(&timing) {
+        progress.note(&format!(
+            "pica-jit: note: {label}: samples range from {:.2} to {:.2} ns/vertex (a busy \
+             machine?); more --samples steady the median, and JSON has the minimum",
+            timing.min_ns, timing.max_ns
+        ));
+    }
     let row = RowResult {
         precision,
         engine: spec.id,
@@ -246,6 +262,15 @@ mod tests {
         // h = 0xcbf29ce484222325; for _ in range(256): h = (h * 0x100000001b3) % 2**64
         let zero = fingerprints(&[[[0.0f32; 4]; 16]]);
         assert_eq!(zero, [0xd80a_c658_736b_b725]);
+    }
+
+    #[test]
+    fn a_wide_spread_of_samples_is_noisy() {
+        let ms = std::time::Duration::from_millis;
+        let steady = timing::Timing::from_samples(&[ms(10), ms(11), ms(14)], 1, 100).unwrap();
+        assert!(!noisy(&steady));
+        let busy = timing::Timing::from_samples(&[ms(10), ms(11), ms(16)], 1, 100).unwrap();
+        assert!(noisy(&busy));
     }
 
     #[test]
