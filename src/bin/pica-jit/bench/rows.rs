@@ -61,7 +61,7 @@ fn batch_rows() -> Vec<RowSpec> {
     }]
 }
 
-/// The `--engine` values, in report order (`all` aside).
+/// The `--engine` values: `all`, then the rows in report order.
 pub const ENGINE_NAMES: [&str; 5] = ["all", "interp", "ir", "jit", "batch"];
 
 /// The rows to measure for the `--engine` values `requested` (none: the
