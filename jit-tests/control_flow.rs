@@ -748,6 +748,38 @@ fn budget_stops_inside_loops_calls_and_ifs_hand_over_their_stacks() {
     );
 }
 
+/// Code for a program whose PC only moves forward does not count a budget it
+/// cannot exhaust; run with a smaller budget than it was compiled for, it
+/// still stops exactly where the interpreter does.
+#[test]
+fn uncounted_code_still_honours_a_smaller_budget() {
+    let t = Case::new("add r0, c1, r0\n add r0, c1, r0\n add r0, c1, r0\n end");
+    let full = t.run();
+    assert_eq!((full.stop, full.temp(0)), (Stop::End, [3.0; 4]));
+    if pica_jit::jit::host_support().is_err() {
+        return;
+    }
+    let code = pica_jit::jit::compile_with(&t.program, &t.config, pica_jit::jit::Features::host())
+        .expect("compiles");
+    for budget in 0..5 {
+        let config = pica_jit::ShaderConfig { budget, ..t.config };
+        let mut state = t.state.clone();
+        let stop = code.run(
+            &t.program,
+            &config,
+            &t.uniforms,
+            &mut state,
+            &mut Vec::new(),
+        );
+        let expected = t.clone().budget(budget).run();
+        assert_eq!(
+            (stop, state.temps[0]),
+            (expected.stop, expected.temp(0)),
+            "budget {budget}"
+        );
+    }
+}
+
 #[test]
 fn default_budget_stops_an_infinite_loop() {
     let t = Case::new("top:\n jmpu !b0, top\n end").run();

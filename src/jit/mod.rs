@@ -220,6 +220,15 @@ struct CacheKey {
     kind: ShaderKind,
     precision: Precision,
     features: Features,
+    /// The code counts the budget (see [`budget_checks_needed`]).
+    budget_checks: bool,
+}
+
+/// Whether code for `config` must count its budget: not when no invocation
+/// from its entry point can execute more instructions than the budget allows
+/// ([`analysis::forward_only_bound`]), so that the budget can never stop one.
+fn budget_checks_needed(program: &Program, config: &ShaderConfig) -> bool {
+    analysis::forward_only_bound(program, config.entry).is_none_or(|bound| config.budget < bound)
 }
 
 static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::new(None);
@@ -237,6 +246,9 @@ pub struct CompiledShader {
     uses_flow_state: bool,
     /// The code initialises `progress` itself when it first needs it.
     lazy_progress: bool,
+    /// The smallest budget the code is correct for: code that does not count
+    /// its budget was compiled for budgets no invocation can exhaust.
+    min_budget: u64,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -271,6 +283,7 @@ fn compile_cached(
         kind: config.kind,
         precision: config.precision,
         features,
+        budget_checks: budget_checks_needed(program, config),
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
@@ -323,7 +336,17 @@ pub fn compile_with(
                 crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
             crate::ir::opt::optimize(&built)
         });
-        let generate = |ir| generate(program, &analysis, config.precision, features, ir);
+        let budget_checks = budget_checks_needed(program, config);
+        let generate = |ir| {
+            generate(
+                program,
+                &analysis,
+                config.precision,
+                features,
+                budget_checks,
+                ir,
+            )
+        };
         // The IR lowering gives up on a block with more live values than spill
         // slots; the hand-written generator then compiles the whole program.
         let generated = match generate(ir.as_ref()) {
@@ -341,6 +364,11 @@ pub fn compile_with(
             from_ir: generated.from_ir,
             uses_flow_state: generated.uses_flow_state,
             lazy_progress: generated.lazy_progress,
+            min_budget: if generated.budget_checks {
+                0
+            } else {
+                analysis::forward_only_bound(program, config.entry).unwrap_or(u64::MAX)
+            },
         })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -362,6 +390,8 @@ struct Generated {
     uses_flow_state: bool,
     /// The code initialises `progress` itself (`Frame::progress_ready`).
     lazy_progress: bool,
+    /// The code counts the budget.
+    budget_checks: bool,
 }
 
 /// The host's code generator: machine code for `program`, with data
@@ -372,14 +402,16 @@ fn generate(
     analysis: &analysis::Analysis,
     precision: Precision,
     features: Features,
+    budget_checks: bool,
     ir: Option<&crate::ir::Ir>,
 ) -> Result<Generated, JitError> {
-    let compiled = x64::compile(program, analysis, precision, features, ir)?;
+    let compiled = x64::compile(program, analysis, precision, features, budget_checks, ir)?;
     Ok(Generated {
         code: compiled.code,
         from_ir: compiled.from_ir,
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress: true,
+        budget_checks,
     })
 }
 
@@ -391,6 +423,8 @@ fn generate(
     analysis: &analysis::Analysis,
     precision: Precision,
     features: Features,
+    // The AArch64 code always counts its budget.
+    _budget_checks: bool,
     ir: Option<&crate::ir::Ir>,
 ) -> Result<Generated, JitError> {
     let compiled = a64::compile(program, analysis, precision, features, ir)?;
@@ -399,6 +433,7 @@ fn generate(
         from_ir: compiled.from_ir,
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress: false,
+        budget_checks: true,
     })
 }
 
@@ -435,6 +470,12 @@ impl CompiledShader {
         state: &mut UnitState,
         sink: &mut dyn EmitSink,
     ) -> Stop {
+        if config.budget < self.min_budget {
+            // Outside the contract (the budget may differ from the compiled
+            // one, but not fall below what this code was compiled for): the
+            // interpreter gives the exact result.
+            return crate::interp::run(program, config, uniforms, state, sink);
+        }
         // Generated code converts the registers entering the unit itself (see the
         // backends' prologues), exactly as `interp::enter` does.
         let state_ptr: *mut UnitState = state;

@@ -3,8 +3,8 @@
 //!
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r15` = the remaining budget (stored to `Frame::remaining` on every
-//!   exit). Only these callee-saved registers are saved: the prologue and
+//!   `r15` = the remaining budget (stored to `Frame::remaining` for a
+//!   hand-over to the interpreter). Only these callee-saved registers are saved: the prologue and
 //!   epilogue are a fixed cost of every invocation.
 //! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
 //!   are scratch. No vector value lives across instructions: every PICA register
@@ -99,6 +99,8 @@ pub(crate) struct Emitter<'p> {
     uses_flow_state: bool,
     /// Some reachable instruction pushes a control-flow stack.
     may_push: bool,
+    /// Count the budget (`r15`); off when no invocation can exhaust it.
+    budget_checks: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -119,6 +121,7 @@ pub(crate) fn compile(
     analysis: &Analysis,
     precision: Precision,
     features: super::Features,
+    budget_checks: bool,
     ir: Option<&Ir>,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
@@ -141,6 +144,7 @@ pub(crate) fn compile(
         pool: Vec::new(),
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
         uses_flow_state: false,
+        budget_checks,
         may_push: super::inline_flow::may_push(program, analysis),
     };
     e.prologue();
@@ -204,7 +208,6 @@ impl Emitter<'_> {
             // keeps calls to helpers 16-byte aligned.
             ; sub rsp, frame_bytes
             ; mov rbx, rdi
-            ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
             ; mov r13, rdx
             // Run with the default floating-point environment whatever the host
@@ -215,6 +218,9 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
+        if self.budget_checks {
+            dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
+        }
         self.f24_entry_conversion(
             self.program.temps_converted_on_entry(self.analysis.entry),
             self.program.inputs_read(),
@@ -251,9 +257,16 @@ impl Emitter<'_> {
             ; ->resume:
             ; =>resume
             ; mov [rbx + OFFSET_RESUME_PC], eax
+        );
+        // Only the hand-over reads the remaining budget back (uncounted code
+        // leaves the caller's budget there: it cannot have exhausted it).
+        if self.budget_checks {
+            dynasm!(self.ops ; .arch x64 ; mov [rbx + OFFSET_REMAINING], r15);
+        }
+        dynasm!(self.ops
+            ; .arch x64
             ; mov eax, EXIT_RESUME as i32
             ; ->epilogue:
-            ; mov [rbx + OFFSET_REMAINING], r15
             ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
             ; je >fp_restored
             ; ldmxcsr [rbx + OFFSET_SAVED_FP]
@@ -293,7 +306,8 @@ impl Emitter<'_> {
     }
 
     /// The shared initialiser `ensure_progress` calls: `progress` = a fresh
-    /// invocation at the entry point (zeroed stacks and emit parameters), with
+    /// invocation at the entry point (zeroed stacks and emit parameters; zero
+    /// bits are a valid `Progress`, whose fields are integers and bools), with
     /// 16-byte stores that stay inside it. Only `xmm0` (scratch at flow
     /// instructions) is changed.
     fn progress_initialiser(&mut self) {
@@ -363,7 +377,7 @@ impl Emitter<'_> {
             dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
             return;
         }
-        if self.analysis.leader[i] {
+        if self.analysis.leader[i] && self.budget_checks {
             let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
             dynasm!(self.ops
