@@ -160,21 +160,7 @@ fn corpus_subject(path: &Path) -> Option<Subject> {
     u.i = [[3, 0, 1, 0]; 4];
     u.apply_constants(&dvle.constants);
     let mut rng = Rng(0x5eed_0002 ^ name.len() as u64);
-    let vertices = (0..BATCH)
-        .map(|_| {
-            let mut v: Vertex = [[0.0; 4]; 16];
-            for reg in v.iter_mut() {
-                *reg = std::array::from_fn(|_| rng.range(0.0, 1.0));
-            }
-            v[0] = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                1.0,
-            ];
-            v
-        })
-        .collect();
+    let vertices = (0..BATCH).map(|_| rng.generic_vertex()).collect();
     Some(Subject {
         name,
         program,
