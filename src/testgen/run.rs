@@ -18,7 +18,8 @@ pub struct Mismatch {
     pub engine: EngineKind,
     /// How it ran: `host` ([`Shader::run`]), `host batch` ([`Shader::run_batch`]
     /// with one state), `whole batch` (all states in one `run_batch`), or for the
-    /// JIT an explicit code variant: `avx-no-avx2`, `baseline`, `baseline
+    /// JIT an explicit code variant: `baseline`, `baseline preconverted`, and
+    /// on AArch64 `other lowering`, `other lowering baseline`, `other lowering
     /// preconverted`.
     pub variant: String,
     /// The invocation (0-based) where it first disagreed; `None` when the
@@ -276,11 +277,11 @@ fn describe_state(s: &UnitState) -> String {
 }
 
 /// The JIT feature sets worth comparing on this host besides the host's own
-/// (run through [`Shader`]): every strictly smaller one (AVX without AVX2, the
-/// SSE4.1/NEON baseline), on x86-64 the other code generator (IR lowering or
-/// hand-written, whichever the host's is not) with the host's and the baseline
-/// instruction sets, and, in F24, the pre-converted-uniform variants (the
-/// host's is run through [`Shader::run_batch`]).
+/// (run through [`Shader`]): the SSE4.1/NEON baseline, on AArch64 the other
+/// code generator (IR lowering or hand-written, whichever the host's is not)
+/// with the host's and the baseline instruction sets, and, in F24, the
+/// pre-converted-uniform variants (the host's is run through
+/// [`Shader::run_batch`]).
 fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
     let mut variants: Vec<(String, Features)> = Vec::new();
@@ -289,21 +290,12 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
             variants.push((name.to_string(), f));
         }
     };
-    if host.avx2 {
-        add(
-            "avx-no-avx2",
-            Features {
-                avx2: false,
-                ..host
-            },
-        );
-    }
     add("baseline", Features::baseline());
     // The other code generator (lowered from the IR, or the hand-written one
     // when that is the host's), with the host's and the baseline instruction
-    // sets (x86-64 and AArch64).
-    let two_generators = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-    if two_generators {
+    // sets: AArch64 only (x86-64 has one).
+    #[cfg(target_arch = "aarch64")]
+    {
         add(
             "other lowering",
             Features {
@@ -327,16 +319,15 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
                 ..Features::baseline()
             },
         );
-        if two_generators {
-            add(
-                "other lowering preconverted",
-                Features {
-                    preconverted_uniforms: true,
-                    ir_lowering: !host.ir_lowering,
-                    ..host
-                },
-            );
-        }
+        #[cfg(target_arch = "aarch64")]
+        add(
+            "other lowering preconverted",
+            Features {
+                preconverted_uniforms: true,
+                ir_lowering: !host.ir_lowering,
+                ..host
+            },
+        );
     }
     variants
 }
@@ -366,8 +357,8 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 /// interpreter too, whose batch path reads pre-converted uniforms — with one
 /// batch of all states when they are independent, one-state batches when
 /// [`TestCase::carry_state`] is set. The JIT also runs every smaller feature set
-/// ([`jit::compile_with`]: AVX without AVX2, the baseline, in F24 the baseline
-/// with pre-converted uniforms).
+/// ([`jit::compile_with`]: the baseline, in F24 the baseline with pre-converted
+/// uniforms, and on AArch64 the other code generator).
 ///
 /// Cheap: apart from compiling the program, each invocation copies one
 /// [`UnitState`] and digests emitted vertices without storing them; the report is

@@ -8,18 +8,14 @@
 //! (`frame::stack_check`) decides.
 
 use super::Emitter;
-use super::operands::CMP;
+use super::offsets::{AL, BOOLS, CMP, INTS};
 use crate::isa::{CondOp, Guard};
 use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, OFFSET_TOP_CHECKS, RingLayout};
-use crate::state::Uniforms;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::offset_of;
 
 const TOP_LOOP: i32 = OFFSET_TOP_CHECKS;
 const TOP_IF: i32 = OFFSET_TOP_CHECKS + 4;
 const TOP_CALL: i32 = OFFSET_TOP_CHECKS + 8;
-const BOOLS: i32 = offset_of!(Uniforms, b) as i32;
-const INTS: i32 = offset_of!(Uniforms, i) as i32;
 
 /// A value stored into a stack entry.
 #[derive(Clone, Copy)]
@@ -201,7 +197,7 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; movzx eax, BYTE [r13 + base + 1]
-            ; mov [r12 + super::operands::AL], eax
+            ; mov [r12 + AL], eax
         );
         self.push(
             LOOPS,
@@ -241,7 +237,7 @@ impl Emitter<'_> {
             ; shl ecx, 4
             ; lea rdx, [rbx + rcx + LOOPS.entries]
             ; mov ecx, [rdx + 12]
-            ; add [r12 + super::operands::AL], ecx
+            ; add [r12 + AL], ecx
             ; mov ecx, [rdx + 8]
             ; test ecx, ecx
             ; jz >exit

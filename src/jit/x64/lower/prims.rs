@@ -9,19 +9,8 @@ use crate::isa::{CmpOp, DstReg};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::x64::Emitter;
-use crate::state::{Uniforms, UnitState};
+use crate::jit::x64::offsets::{A0, AL, BOOLS, CMP, FLOATS, INPUTS, INTS, OUTPUTS, TEMPS};
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::offset_of;
-
-const INPUTS: i32 = offset_of!(UnitState, inputs) as i32;
-const TEMPS: i32 = offset_of!(UnitState, temps) as i32;
-const OUTPUTS: i32 = offset_of!(UnitState, outputs) as i32;
-const A0: i32 = offset_of!(UnitState, a0) as i32;
-const AL: i32 = offset_of!(UnitState, al) as i32;
-const CMP: i32 = offset_of!(UnitState, cmp) as i32;
-const FLOATS: i32 = offset_of!(Uniforms, f) as i32;
-const BOOLS: i32 = offset_of!(Uniforms, b) as i32;
-const INTS: i32 = offset_of!(Uniforms, i) as i32;
 
 /// Scratch registers.
 const S1: u8 = 13;
@@ -502,8 +491,8 @@ impl Emitter<'_> {
         self.select_const(d, d, 0x7FC0_0000, S1);
     }
 
-    /// `arith::f24::load` in place.
-    fn ir_f24_load(&mut self, d: u8) {
+    /// `arith::f24::load` in place (the prologue's entry conversion too).
+    pub(in crate::jit::x64) fn ir_f24_load(&mut self, d: u8) {
         // S2 = |bits|; S3 = normal path (truncated mantissa); S1 = subnormal
         // path trunc(x * 2^78) * 2^-78.
         self.v3m(V::Andps, S2, d, 0x7FFF_FFFF);

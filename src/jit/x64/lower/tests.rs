@@ -1,0 +1,75 @@
+//! How [`super::plan`] sizes the spill area and which IR it lowers per block.
+
+use super::{MAX_SPILL_SLOTS, plan};
+use crate::analysis::{self, InstrClass};
+use crate::arith::Precision;
+use crate::ir::{Ir, opt};
+use crate::isa::{
+    BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask, encode,
+};
+use crate::program::{Program, ShaderKind};
+
+/// `r0 += -c<k>` for `distinct` different negated constants, then the same
+/// instructions in reverse: every value of the first half stays live until
+/// its second use, all in one block.
+fn reused_values(distinct: usize) -> Program {
+    let id = (false, Swizzle::IDENTITY);
+    let descriptors = [Swizzle::IDENTITY, Swizzle::from_lanes([3, 2, 0, 1])]
+        .map(|s| OperandDescriptor::new(WriteMask::ALL, [(true, s), id, id]).0);
+    let add = |j: usize| Instruction::Binary {
+        op: BinaryOp::Add,
+        inverted: false,
+        dst: DstReg::Temp(0),
+        src1: Source::direct(SrcReg::Const((j % 96) as u8)),
+        src2: Source::direct(SrcReg::Temp(0)),
+        desc: (j / 96) as u8,
+    };
+    let mut code: Vec<Instruction> = (0..distinct).map(add).collect();
+    code.extend((0..distinct).rev().map(add));
+    code.push(Instruction::End);
+    let words = code.iter().map(|i| encode(i).unwrap()).collect();
+    Program::new(words, descriptors.to_vec()).unwrap()
+}
+
+#[test]
+fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() {
+    for precision in [Precision::F32, Precision::F24] {
+        for (distinct, optimised, slots) in [
+            // Fewer live values than registers: no spill area at all.
+            (8, true, 0..=0),
+            // Each of the 60 negated constants needs a slot.
+            (60, true, 60..=MAX_SPILL_SLOTS),
+            // More than the largest spill area: the unoptimised block, whose
+            // values die within their instruction, needs none.
+            (192, false, 0..=0),
+        ] {
+            let program = reused_values(distinct);
+            let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+            let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
+            let ir = opt::optimize(&built);
+            let plan = plan(
+                &ir,
+                &built,
+                |pc| a.class[pc as usize] == InstrClass::Data,
+                |pc| a.reachable[pc as usize],
+                precision == Precision::F24,
+                false,
+            )
+            .unwrap();
+            let what = format!("{distinct} values {precision:?}");
+            assert_eq!(plan.blocks.len(), 1, "{what}");
+            let state = plan.blocks[0].as_ref().unwrap();
+            let chosen = if optimised { &ir } else { &built };
+            assert!(
+                std::ptr::eq(state.nodes, &chosen.blocks[0].nodes[..]),
+                "{what}: lowered from the wrong IR"
+            );
+            assert!(
+                slots.contains(&plan.spill_slots),
+                "{what}: {}",
+                plan.spill_slots
+            );
+            assert_eq!(state.free_slots.len(), plan.spill_slots, "{what}");
+        }
+    }
+}
