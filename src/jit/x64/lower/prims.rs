@@ -284,32 +284,18 @@ impl Emitter<'_> {
             }
             Op::ReadFlag(f) => {
                 let off = CMP + (f & 1) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r12 + off]
-                    ; neg eax
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r12 + off]);
+                self.splat_eax(d, true);
             }
             Op::ReadBoolUniform(n) => {
                 let off = BOOLS + (n & 15) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r13 + off]
-                    ; neg eax
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                self.splat_eax(d, true);
             }
             Op::ReadIntUniform { id, field } => {
                 let off = INTS + 4 * (id & 3) as i32 + (field & 3) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r13 + off]
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                self.splat_eax(d, false);
             }
             Op::Store { dst, mask, .. } => {
                 let off = match dst {
@@ -391,6 +377,16 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `d` = `eax` in every lane; with `as_mask` a boolean byte (0 or 1)
+    /// becomes a lane mask (all ones or zero).
+    fn splat_eax(&mut self, d: u8, as_mask: bool) {
+        if as_mask {
+            dynasm!(self.ops ; .arch x64 ; neg eax);
+        }
+        dynasm!(self.ops ; .arch x64 ; movd Rx(d), eax);
+        self.broadcast(d);
     }
 
     /// `d = c[eax]`, or (1, 1, 1, 1) when `eax` (unsigned) is above 95.
