@@ -193,35 +193,13 @@ fn optimised_ir_evaluates_to_the_same_bits_as_built() {
 /// generator for the largest. Every one gives the interpreter's bits.
 #[test]
 fn ir_lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
-    use pica_jit::isa::{BinaryOp, DstReg, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask};
     use pica_jit::jit::{self, Features};
     if jit::host_support().is_err() {
         return;
     }
-    let id = (false, Swizzle::IDENTITY);
-    let negated = [
-        OperandDescriptor::new(WriteMask::ALL, [(true, Swizzle::IDENTITY), id, id]),
-        OperandDescriptor::new(
-            WriteMask::ALL,
-            [(true, Swizzle::from_lanes([3, 2, 0, 1])), id, id],
-        ),
-    ];
     // (values, whether AArch64 lowers it from the IR)
     for (distinct, a64_from_ir) in [(15usize, Some(true)), (60, None), (192, Some(false))] {
-        let add = |j: usize| Instruction::Binary {
-            op: BinaryOp::Add,
-            inverted: false,
-            dst: DstReg::Temp(0),
-            src1: Source::direct(SrcReg::Const((j % 96) as u8)),
-            src2: Source::direct(SrcReg::Temp(0)),
-            desc: (j / 96) as u8,
-        };
-        let mut code: Vec<Instruction> = (0..distinct).map(add).collect();
-        code.extend((0..distinct).rev().map(add));
-        code.push(Instruction::End);
-        let words = code.iter().map(|i| encode(i).unwrap()).collect();
-        let descriptors = negated.iter().map(|d| d.0).collect();
-        let program = Arc::new(Program::new(words, descriptors).unwrap());
+        let program = Arc::new(pica_jit::testgen::live_values(distinct));
         let mut uniforms = Uniforms::default();
         for (n, reg) in uniforms.f.iter_mut().enumerate() {
             let n = n as f32;

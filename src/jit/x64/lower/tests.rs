@@ -10,28 +10,7 @@ use crate::isa::{
 };
 use crate::program::{Program, ShaderKind};
 
-/// `r0 += -c<k>` for `distinct` different negated constants, then the same
-/// instructions in reverse: every value of the first half stays live until
-/// its second use, all in one block.
-fn reused_values(distinct: usize) -> Program {
-    let id = (false, Swizzle::IDENTITY);
-    let descriptors = [Swizzle::IDENTITY, Swizzle::from_lanes([3, 2, 0, 1])]
-        .map(|s| OperandDescriptor::new(WriteMask::ALL, [(true, s), id, id]).0);
-    let add = |j: usize| Instruction::Binary {
-        op: BinaryOp::Add,
-        inverted: false,
-        dst: DstReg::Temp(0),
-        src1: Source::direct(SrcReg::Const((j % 96) as u8)),
-        src2: Source::direct(SrcReg::Temp(0)),
-        desc: (j / 96) as u8,
-    };
-    let mut code: Vec<Instruction> = (0..distinct).map(add).collect();
-    code.extend((0..distinct).rev().map(add));
-    code.push(Instruction::End);
-    let words = code.iter().map(|i| encode(i).unwrap()).collect();
-    Program::new(words, descriptors.to_vec()).unwrap()
-}
-
+#[cfg(feature = "testgen")]
 #[test]
 fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() {
     for precision in [Precision::F32, Precision::F24] {
@@ -44,7 +23,7 @@ fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() 
             // values die within their instruction, needs none.
             (192, false, 0..=0),
         ] {
-            let program = reused_values(distinct);
+            let program = crate::testgen::live_values(distinct);
             let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
             let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
             let ir = opt::optimize(&built);
