@@ -14,6 +14,7 @@ mod flow;
 mod lower;
 mod operands;
 mod regcache;
+pub(in crate::jit) mod wide;
 
 use super::JitError;
 use super::frame::{

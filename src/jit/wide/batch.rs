@@ -1,0 +1,222 @@
+//! Batches on the wide engine: groups of `W` vertices transposed into the
+//! wide register file and out of it, tails included, under each state policy.
+
+use super::lanes::RowSet;
+use super::{LaneState, NotIndependent, RunContext, WideShader, layout};
+use crate::interp::{Invocation, enter};
+use crate::machine::{ShaderConfig, Stop};
+use crate::program::Program;
+use crate::state::{Uniforms, UnitState};
+
+/// A lane's stop and the rows it wrote, with their values.
+type LaneResult = (Stop, Vec<(u16, u32)>);
+
+/// One vertex's registers (`v0`–`v15` or `o0`–`o15`).
+pub(crate) type Registers = [crate::Vec4; 16];
+
+fn bits(mask: u16) -> impl Iterator<Item = usize> {
+    (0..16).filter(move |n| mask >> n & 1 != 0)
+}
+
+fn active(n: usize) -> u32 {
+    if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
+}
+
+/// Runs one invocation per state (each from its own state, left with its
+/// final state), as [`crate::Shader::run_batch`] promises; `uniforms` are
+/// converted for the shader's precision.
+pub(crate) fn run_states(
+    wide: &WideShader,
+    program: &Program,
+    config: &ShaderConfig,
+    uniforms: &Uniforms,
+    states: &mut [UnitState],
+) -> Vec<Stop> {
+    let lanes = wide.width().lanes();
+    let invocation = Invocation::new(program, config, uniforms);
+    let cx = RunContext {
+        uniforms,
+        invocation: &invocation,
+        budget: config.budget,
+        entry: config.entry,
+        carry: false,
+    };
+    let mut file = LaneState::new(lanes);
+    let mut stops = vec![Stop::End; states.len()];
+    for (chunk, stops) in states.chunks_mut(lanes).zip(stops.chunks_mut(lanes)) {
+        for (lane, state) in chunk.iter_mut().enumerate() {
+            enter(config.precision, program, state);
+            file.load_lane(lane, state);
+        }
+        let result = wide.run(
+            &mut file,
+            active(chunk.len()),
+            &cx,
+            &mut |mask, f, stop, _| {
+                for lane in 0..chunk.len() {
+                    if mask >> lane & 1 != 0 {
+                        f.store_lane(lane, &mut chunk[lane]);
+                        stops[lane] = stop;
+                    }
+                }
+            },
+        );
+        debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+    }
+    stops
+}
+
+/// A batch in the emulator's layout (see [`crate::Shader::run_vertices`]).
+pub(crate) struct VertexBatch<'a> {
+    pub inputs: &'a [Registers],
+    pub input_mask: u16,
+    pub outputs: &'a mut [Registers],
+    pub output_mask: u16,
+}
+
+/// Runs `batch` on the wide engine; `carry` selects the state policy
+/// `Carry` (else `Reset`). `record(index, stop)` receives every vertex's stop
+/// in order; `sequential` runs one vertex from the state given on the
+/// single-vertex path (`Carry` groups whose lanes are not independent).
+/// Returns how many vertices the wide engine shaded.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_vertices(
+    wide: &WideShader,
+    program: &Program,
+    config: &ShaderConfig,
+    uniforms: &Uniforms,
+    batch: VertexBatch<'_>,
+    carry: bool,
+    state: &mut UnitState,
+    record: &mut dyn FnMut(usize, Stop),
+    sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
+) -> usize {
+    let lanes = wide.width().lanes();
+    let invocation = Invocation::new(program, config, uniforms);
+    let cx = RunContext {
+        uniforms,
+        invocation: &invocation,
+        budget: config.budget,
+        entry: config.entry,
+        carry,
+    };
+    // Inputs the program reads: per lane where the batch gives them, else the
+    // starting state's (no instruction writes an input).
+    let lane_inputs = batch.input_mask & program.inputs_read();
+    let mut start = state.clone();
+    enter(config.precision, program, &mut start);
+    let mut base = LaneState::new(lanes);
+    for lane in 0..lanes {
+        base.load_lane(lane, &start);
+    }
+    let mut file = base.clone();
+    let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
+    let mut shaded = 0;
+    let groups = batch
+        .inputs
+        .chunks(lanes)
+        .zip(batch.outputs.chunks_mut(lanes));
+    for (g, (inputs, outputs)) in groups.enumerate() {
+        let first = g * lanes;
+        if !carry_wide {
+            for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
+                let stop = sequential(state);
+                copy_masked(vertex_out, &state.outputs, batch.output_mask);
+                record(first + k, stop);
+            }
+            continue;
+        }
+        for (lane, vertex) in inputs.iter().enumerate() {
+            for reg in bits(lane_inputs) {
+                file.set_input(lane, reg, vertex[reg]);
+            }
+        }
+        let n = inputs.len();
+        if !carry {
+            let mut written = RowSet::default();
+            let mut stops = [Stop::End; 32];
+            let result = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
+                written.union_with(rows);
+                for lane in 0..n {
+                    if mask >> lane & 1 != 0 {
+                        for reg in bits(batch.output_mask) {
+                            outputs[lane][reg] = f.output(lane, reg);
+                        }
+                        stops[lane] = stop;
+                    }
+                }
+            });
+            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            for (k, &stop) in stops[..n].iter().enumerate() {
+                record(first + k, stop);
+            }
+            shaded += n;
+            // The next group starts from the given state again.
+            file.copy_rows(&base, &written);
+            continue;
+        }
+        // Carry: each lane's own writes over the state the previous vertex
+        // left (converted as the invocation starts).
+        let mut results: Vec<Option<LaneResult>> = vec![None; n];
+        let outcome = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
+            for (lane, result) in results.iter_mut().enumerate() {
+                if mask >> lane & 1 != 0 {
+                    let values = rows.rows().map(|r| (r, f.row(r as usize)[lane])).collect();
+                    *result = Some((stop, values));
+                }
+            }
+        });
+        match outcome {
+            Ok(()) => {
+                for (k, result) in results.into_iter().enumerate() {
+                    let (stop, values) = result.expect("every lane finishes");
+                    copy_masked(&mut state.inputs, &inputs[k], batch.input_mask);
+                    enter(config.precision, program, state);
+                    for (row, value) in values {
+                        set_row(state, row as usize, value);
+                    }
+                    copy_masked(&mut outputs[k], &state.outputs, batch.output_mask);
+                    record(first + k, stop);
+                }
+                shaded += n;
+            }
+            Err(NotIndependent) => {
+                // Lanes depend on each other here (and most likely in the
+                // next groups too): one after another from now on.
+                carry_wide = false;
+                for (k, (vertex_in, vertex_out)) in
+                    inputs.iter().zip(outputs.iter_mut()).enumerate()
+                {
+                    copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
+                    let stop = sequential(state);
+                    copy_masked(vertex_out, &state.outputs, batch.output_mask);
+                    record(first + k, stop);
+                }
+            }
+        }
+    }
+    shaded
+}
+
+/// Sets the state register component of wide-register-file row `row`.
+fn set_row(state: &mut UnitState, row: usize, bits: u32) {
+    let f = f32::from_bits(bits);
+    match row {
+        r if r < layout::CONVERTED => state.inputs[r / 4][r % 4] = f,
+        r if r < layout::TEMP => {}
+        r if r < layout::OUTPUT => state.temps[(r - layout::TEMP) / 4][r % 4] = f,
+        r if r < layout::A0X => state.outputs[(r - layout::OUTPUT) / 4][r % 4] = f,
+        layout::A0X => state.a0[0] = bits as i32,
+        layout::A0Y => state.a0[1] = bits as i32,
+        layout::AL => state.al = bits as i32,
+        r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
+        _ => {}
+    }
+}
+
+fn copy_masked(to: &mut Registers, from: &Registers, mask: u16) {
+    for n in bits(mask) {
+        to[n] = from[n];
+    }
+}
