@@ -394,3 +394,128 @@ fn divergent_lanes_and_budget_stops_per_lane() {
         }
     }
 }
+
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+/// A number of the kind vertex data holds, now and then a special value
+/// (±0, ±inf, NaN with payload, float24-subnormal, too large for float24).
+fn corpus_value(rng: &mut Rng) -> f32 {
+    match rng.below(20) {
+        0 => f32::from_bits(
+            [
+                0x8000_0000,
+                0x7f80_0000,
+                0xff80_0000,
+                0x7fc0_1234,
+                0x1000_0001,
+                0x6000_0000,
+            ][rng.below(6) as usize],
+        ),
+        1..=3 => rng.below(17) as f32 - 8.0,
+        _ => (rng.below(1 << 20) as f32 / (1 << 19) as f32 - 1.0) * 100.0,
+    }
+}
+
+fn corpus_vec4(rng: &mut Rng) -> [f32; 4] {
+    [0; 4].map(|_| corpus_value(rng))
+}
+
+/// Every vertex-shader DVLE of the corpus (and the embedded default shader),
+/// both precisions, every width: batches of random vertices through
+/// `run_batch` and `run_vertices` with both state policies, against the
+/// interpreter.
+#[test]
+fn corpus_matches_the_interpreter_at_every_width() {
+    let mut files: Vec<(String, Vec<u8>)> = vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
+    match std::fs::read_dir(CORPUS) {
+        Ok(dir) => {
+            let mut paths: Vec<_> = dir
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "shbin"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                files.push((p.display().to_string(), std::fs::read(&p).expect("read corpus file")));
+            }
+        }
+        Err(_) => corpus_skip::corpus_absent("corpus_matches_the_interpreter_at_every_width", CORPUS),
+    }
+    let mut rng = Rng(0x5eed_0003);
+    let mut compared = 0;
+    for (name, bytes) in &files {
+        let Ok(shbin) = pica_jit::shbin::Shbin::parse(bytes) else {
+            continue;
+        };
+        let Ok(program) = pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()) else {
+            continue;
+        };
+        let program = std::sync::Arc::new(program);
+        for (d, dvle) in shbin.dvles.iter().enumerate() {
+            if dvle.kind != ShaderKind::Vertex || dvle.main as usize >= program.len() {
+                continue;
+            }
+            for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+                let config = pica_jit::ShaderConfig {
+                    entry: dvle.main,
+                    kind: dvle.kind,
+                    precision,
+                    ..Default::default()
+                };
+                let mut uniforms = pica_jit::Uniforms::default();
+                for c in uniforms.f.iter_mut() {
+                    *c = corpus_vec4(&mut rng);
+                }
+                for i in uniforms.i.iter_mut() {
+                    *i = [rng.below(6) as u8, rng.below(4) as u8, 1, 0];
+                }
+                for b in uniforms.b.iter_mut() {
+                    *b = rng.below(2) == 0;
+                }
+                uniforms.apply_constants(&dvle.constants);
+                let states: Vec<UnitState> = (0..37)
+                    .map(|_| {
+                        let mut s = UnitState::default();
+                        for v in s.inputs.iter_mut() {
+                            *v = corpus_vec4(&mut rng);
+                        }
+                        s
+                    })
+                    .collect();
+                let case = TestCase {
+                    program: program.clone(),
+                    config,
+                    uniforms,
+                    states: states.clone(),
+                    carry_state: false,
+                };
+                for width in widths() {
+                    let what = format!("{name} DVLE {d} {precision:?} {width:?}");
+                    let (interp, wide_shader) = shaders(&case, width);
+                    let mut expected = states.clone();
+                    let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+                    let mut got = states.clone();
+                    let before = wide::vertices_shaded();
+                    let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
+                    assert_eq!(wide::vertices_shaded() - before, states.len() as u64, "{what}");
+                    assert_eq!(stops, expected_stops, "{what}");
+                    for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                        let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                        assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
+                    }
+                    for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                        let summary = compare_vertices(&case, &states, width, policy, &mut rng);
+                        if policy == StatePolicy::Reset {
+                            assert_eq!(summary.wide_vertices, states.len(), "{what}");
+                        }
+                    }
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 0);
+    eprintln!("corpus: {compared} (shader, precision, width) combinations compared");
+}
