@@ -429,7 +429,8 @@ fn corpus_vec4(rng: &mut Rng) -> [f32; 4] {
 /// interpreter.
 #[test]
 fn corpus_matches_the_interpreter_at_every_width() {
-    let mut files: Vec<(String, Vec<u8>)> = vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
+    let mut files: Vec<(String, Vec<u8>)> =
+        vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
     match std::fs::read_dir(CORPUS) {
         Ok(dir) => {
             let mut paths: Vec<_> = dir
@@ -438,10 +439,15 @@ fn corpus_matches_the_interpreter_at_every_width() {
                 .collect();
             paths.sort();
             for p in paths {
-                files.push((p.display().to_string(), std::fs::read(&p).expect("read corpus file")));
+                files.push((
+                    p.display().to_string(),
+                    std::fs::read(&p).expect("read corpus file"),
+                ));
             }
         }
-        Err(_) => corpus_skip::corpus_absent("corpus_matches_the_interpreter_at_every_width", CORPUS),
+        Err(_) => {
+            corpus_skip::corpus_absent("corpus_matches_the_interpreter_at_every_width", CORPUS)
+        }
     }
     let mut rng = Rng(0x5eed_0003);
     let mut compared = 0;
@@ -449,7 +455,9 @@ fn corpus_matches_the_interpreter_at_every_width() {
         let Ok(shbin) = pica_jit::shbin::Shbin::parse(bytes) else {
             continue;
         };
-        let Ok(program) = pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()) else {
+        let Ok(program) =
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        else {
             continue;
         };
         let program = std::sync::Arc::new(program);
@@ -499,7 +507,11 @@ fn corpus_matches_the_interpreter_at_every_width() {
                     let mut got = states.clone();
                     let before = wide::vertices_shaded();
                     let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
-                    assert_eq!(wide::vertices_shaded() - before, states.len() as u64, "{what}");
+                    assert_eq!(
+                        wide::vertices_shaded() - before,
+                        states.len() as u64,
+                        "{what}"
+                    );
                     assert_eq!(stops, expected_stops, "{what}");
                     for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
                         let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);

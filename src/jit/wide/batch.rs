@@ -103,6 +103,9 @@ pub(crate) fn run_vertices(
     // Inputs the program reads: per lane where the batch gives them, else the
     // starting state's (no instruction writes an input).
     let lane_inputs = batch.input_mask & program.inputs_read();
+    // Outputs per lane where the program writes them, else the starting state's.
+    let lane_outputs = batch.output_mask & wide.outputs_written();
+    let kept_outputs = batch.output_mask & !wide.outputs_written();
     let mut start = state.clone();
     enter(config.precision, program, &mut start);
     let mut base = LaneState::new(lanes);
@@ -127,10 +130,8 @@ pub(crate) fn run_vertices(
             }
             continue;
         }
-        for (lane, vertex) in inputs.iter().enumerate() {
-            for reg in bits(lane_inputs) {
-                file.set_input(lane, reg, vertex[reg]);
-            }
+        for reg in bits(lane_inputs) {
+            file.set_inputs(reg, inputs);
         }
         let n = inputs.len();
         if !carry {
@@ -138,15 +139,19 @@ pub(crate) fn run_vertices(
             let mut stops = [Stop::End; 32];
             let result = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
                 written.union_with(rows);
-                for lane in 0..n {
+                for reg in bits(lane_outputs) {
+                    f.outputs_to(reg, mask, outputs);
+                }
+                for (lane, slot) in stops.iter_mut().enumerate().take(n) {
                     if mask >> lane & 1 != 0 {
-                        for reg in bits(batch.output_mask) {
-                            outputs[lane][reg] = f.output(lane, reg);
-                        }
-                        stops[lane] = stop;
+                        *slot = stop;
                     }
                 }
             });
+            // Outputs no instruction writes keep the given state's value.
+            for vertex in outputs.iter_mut() {
+                copy_masked(vertex, &start.outputs, kept_outputs);
+            }
             debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
             for (k, &stop) in stops[..n].iter().enumerate() {
                 record(first + k, stop);

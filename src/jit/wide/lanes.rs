@@ -123,7 +123,16 @@ impl RowSet {
 
     /// The rows, in order.
     pub fn rows(&self) -> impl Iterator<Item = u16> + '_ {
-        (0..layout::STATE_ROWS as u16).filter(|&r| self.contains(r))
+        self.0.iter().enumerate().flat_map(|(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (64 * w as u32 + bit) as u16
+                })
+            })
+        })
     }
 }
 

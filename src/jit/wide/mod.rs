@@ -120,6 +120,44 @@ impl LaneState {
         self.words[self.base..].as_mut_ptr().cast()
     }
 
+    /// The four rows of register `reg` of the file starting at row `base`.
+    fn rows4(&self, base: usize, reg: usize) -> [&[u32]; 4] {
+        let at = self.start(base + 4 * reg);
+        let n = self.lanes;
+        let rows = &self.words[at..at + 4 * n];
+        let (x, rest) = rows.split_at(n);
+        let (y, rest) = rest.split_at(n);
+        let (z, w) = rest.split_at(n);
+        [x, y, z, w]
+    }
+
+    /// Sets input `v{reg}` of lanes `0..values.len()` to `values[lane][reg]`.
+    pub fn set_inputs(&mut self, reg: usize, values: &[[crate::Vec4; 16]]) {
+        let at = self.start(layout::INPUT + 4 * reg);
+        let n = self.lanes;
+        let rows = &mut self.words[at..at + 4 * n];
+        let (x, rest) = rows.split_at_mut(n);
+        let (y, rest) = rest.split_at_mut(n);
+        let (z, w) = rest.split_at_mut(n);
+        for (lane, vertex) in values.iter().enumerate().take(n) {
+            let [a, b, c, d] = vertex[reg].map(f32::to_bits);
+            x[lane] = a;
+            y[lane] = b;
+            z[lane] = c;
+            w[lane] = d;
+        }
+    }
+
+    /// Copies output `o{reg}` of the lanes in `mask` to `out[lane][reg]`.
+    pub fn outputs_to(&self, reg: usize, mask: u32, out: &mut [[crate::Vec4; 16]]) {
+        let [x, y, z, w] = self.rows4(layout::OUTPUT, reg);
+        for (lane, vertex) in out.iter_mut().enumerate().take(self.lanes) {
+            if mask >> lane & 1 != 0 {
+                vertex[reg] = [x[lane], y[lane], z[lane], w[lane]].map(f32::from_bits);
+            }
+        }
+    }
+
     /// Sets lane `lane` of input `v{reg}`.
     pub fn set_input(&mut self, lane: usize, reg: usize, value: crate::Vec4) {
         for (c, x) in value.iter().enumerate() {
@@ -196,6 +234,10 @@ pub struct WideShader {
     ir: Ir,
     /// Per block: rows read as it starts and rows it writes.
     facts: Vec<(RowSet, RowSet)>,
+    /// Per instruction: the index of its block.
+    block_at: Vec<u32>,
+    /// Outputs some instruction writes (bit `n`: `o{n}`).
+    outputs_written: u16,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -269,13 +311,25 @@ impl WideShader {
         let blocks: Vec<lanes::LaneBlock> =
             ir.blocks.iter().map(|b| lanes::split(b, f24)).collect();
         let facts = blocks.iter().map(|b| (b.reads, b.writes)).collect();
+        let mut outputs_written = 0u16;
+        for b in &blocks {
+            for row in b.writes.rows() {
+                let row = row as usize;
+                if (layout::OUTPUT..layout::OUTPUT + 64).contains(&row) {
+                    outputs_written |= 1 << ((row - layout::OUTPUT) / 4);
+                }
+            }
+        }
+        let mut block_at = vec![0u32; program.len()];
+        for (k, b) in ir.blocks.iter().enumerate() {
+            for pc in b.start..=b.last {
+                block_at[pc as usize] = k as u32;
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         {
             let inputs = if f24 { program.inputs_read() } else { 0 };
             let code = super::x64::wide::compile(&blocks, inputs, width)?;
-            if let Some(path) = std::env::var_os("PICA_WIDE_DUMP") {
-                let _ = std::fs::write(path, &code.bytes);
-            }
             let region = ExecRegion::new(&code.bytes)?;
             Ok(WideShader {
                 width,
@@ -284,20 +338,37 @@ impl WideShader {
                 prologue: code.prologue,
                 ir,
                 facts,
+                block_at,
+                outputs_written,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (blocks, facts, ir);
+            let _ = (blocks, facts, ir, block_at, outputs_written);
             Err(JitError::Unsupported(
                 "no wide code generator for this host",
             ))
         }
     }
 
+    /// The outputs some instruction of the program writes (bit `n`: `o{n}`);
+    /// the others keep the value the invocation started with.
+    pub fn outputs_written(&self) -> u16 {
+        self.outputs_written
+    }
+
     /// The width it was compiled for.
     pub fn width(&self) -> Width {
         self.width
+    }
+
+    /// The generated machine code (every block's function and the constant
+    /// pool), for inspection with a disassembler.
+    #[cfg(target_arch = "x86_64")]
+    pub fn code(&self) -> &[u8] {
+        // SAFETY: the region is mapped read+execute and immutable for the life
+        // of `self`; reading it is always allowed.
+        unsafe { std::slice::from_raw_parts(self.region.as_ptr(), self.region.code_len()) }
     }
 
     /// Whether a block read before any write makes the lanes depend on the
@@ -347,7 +418,7 @@ impl WideShader {
             self.call(prologue, state, cx.uniforms);
         }
         count_shaded(active.count_ones());
-        let mut work = vec![Group {
+        let mut first = Group {
             state: None,
             active,
             progress: Progress {
@@ -356,7 +427,10 @@ impl WideShader {
             },
             written: RowSet::default(),
             pending: None,
-        }];
+        };
+        // Forked groups wait here (no allocation unless lanes diverge).
+        let mut work = Vec::new();
+        self.run_group(state, &mut first, cx, &mut work, finish)?;
         while let Some(mut group) = work.pop() {
             let mut own = group.state.take();
             let lanes = match own.as_deref_mut() {
@@ -384,11 +458,13 @@ impl WideShader {
         }
         loop {
             let pc = group.progress.flow.pc;
-            let Some((block, first)) = self.ir.locate(pc) else {
+            let Some(&k) = self.block_at.get(pc as usize) else {
                 finish(group.active, lanes, Stop::EndOfCode, &group.written);
                 return Ok(());
             };
-            let k = self.block_index(pc);
+            let k = k as usize;
+            let block = &self.ir.blocks[k];
+            let first = pc - block.start;
             let remaining = cx.budget.saturating_sub(group.progress.executed);
             let entry = self.entries[k];
             let whole = first == 0 && remaining >= block.instrs.len() as u64;
@@ -427,15 +503,6 @@ impl WideShader {
                 return Ok(());
             }
         }
-    }
-
-    fn block_index(&self, pc: u32) -> usize {
-        let (block, _) = self.ir.locate(pc).expect("a located PC");
-        // Blocks are in address order.
-        self.ir
-            .blocks
-            .binary_search_by_key(&block.start, |b| b.start)
-            .expect("the block of a PC")
     }
 
     /// Applies block `k`'s exit (its condition `taken`) and chooses the next PC.
