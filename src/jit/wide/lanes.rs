@@ -121,6 +121,19 @@ impl RowSet {
         self.0.iter().zip(other.0).all(|(a, b)| a & !b == 0)
     }
 
+    /// The rows as runs of consecutive rows `(first, count)`, in order.
+    pub fn runs(&self) -> impl Iterator<Item = (u16, u16)> + '_ {
+        let mut rows = self.rows().peekable();
+        std::iter::from_fn(move || {
+            let first = rows.next()?;
+            let mut count = 1;
+            while rows.next_if_eq(&(first + count)).is_some() {
+                count += 1;
+            }
+            Some((first, count))
+        })
+    }
+
     /// The rows, in order.
     pub fn rows(&self) -> impl Iterator<Item = u16> + '_ {
         self.0.iter().enumerate().flat_map(|(w, &word)| {
@@ -416,5 +429,110 @@ pub fn split(block: &Block, f24: bool) -> LaneBlock {
         reads,
         writes,
         gathers: s.slots.len() as u16,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Ir;
+    use crate::isa::{
+        BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask,
+        encode,
+    };
+    use crate::program::{Program, ShaderKind};
+
+    #[test]
+    fn row_sets_iterate_rows_and_runs() {
+        let mut set = RowSet::default();
+        for row in [3, 4, 5, 63, 64, 65, 200, 260] {
+            set.insert(row);
+        }
+        assert_eq!(
+            set.rows().collect::<Vec<_>>(),
+            [3, 4, 5, 63, 64, 65, 200, 260]
+        );
+        assert_eq!(
+            set.runs().collect::<Vec<_>>(),
+            [(3, 3), (63, 3), (200, 1), (260, 1)]
+        );
+        let mut other = RowSet::default();
+        other.insert(4);
+        assert!(other.is_subset(&set));
+        other.insert(6);
+        assert!(!other.is_subset(&set));
+        assert_eq!(RowSet::all().rows().count(), layout::STATE_ROWS);
+    }
+
+    fn block_of(instrs: &[Instruction], precision: crate::Precision) -> LaneBlock {
+        let id = (false, Swizzle::IDENTITY);
+        let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]);
+        let mut words: Vec<u32> = instrs.iter().map(|i| encode(i).unwrap()).collect();
+        words.push(encode(&Instruction::End).unwrap());
+        let program = Program::new(words, vec![desc.0]).unwrap();
+        let ir = Ir::build(&program, 0, ShaderKind::Vertex, precision);
+        split(
+            &crate::ir::opt::optimize(&ir).blocks[0],
+            precision == crate::Precision::F24,
+        )
+    }
+
+    /// `add o0, v0, r1` in F32: per component a read of each operand, an add
+    /// and a canonicalisation, then four stores; `r1` is read as the block
+    /// starts, `o0` written.
+    #[test]
+    fn an_add_is_four_lane_adds() {
+        let add = Instruction::Binary {
+            op: BinaryOp::Add,
+            inverted: false,
+            dst: DstReg::Output(0),
+            src1: Source::direct(SrcReg::Input(0)),
+            src2: Source::direct(SrcReg::Temp(1)),
+            desc: 0,
+        };
+        let b = block_of(&[add], crate::Precision::F32);
+        let count = |f: &dyn Fn(&LaneOp) -> bool| b.ops.iter().filter(|op| f(op)).count();
+        assert_eq!(
+            count(&|op| matches!(op, LaneOp::Binary(BinOp::FAdd, ..))),
+            4
+        );
+        assert_eq!(
+            count(&|op| matches!(op, LaneOp::Unary(UnOp::Canonicalize, _))),
+            4
+        );
+        assert_eq!(count(&|op| matches!(op, LaneOp::Row(_))), 8);
+        assert_eq!(count(&|op| matches!(op, LaneOp::Store(..))), 4);
+        let temp1 = (layout::TEMP + 4) as u16;
+        assert_eq!(
+            b.reads.rows().collect::<Vec<_>>(),
+            [temp1, temp1 + 1, temp1 + 2, temp1 + 3]
+        );
+        let out0 = layout::OUTPUT as u16;
+        assert_eq!(
+            b.writes.rows().collect::<Vec<_>>(),
+            [out0, out0 + 1, out0 + 2, out0 + 3]
+        );
+        assert_eq!(b.exit_cond, None);
+    }
+
+    /// A register written and read again in one block is read from the
+    /// written value: `mov r0, v0; mov o0, r0` reads no register state.
+    #[test]
+    fn reads_after_writes_are_forwarded() {
+        let mov = |dst, src| Instruction::Unary {
+            op: crate::isa::UnaryOp::Mov,
+            dst,
+            src: Source::direct(src),
+            desc: 0,
+        };
+        let b = block_of(
+            &[
+                mov(DstReg::Temp(0), SrcReg::Input(0)),
+                mov(DstReg::Output(0), SrcReg::Temp(0)),
+            ],
+            crate::Precision::F32,
+        );
+        assert_eq!(b.reads, RowSet::default());
+        assert_eq!(b.writes.rows().count(), 8);
     }
 }

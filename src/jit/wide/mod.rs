@@ -212,10 +212,10 @@ impl LaneState {
 
     /// Copies the rows `rows` (all lanes) from `from`.
     pub fn copy_rows(&mut self, from: &LaneState, rows: &RowSet) {
-        for row in rows.rows() {
+        for (row, count) in rows.runs() {
             let src = from.start(row as usize);
             let dst = self.start(row as usize);
-            let n = self.lanes;
+            let n = self.lanes * count as usize;
             self.words[dst..dst + n].copy_from_slice(&from.words[src..src + n]);
         }
     }

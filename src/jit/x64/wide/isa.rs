@@ -346,3 +346,88 @@ impl WideAsm {
 
 /// Scratch register for constants inside one method.
 pub(super) const SCRATCH_CONST: u8 = 15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dynasmrt::DynasmApi;
+
+    /// The VEX.L bit of the one instruction `emit` writes (true: 256 bits).
+    fn vex_l(emit: impl FnOnce(&mut WideAsm)) -> bool {
+        let mut a = WideAsm::new(Width::Avx2);
+        emit(&mut a);
+        a.emit_pool();
+        let code = a.ops.finalize().expect("assembles");
+        match code[0] {
+            0xC5 => code[1] & 4 != 0,
+            0xC4 => code[2] & 4 != 0,
+            other => panic!("not a VEX instruction: {other:#04x}"),
+        }
+    }
+
+    /// Every 8-lane operation works on whole `ymm` registers: the assembler
+    /// silently encodes some forms (e.g. `vbroadcastss` from memory) with 128
+    /// bits, which would leave lanes 4–7 zero.
+    #[test]
+    fn eight_lane_operations_are_256_bits_wide() {
+        let ops = [
+            V::Addps,
+            V::Subps,
+            V::Mulps,
+            V::Divps,
+            V::Andps,
+            V::Andnps,
+            V::Orps,
+            V::Xorps,
+            V::Maxps,
+            V::Minps,
+            V::Paddd,
+            V::Psubd,
+            V::Pcmpeqd,
+            V::Pcmpgtd,
+            V::Cmpps(1),
+        ];
+        for op in ops {
+            assert!(vex_l(|a| a.v3(op, 1, 2, 9)), "{op:?}");
+            assert!(
+                vex_l(|a| a.v3c(op, 1, 2, 0x1234_5678)),
+                "{op:?} with a constant"
+            );
+        }
+        let unary = [
+            U::Floor,
+            U::Sqrt,
+            U::Cvttps2dq,
+            U::Cvtdq2ps,
+            U::Pslld(3),
+            U::Psrad(3),
+            U::Psrld(3),
+        ];
+        for op in unary {
+            assert!(vex_l(|a| a.u(op, 10, 3)), "{op:?}");
+        }
+        assert!(vex_l(|a| a.copy(1, 11)));
+        assert!(vex_l(|a| a.select(1, 2, 3, 4)));
+        assert!(vex_l(|a| a.select_c(1, 2, 0x7FC0_0000, 4)));
+        assert!(vex_l(|a| a.constant(5, 0x3F80_0000)));
+        assert!(vex_l(|a| a.constant(5, 0)));
+        assert!(vex_l(|a| a.constant(5, u32::MAX)));
+        assert!(vex_l(|a| a.load(7, 0x40)));
+        assert!(vex_l(|a| a.store(0x40, 7)));
+        assert!(vex_l(|a| a.test_zero(12)));
+    }
+
+    /// `vmovmskps eax, ymm` is written out by hand: pin its bytes.
+    #[test]
+    fn movmsk_of_a_ymm_register() {
+        for (reg, bytes) in [
+            (3u8, &[0xC5, 0xFC, 0x50, 0xC3][..]),
+            (12, &[0xC4, 0xC1, 0x7C, 0x50, 0xC4]),
+        ] {
+            let mut a = WideAsm::new(Width::Avx2);
+            a.movmsk(reg);
+            let code = a.ops.finalize().expect("assembles");
+            assert_eq!(&code[..], bytes, "ymm{reg}");
+        }
+    }
+}
