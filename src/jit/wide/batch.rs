@@ -113,6 +113,17 @@ pub(crate) fn run_vertices(
         base.load_lane(lane, &start);
     }
     let mut file = base.clone();
+    // Rows a group may observe from the one before: rows some block reads
+    // as it starts, and the outputs copied out per lane. (A lane handed over
+    // to the interpreter may read any row: then every row written is
+    // restored.)
+    let every_row = RowSet::all();
+    let mut observable = *wide.rows_read();
+    for reg in bits(lane_outputs) {
+        for c in 0..4 {
+            observable.insert((layout::OUTPUT + 4 * reg + c) as u16);
+        }
+    }
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     let mut shaded = 0;
     let groups = batch
@@ -136,9 +147,11 @@ pub(crate) fn run_vertices(
         let n = inputs.len();
         if !carry {
             let mut written = RowSet::default();
+            let mut handed_over = false;
             let mut stops = [Stop::End; 32];
             let result = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
                 written.union_with(rows);
+                handed_over |= *rows == every_row;
                 for reg in bits(lane_outputs) {
                     f.outputs_to(reg, mask, outputs);
                 }
@@ -158,7 +171,11 @@ pub(crate) fn run_vertices(
             }
             shaded += n;
             // The next group starts from the given state again.
-            file.copy_rows(&base, &written);
+            if handed_over {
+                file.copy_rows(&base, &written);
+            } else {
+                file.copy_rows(&base, &written.intersection(&observable));
+            }
             continue;
         }
         // Carry: each lane's own writes over the state the previous vertex

@@ -109,6 +109,11 @@ impl RowSet {
         self.0[row as usize / 64] >> (row % 64) & 1 != 0
     }
 
+    /// The rows in both sets.
+    pub fn intersection(&self, other: &RowSet) -> RowSet {
+        RowSet(std::array::from_fn(|i| self.0[i] & other.0[i]))
+    }
+
     /// Adds every row of `other`.
     pub fn union_with(&mut self, other: &RowSet) {
         for (a, b) in self.0.iter_mut().zip(other.0) {

@@ -238,6 +238,8 @@ pub struct WideShader {
     block_at: Vec<u32>,
     /// Outputs some instruction writes (bit `n`: `o{n}`).
     outputs_written: u16,
+    /// Rows some block reads as it starts.
+    reads: RowSet,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -311,6 +313,10 @@ impl WideShader {
         let blocks: Vec<lanes::LaneBlock> =
             ir.blocks.iter().map(|b| lanes::split(b, f24)).collect();
         let facts = blocks.iter().map(|b| (b.reads, b.writes)).collect();
+        let mut reads = RowSet::default();
+        for b in &blocks {
+            reads.union_with(&b.reads);
+        }
         let mut outputs_written = 0u16;
         for b in &blocks {
             for row in b.writes.rows() {
@@ -340,11 +346,12 @@ impl WideShader {
                 facts,
                 block_at,
                 outputs_written,
+                reads,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (blocks, facts, ir, block_at, outputs_written);
+            let _ = (blocks, facts, ir, block_at, outputs_written, reads);
             Err(JitError::Unsupported(
                 "no wide code generator for this host",
             ))
@@ -355,6 +362,12 @@ impl WideShader {
     /// the others keep the value the invocation started with.
     pub fn outputs_written(&self) -> u16 {
         self.outputs_written
+    }
+
+    /// The rows some block reads as it starts: the only temporary, address
+    /// register and flag rows whose value before a run can matter to it.
+    pub fn rows_read(&self) -> &RowSet {
+        &self.reads
     }
 
     /// The width it was compiled for.

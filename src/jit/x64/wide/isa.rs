@@ -350,7 +350,6 @@ pub(super) const SCRATCH_CONST: u8 = 15;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dynasmrt::DynasmApi;
 
     /// The VEX.L bit of the one instruction `emit` writes (true: 256 bits).
     fn vex_l(emit: impl FnOnce(&mut WideAsm)) -> bool {
