@@ -192,6 +192,56 @@ impl LaneState {
         }
     }
 
+    /// Sets lane `lane` of the registers in the masks (bit `n`: register `n`),
+    /// and of `a0`, `aL` and `cmp`, from `state`.
+    pub fn load_regs(&mut self, lane: usize, state: &UnitState, inputs: u16, temps: u16) {
+        let masked = [
+            (layout::INPUT, &state.inputs, inputs),
+            (layout::TEMP, &state.temps, temps),
+        ];
+        for (base, file, mask) in masked {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                let at = self.start(base + 4 * n) + lane;
+                for (c, x) in file[n].iter().enumerate() {
+                    self.words[at + c * self.lanes] = x.to_bits();
+                }
+            }
+        }
+        self.load_small(lane, state);
+    }
+
+    fn load_small(&mut self, lane: usize, state: &UnitState) {
+        self.row_mut(layout::A0X)[lane] = state.a0[0] as u32;
+        self.row_mut(layout::A0Y)[lane] = state.a0[1] as u32;
+        self.row_mut(layout::AL)[lane] = state.al as u32;
+        for f in 0..2 {
+            self.row_mut(layout::CMP + f)[lane] = if state.cmp[f] { u32::MAX } else { 0 };
+        }
+    }
+
+    /// Copies lane `lane` of the temporaries and outputs in the masks, and of
+    /// `a0`, `aL` and `cmp`, into `state`.
+    pub fn store_regs(&self, lane: usize, state: &mut UnitState, temps: u16, outputs: u16) {
+        let masked = [
+            (layout::TEMP, &mut state.temps, temps),
+            (layout::OUTPUT, &mut state.outputs, outputs),
+        ];
+        for (base, file, mask) in masked {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                let at = self.start(base + 4 * n) + lane;
+                for (c, x) in file[n].iter_mut().enumerate() {
+                    *x = f32::from_bits(self.words[at + c * self.lanes]);
+                }
+            }
+        }
+        state.a0 = [
+            self.row(layout::A0X)[lane] as i32,
+            self.row(layout::A0Y)[lane] as i32,
+        ];
+        state.al = self.row(layout::AL)[lane] as i32;
+        state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
+    }
+
     /// Copies lane `lane`'s state rows (inputs as given) into `state`.
     pub fn store_lane(&self, lane: usize, state: &mut UnitState) {
         let f = |row: usize| f32::from_bits(self.row(row)[lane]);
@@ -238,6 +288,8 @@ pub struct WideShader {
     block_at: Vec<u32>,
     /// Outputs some instruction writes (bit `n`: `o{n}`).
     outputs_written: u16,
+    /// Temporaries some instruction writes.
+    temps_written: u16,
     /// Rows some block reads as it starts.
     reads: RowSet,
 }
@@ -317,12 +369,15 @@ impl WideShader {
         for b in &blocks {
             reads.union_with(&b.reads);
         }
-        let mut outputs_written = 0u16;
+        let (mut outputs_written, mut temps_written) = (0u16, 0u16);
         for b in &blocks {
             for row in b.writes.rows() {
                 let row = row as usize;
                 if (layout::OUTPUT..layout::OUTPUT + 64).contains(&row) {
                     outputs_written |= 1 << ((row - layout::OUTPUT) / 4);
+                }
+                if (layout::TEMP..layout::TEMP + 64).contains(&row) {
+                    temps_written |= 1 << ((row - layout::TEMP) / 4);
                 }
             }
         }
@@ -346,12 +401,21 @@ impl WideShader {
                 facts,
                 block_at,
                 outputs_written,
+                temps_written,
                 reads,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (blocks, facts, ir, block_at, outputs_written, reads);
+            let _ = (
+                blocks,
+                facts,
+                ir,
+                block_at,
+                outputs_written,
+                temps_written,
+                reads,
+            );
             Err(JitError::Unsupported(
                 "no wide code generator for this host",
             ))
@@ -362,6 +426,11 @@ impl WideShader {
     /// the others keep the value the invocation started with.
     pub fn outputs_written(&self) -> u16 {
         self.outputs_written
+    }
+
+    /// The temporaries some instruction of the program writes.
+    pub fn temps_written(&self) -> u16 {
+        self.temps_written
     }
 
     /// The rows some block reads as it starts: the only temporary, address
