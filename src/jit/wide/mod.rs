@@ -28,6 +28,7 @@
 pub(crate) mod batch;
 pub mod lanes;
 pub mod layout;
+mod transpose;
 pub(crate) mod width;
 
 pub use width::Width;
@@ -120,40 +121,76 @@ impl LaneState {
         self.words[self.base..].as_mut_ptr().cast()
     }
 
-    /// The four rows of register `reg` of the file starting at row `base`.
-    fn rows4(&self, base: usize, reg: usize) -> [&[u32]; 4] {
+    /// The four rows of register `reg` of the file starting at row `base`,
+    /// mutably.
+    fn rows4_mut(&mut self, base: usize, reg: usize) -> &mut [u32] {
         let at = self.start(base + 4 * reg);
         let n = self.lanes;
-        let rows = &self.words[at..at + 4 * n];
-        let (x, rest) = rows.split_at(n);
-        let (y, rest) = rest.split_at(n);
-        let (z, w) = rest.split_at(n);
-        [x, y, z, w]
+        &mut self.words[at..at + 4 * n]
+    }
+
+    fn rows4_flat(&self, base: usize, reg: usize) -> &[u32] {
+        let at = self.start(base + 4 * reg);
+        &self.words[at..at + 4 * self.lanes]
     }
 
     /// Sets input `v{reg}` of lanes `0..values.len()` to `values[lane][reg]`.
     pub fn set_inputs(&mut self, reg: usize, values: &[[crate::Vec4; 16]]) {
-        let at = self.start(layout::INPUT + 4 * reg);
-        let n = self.lanes;
-        let rows = &mut self.words[at..at + 4 * n];
-        let (x, rest) = rows.split_at_mut(n);
-        let (y, rest) = rest.split_at_mut(n);
-        let (z, w) = rest.split_at_mut(n);
-        for (lane, vertex) in values.iter().enumerate().take(n) {
-            let [a, b, c, d] = vertex[reg].map(f32::to_bits);
-            x[lane] = a;
-            y[lane] = b;
-            z[lane] = c;
-            w[lane] = d;
-        }
+        let lanes = self.lanes;
+        let count = values.len().min(lanes);
+        let rows = self.rows4_mut(layout::INPUT, reg);
+        transpose::to_rows(rows, lanes, count, |lane| values[lane][reg]);
     }
 
     /// Copies output `o{reg}` of the lanes in `mask` to `out[lane][reg]`.
     pub fn outputs_to(&self, reg: usize, mask: u32, out: &mut [[crate::Vec4; 16]]) {
-        let [x, y, z, w] = self.rows4(layout::OUTPUT, reg);
-        for (lane, vertex) in out.iter_mut().enumerate().take(self.lanes) {
+        let count = out.len().min(self.lanes);
+        let rows = self.rows4_flat(layout::OUTPUT, reg);
+        transpose::from_rows(rows, self.lanes, count, mask, |lane, v| out[lane][reg] = v);
+    }
+
+    /// Loads lanes `0..states.len()` from `states`: the inputs and
+    /// temporaries in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
+    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16) {
+        let lanes = self.lanes;
+        let count = states.len().min(lanes);
+        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::INPUT, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].inputs[n]);
+        }
+        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::TEMP, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].temps[n]);
+        }
+        for (lane, state) in states.iter().enumerate().take(count) {
+            self.load_small(lane, state);
+        }
+    }
+
+    /// Stores the lanes of `mask` into `states[lane]`: the temporaries and
+    /// outputs in the masks, `a0`, `aL`, `cmp`.
+    pub fn store_states(&self, states: &mut [UnitState], mask: u32, temps: u16, outputs: u16) {
+        let count = states.len().min(self.lanes);
+        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
+            let rows = self.rows4_flat(layout::TEMP, n);
+            transpose::from_rows(rows, self.lanes, count, mask, |lane, v| {
+                states[lane].temps[n] = v
+            });
+        }
+        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
+            let rows = self.rows4_flat(layout::OUTPUT, n);
+            transpose::from_rows(rows, self.lanes, count, mask, |lane, v| {
+                states[lane].outputs[n] = v
+            });
+        }
+        for (lane, state) in states.iter_mut().enumerate().take(count) {
             if mask >> lane & 1 != 0 {
-                vertex[reg] = [x[lane], y[lane], z[lane], w[lane]].map(f32::from_bits);
+                state.a0 = [
+                    self.row(layout::A0X)[lane] as i32,
+                    self.row(layout::A0Y)[lane] as i32,
+                ];
+                state.al = self.row(layout::AL)[lane] as i32;
+                state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
             }
         }
     }
@@ -192,24 +229,6 @@ impl LaneState {
         }
     }
 
-    /// Sets lane `lane` of the registers in the masks (bit `n`: register `n`),
-    /// and of `a0`, `aL` and `cmp`, from `state`.
-    pub fn load_regs(&mut self, lane: usize, state: &UnitState, inputs: u16, temps: u16) {
-        let masked = [
-            (layout::INPUT, &state.inputs, inputs),
-            (layout::TEMP, &state.temps, temps),
-        ];
-        for (base, file, mask) in masked {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                let at = self.start(base + 4 * n) + lane;
-                for (c, x) in file[n].iter().enumerate() {
-                    self.words[at + c * self.lanes] = x.to_bits();
-                }
-            }
-        }
-        self.load_small(lane, state);
-    }
-
     fn load_small(&mut self, lane: usize, state: &UnitState) {
         self.row_mut(layout::A0X)[lane] = state.a0[0] as u32;
         self.row_mut(layout::A0Y)[lane] = state.a0[1] as u32;
@@ -217,29 +236,6 @@ impl LaneState {
         for f in 0..2 {
             self.row_mut(layout::CMP + f)[lane] = if state.cmp[f] { u32::MAX } else { 0 };
         }
-    }
-
-    /// Copies lane `lane` of the temporaries and outputs in the masks, and of
-    /// `a0`, `aL` and `cmp`, into `state`.
-    pub fn store_regs(&self, lane: usize, state: &mut UnitState, temps: u16, outputs: u16) {
-        let masked = [
-            (layout::TEMP, &mut state.temps, temps),
-            (layout::OUTPUT, &mut state.outputs, outputs),
-        ];
-        for (base, file, mask) in masked {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                let at = self.start(base + 4 * n) + lane;
-                for (c, x) in file[n].iter_mut().enumerate() {
-                    *x = f32::from_bits(self.words[at + c * self.lanes]);
-                }
-            }
-        }
-        state.a0 = [
-            self.row(layout::A0X)[lane] as i32,
-            self.row(layout::A0Y)[lane] as i32,
-        ];
-        state.al = self.row(layout::AL)[lane] as i32;
-        state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
     }
 
     /// Copies lane `lane`'s state rows (inputs as given) into `state`.
@@ -563,6 +559,10 @@ impl WideShader {
             let mask = self.call(offset, lanes, cx.uniforms);
             group.progress.executed += block.instrs.len() as u64;
             group.written.union_with(&self.facts[k].1);
+            if block.exit == Exit::Next && !block.stack_check {
+                group.progress.flow.pc = block.last + 1;
+                continue;
+            }
             let conditional = match block.exit {
                 Exit::Jump { .. } | Exit::If { .. } => true,
                 Exit::Call { taken, .. } | Exit::Break { taken } => taken.is_some(),
