@@ -43,20 +43,26 @@ pub(crate) fn run_states(
     };
     let mut file = LaneState::new(lanes);
     let mut stops = vec![Stop::End; states.len()];
+    // Only registers some instruction reads or writes go in (no other can
+    // change a result; a lane handed over reads only those too; a masked
+    // write keeps the other components), only registers some instruction
+    // writes come out (the others keep their values).
+    let (temps_out, outputs_out) = (wide.temps_written(), wide.outputs_written());
+    let (inputs, temps) = (program.inputs_read(), program.temps_read() | temps_out);
     for (chunk, stops) in states.chunks_mut(lanes).zip(stops.chunks_mut(lanes)) {
-        for (lane, state) in chunk.iter_mut().enumerate() {
+        for state in chunk.iter_mut() {
             enter(config.precision, program, state);
-            file.load_lane(lane, state);
         }
+        file.load_states(chunk, inputs, temps, outputs_out);
         let result = wide.run(
             &mut file,
             active(chunk.len()),
             &cx,
             &mut |mask, f, stop, _| {
-                for lane in 0..chunk.len() {
+                f.store_states(chunk, mask, temps_out, outputs_out);
+                for (lane, slot) in stops.iter_mut().enumerate() {
                     if mask >> lane & 1 != 0 {
-                        f.store_lane(lane, &mut chunk[lane]);
-                        stops[lane] = stop;
+                        *slot = stop;
                     }
                 }
             },

@@ -149,9 +149,9 @@ impl LaneState {
         transpose::from_rows(rows, self.lanes, count, mask, |lane, v| out[lane][reg] = v);
     }
 
-    /// Loads lanes `0..states.len()` from `states`: the inputs and
-    /// temporaries in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
-    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16) {
+    /// Loads lanes `0..states.len()` from `states`: the inputs, temporaries
+    /// and outputs in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
+    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16, outputs: u16) {
         let lanes = self.lanes;
         let count = states.len().min(lanes);
         for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
@@ -161,6 +161,10 @@ impl LaneState {
         for n in (0..16).filter(|n| temps >> n & 1 != 0) {
             let rows = self.rows4_mut(layout::TEMP, n);
             transpose::to_rows(rows, lanes, count, |lane| states[lane].temps[n]);
+        }
+        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::OUTPUT, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].outputs[n]);
         }
         for (lane, state) in states.iter().enumerate().take(count) {
             self.load_small(lane, state);
