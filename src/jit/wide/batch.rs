@@ -43,23 +43,32 @@ pub(crate) fn run_states(
     };
     let mut file = LaneState::new(lanes);
     let mut stops = vec![Stop::End; states.len()];
-    // Only registers some instruction reads or writes go in (no other can
-    // change a result; a lane handed over reads only those too; a masked
-    // write keeps the other components), only registers some instruction
-    // writes come out (the others keep their values).
-    let (temps_out, outputs_out) = (wide.temps_written(), wide.outputs_written());
-    let (inputs, temps) = (program.inputs_read(), program.temps_read() | temps_out);
+    // Only registers some instruction reads go in (no other can change a
+    // result; a lane handed over reads only those too), only the components
+    // each lane's path wrote come out (the others keep their values).
+    // (The optimised IR may read a register to blend it with a masked
+    // write: its blocks' reads count too.)
+    let ir_temps = wide
+        .rows_read()
+        .rows()
+        .filter(|&r| (layout::TEMP..layout::OUTPUT).contains(&(r as usize)))
+        .fold(0u16, |m, r| m | 1 << ((r as usize - layout::TEMP) / 4));
+    // Registers some instruction writes go in too: a lane handed over to the
+    // interpreter comes back whole, and its written registers are stored
+    // (the rows no path wrote must hold the state's values).
+    let temps = program.temps_read() | ir_temps | wide.temps_written();
+    let (inputs, outputs) = (program.inputs_read(), wide.outputs_written());
     for (chunk, stops) in states.chunks_mut(lanes).zip(stops.chunks_mut(lanes)) {
         for state in chunk.iter_mut() {
             enter(config.precision, program, state);
         }
-        file.load_states(chunk, inputs, temps, outputs_out);
+        file.load_states(chunk, inputs, temps, outputs);
         let result = wide.run(
             &mut file,
             active(chunk.len()),
             &cx,
-            &mut |mask, f, stop, _| {
-                f.store_states(chunk, mask, temps_out, outputs_out);
+            &mut |mask, f, stop, rows| {
+                f.store_states(chunk, mask, rows);
                 for (lane, slot) in stops.iter_mut().enumerate() {
                     if mask >> lane & 1 != 0 {
                         *slot = stop;
@@ -122,9 +131,18 @@ pub(crate) fn run_vertices(
     // Rows a group may observe from the one before: rows some block reads
     // as it starts, and the outputs copied out per lane. (A lane handed over
     // to the interpreter may read any row: then every row written is
-    // restored.)
-    let every_row = RowSet::all();
+    // restored; it reports every row the program writes.)
+    let every_row = *wide.rows_written();
     let mut observable = *wide.rows_read();
+    // (A lane handed over mid-block reads what its instructions read.)
+    for reg in bits(program.temps_read()) {
+        for c in 0..4 {
+            observable.insert((layout::TEMP + 4 * reg + c) as u16);
+        }
+    }
+    for row in layout::A0X..layout::STATE_ROWS {
+        observable.insert(row as u16);
+    }
     for reg in bits(lane_outputs) {
         for c in 0..4 {
             observable.insert((layout::OUTPUT + 4 * reg + c) as u16);

@@ -171,21 +171,42 @@ impl LaneState {
         }
     }
 
-    /// Stores the lanes of `mask` into `states[lane]`: the temporaries and
-    /// outputs in the masks, `a0`, `aL`, `cmp`.
-    pub fn store_states(&self, states: &mut [UnitState], mask: u32, temps: u16, outputs: u16) {
+    /// Stores the lanes of `mask` into `states[lane]`: every state row of
+    /// `rows` (the rows their path wrote; inputs are never written).
+    pub fn store_states(&self, states: &mut [UnitState], mask: u32, rows: &RowSet) {
         let count = states.len().min(self.lanes);
-        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
-            let rows = self.rows4_flat(layout::TEMP, n);
-            transpose::from_rows(rows, self.lanes, count, mask, |lane, v| {
-                states[lane].temps[n] = v
-            });
-        }
-        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
-            let rows = self.rows4_flat(layout::OUTPUT, n);
-            transpose::from_rows(rows, self.lanes, count, mask, |lane, v| {
-                states[lane].outputs[n] = v
-            });
+        let lanes_of = |row: usize| -> &[u32] { self.row(row) };
+        for (base, is_temp) in [(layout::TEMP, true), (layout::OUTPUT, false)] {
+            for n in 0..16 {
+                let first = (base + 4 * n) as u16;
+                let written: [bool; 4] = std::array::from_fn(|c| rows.contains(first + c as u16));
+                if written == [true; 4] {
+                    // A whole register: 4×4 transposes.
+                    let flat = self.rows4_flat(base, n);
+                    transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
+                        let regs = if is_temp {
+                            &mut states[lane].temps
+                        } else {
+                            &mut states[lane].outputs
+                        };
+                        regs[n] = v;
+                    });
+                    continue;
+                }
+                for c in (0..4).filter(|&c| written[c]) {
+                    let row = lanes_of(first as usize + c);
+                    for (lane, state) in states.iter_mut().enumerate().take(count) {
+                        if mask >> lane & 1 != 0 {
+                            let regs = if is_temp {
+                                &mut state.temps
+                            } else {
+                                &mut state.outputs
+                            };
+                            regs[n][c] = f32::from_bits(row[lane]);
+                        }
+                    }
+                }
+            }
         }
         for (lane, state) in states.iter_mut().enumerate().take(count) {
             if mask >> lane & 1 != 0 {
@@ -292,6 +313,8 @@ pub struct WideShader {
     temps_written: u16,
     /// Rows some block reads as it starts.
     reads: RowSet,
+    /// Rows some block writes.
+    writes: RowSet,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -365,9 +388,10 @@ impl WideShader {
         let blocks: Vec<lanes::LaneBlock> =
             ir.blocks.iter().map(|b| lanes::split(b, f24)).collect();
         let facts = blocks.iter().map(|b| (b.reads, b.writes)).collect();
-        let mut reads = RowSet::default();
+        let (mut reads, mut writes) = (RowSet::default(), RowSet::default());
         for b in &blocks {
             reads.union_with(&b.reads);
+            writes.union_with(&b.writes);
         }
         let (mut outputs_written, mut temps_written) = (0u16, 0u16);
         for b in &blocks {
@@ -403,6 +427,7 @@ impl WideShader {
                 outputs_written,
                 temps_written,
                 reads,
+                writes,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -437,6 +462,12 @@ impl WideShader {
     /// register and flag rows whose value before a run can matter to it.
     pub fn rows_read(&self) -> &RowSet {
         &self.reads
+    }
+
+    /// The rows some block writes (a lane handed over to the interpreter
+    /// reports these as written).
+    pub fn rows_written(&self) -> &RowSet {
+        &self.writes
     }
 
     /// The width it was compiled for.
@@ -650,8 +681,8 @@ impl WideShader {
             let stop = cx.invocation.run(&mut unit, &mut (), &mut progress);
             super::frame::count_rust_call();
             lanes.load_lane(lane, &unit);
-            // The interpreter may have written any register.
-            finish(1 << lane, lanes, stop, &RowSet::all());
+            // The interpreter may have written any register the program writes.
+            finish(1 << lane, lanes, stop, &self.writes);
         }
     }
 }
