@@ -171,41 +171,27 @@ impl LaneState {
         }
     }
 
-    /// Stores the lanes of `mask` into `states[lane]`: every state row of
-    /// `rows` (the rows their path wrote; inputs are never written).
+    /// Stores the lanes of `mask` into `states[lane]`: every temporary and
+    /// output with a row in `rows` (the rows their path wrote; the whole
+    /// register, so the caller loads the registers some instruction writes),
+    /// and `a0`, `aL`, `cmp`.
     pub fn store_states(&self, states: &mut [UnitState], mask: u32, rows: &RowSet) {
         let count = states.len().min(self.lanes);
-        let lanes_of = |row: usize| -> &[u32] { self.row(row) };
         for (base, is_temp) in [(layout::TEMP, true), (layout::OUTPUT, false)] {
             for n in 0..16 {
                 let first = (base + 4 * n) as u16;
-                let written: [bool; 4] = std::array::from_fn(|c| rows.contains(first + c as u16));
-                if written == [true; 4] {
-                    // A whole register: 4×4 transposes.
-                    let flat = self.rows4_flat(base, n);
-                    transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
-                        let regs = if is_temp {
-                            &mut states[lane].temps
-                        } else {
-                            &mut states[lane].outputs
-                        };
-                        regs[n] = v;
-                    });
+                if !(0..4).any(|c| rows.contains(first + c)) {
                     continue;
                 }
-                for c in (0..4).filter(|&c| written[c]) {
-                    let row = lanes_of(first as usize + c);
-                    for (lane, state) in states.iter_mut().enumerate().take(count) {
-                        if mask >> lane & 1 != 0 {
-                            let regs = if is_temp {
-                                &mut state.temps
-                            } else {
-                                &mut state.outputs
-                            };
-                            regs[n][c] = f32::from_bits(row[lane]);
-                        }
-                    }
-                }
+                let flat = self.rows4_flat(base, n);
+                transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
+                    let regs = if is_temp {
+                        &mut states[lane].temps
+                    } else {
+                        &mut states[lane].outputs
+                    };
+                    regs[n] = v;
+                });
             }
         }
         for (lane, state) in states.iter_mut().enumerate().take(count) {
@@ -499,7 +485,11 @@ impl WideShader {
 
     #[cfg(target_arch = "x86_64")]
     fn call(&self, offset: usize, state: &mut LaneState, uniforms: &Uniforms) -> u32 {
-        debug_assert_eq!(state.lanes(), self.width.lanes());
+        assert_eq!(
+            state.lanes(),
+            self.width.lanes(),
+            "a register file of this width"
+        );
         // SAFETY: `offset` is the start of a function compiled with the
         // `BlockFn` signature into this region, which lives as long as `self`.
         let f: BlockFn =
