@@ -51,10 +51,16 @@ impl Rng {
     }
 }
 
+/// The widths this host runs. The wide engine has an x86-64 code generator
+/// only: with `PICA_REQUIRE_JIT=1` an x86-64 host without one fails; other
+/// hosts skip with a note.
 fn widths() -> Vec<Width> {
     let widths = Width::available();
-    if std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
-        assert!(!widths.is_empty(), "PICA_REQUIRE_JIT=1 but no wide width");
+    if widths.is_empty() {
+        if cfg!(target_arch = "x86_64") && std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
+            panic!("PICA_REQUIRE_JIT=1 but no wide width on this x86-64 host");
+        }
+        eprintln!("SKIPPED: no wide engine on this host");
     }
     widths
 }
@@ -528,6 +534,6 @@ fn corpus_matches_the_interpreter_at_every_width() {
             }
         }
     }
-    assert!(compared > 0);
+    assert!(compared > 0 || widths().is_empty());
     eprintln!("corpus: {compared} (shader, precision, width) combinations compared");
 }

@@ -117,6 +117,7 @@ impl LaneState {
         self.words[self.base + offset as usize / 4]
     }
 
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn as_mut_ptr(&mut self) -> *mut u8 {
         self.words[self.base..].as_mut_ptr().cast()
     }
@@ -373,7 +374,7 @@ impl WideShader {
         let f24 = config.precision == crate::Precision::F24;
         let blocks: Vec<lanes::LaneBlock> =
             ir.blocks.iter().map(|b| lanes::split(b, f24)).collect();
-        let facts = blocks.iter().map(|b| (b.reads, b.writes)).collect();
+        let facts: Vec<(RowSet, RowSet)> = blocks.iter().map(|b| (b.reads, b.writes)).collect();
         let (mut reads, mut writes) = (RowSet::default(), RowSet::default());
         for b in &blocks {
             reads.union_with(&b.reads);

@@ -28,6 +28,7 @@ impl Width {
     /// The widths this host can run, widest first (empty where the wide engine
     /// has no code generator).
     pub fn available() -> Vec<Width> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut out = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
