@@ -537,3 +537,60 @@ fn corpus_matches_the_interpreter_at_every_width() {
     assert!(compared > 0 || widths().is_empty());
     eprintln!("corpus: {compared} (shader, precision, width) combinations compared");
 }
+
+/// A block the wide lowering gives up on (more distinct relative reads than
+/// it has gather rows) is handed over to the interpreter lane by lane: same
+/// bits, and the hand-over is visible as calls into Rust.
+#[test]
+fn blocks_the_lowering_gives_up_on_are_handed_over() {
+    use common::assemble;
+    let mut source = String::from("mova a0.x, v0.x\nmov r0, c0[a0.x]\n");
+    for k in 1..40 {
+        source += &format!("add r0, r0, c{k}[a0.x]\n");
+    }
+    source += "mov o0, r0\nend\n";
+    let program = std::sync::Arc::new(assemble(&source).program());
+    let mut uniforms = pica_jit::Uniforms::default();
+    for (k, c) in uniforms.f.iter_mut().enumerate() {
+        *c = [k as f32, 0.5, -(k as f32), 2.0];
+    }
+    for width in widths() {
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let wide_shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            let states: Vec<UnitState> = (0..13)
+                .map(|k| {
+                    let mut s = UnitState::default();
+                    s.inputs[0] = [k as f32 * 7.0 - 20.0, 0.0, 0.0, 0.0];
+                    s
+                })
+                .collect();
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+            let mut got = states.clone();
+            let calls = pica_jit::jit::rust_calls();
+            let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
+            assert!(
+                pica_jit::jit::rust_calls() - calls >= 13,
+                "every lane is handed over"
+            );
+            assert_eq!(stops, expected_stops);
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(
+                    diff.is_empty(),
+                    "vertex {k}: {diff}, {width:?} {precision:?}"
+                );
+            }
+            // Real values: vertex 3 has a0.x = 1, so it sums c1..c40 (.x).
+            assert_eq!(got[3].outputs[0][0], (1..=40).sum::<i32>() as f32);
+        }
+    }
+}
