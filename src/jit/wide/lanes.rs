@@ -171,7 +171,7 @@ pub struct LaneBlock {
     pub gathers: u16,
 }
 
-/// Rows of one register (4 components); `None` for registers that have none.
+/// Row of component `comp` of register `n` of the file starting at row `base`.
 fn reg_row(base: usize, n: u8, comp: usize) -> u16 {
     (base + 4 * (n as usize & 15) + comp) as u16
 }
