@@ -29,13 +29,14 @@
 //! that numbers from a shared machine stay comparable; `PICA_BENCH_WALL=1`
 //! switches to wall-clock time.
 
-use std::hint::black_box;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+mod support;
 
-use criterion::{Bencher, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pica_jit::isa::{Instruction, encode};
 use pica_jit::jit::wide::Width;
 use pica_jit::jit::{CompiledShader, Features};
@@ -44,8 +45,7 @@ use pica_jit::{
     EmitSink, EmittedVertex, EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind,
     StatePolicy, Stop, Uniforms, UnitState, Vec4,
 };
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+use support::{Rng, corpus_files, measure};
 
 /// Vertices per timed iteration.
 const BATCH: usize = 1000;
@@ -56,62 +56,6 @@ fn precision_name(p: Precision) -> &'static str {
     match p {
         Precision::F24 => "f24",
         Precision::F32 => "f32",
-    }
-}
-
-/// Whether timed loops use wall-clock time (`PICA_BENCH_WALL=1`) rather than the
-/// benchmark thread's CPU time.
-fn wall_clock() -> bool {
-    static WALL: OnceLock<bool> = OnceLock::new();
-    *WALL.get_or_init(|| std::env::var_os("PICA_BENCH_WALL").is_some_and(|v| v == "1"))
-}
-
-/// The clock timed loops read. By default this thread's CPU time
-/// (`CLOCK_THREAD_CPUTIME_ID`, user + system): on a shared, loaded machine it
-/// leaves out the time other processes hold the core, which wall-clock time would
-/// charge to whichever benchmark happened to be running.
-fn clock() -> Duration {
-    if wall_clock() {
-        static ORIGIN: OnceLock<Instant> = OnceLock::new();
-        return ORIGIN.get_or_init(Instant::now).elapsed();
-    }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// Times `iters` calls of `routine` with [`clock`].
-fn measure(b: &mut Bencher<'_>, mut routine: impl FnMut()) {
-    b.iter_custom(|iters| {
-        let start = clock();
-        for _ in 0..iters {
-            routine();
-        }
-        clock() - start
-    });
-}
-
-/// xorshift64*: deterministic vertex data without extra dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
     }
 }
 
@@ -163,24 +107,7 @@ fn default_subject() -> Subject {
     let (program, dvle) = load("default shader", pica_jit::DEFAULT_SHADER).expect("default shader");
     let mut u = Uniforms::default();
     u.apply_constants(&dvle.constants);
-    let f: [(usize, Vec4); 13] = [
-        (0, [1.0, 0.0, 0.0, 0.0]),
-        (1, [0.0, 1.0, 0.0, 0.0]),
-        (2, [0.0, 0.0, -1.002002, 2.8058058]),
-        (3, [0.0, 0.0, -1.0, 3.0]),
-        (4, [1.0, 0.0, 0.0, 0.0]),
-        (5, [0.0, 1.0, 0.0, 0.0]),
-        (6, [0.0, 0.0, 1.0, 0.0]),
-        (7, [0.1, 0.1, 0.1, 1.0]),
-        (8, [0.577_350_26, 0.577_350_26, 0.577_350_26, 0.0]),
-        (9, [0.8, 0.8, 0.8, 0.0]),
-        (10, [0.0, 0.0, 1.0, 0.0]),
-        (11, [0.3, 0.2, 0.1, 0.0]),
-        (16, [0.5, 0.5, 0.5, 16.0]),
-    ];
-    for (n, v) in f {
-        u.f[n] = v;
-    }
+    support::apply_demo_uniforms(&mut u);
     let mut rng = Rng(0x5eed_0001);
     let vertices = (0..BATCH)
         .map(|_| {
@@ -217,22 +144,6 @@ fn default_subject() -> Subject {
     }
 }
 
-/// Corpus files, sorted; empty (with a note) when the folder is absent.
-fn corpus_files() -> Vec<PathBuf> {
-    let dir = Path::new(CORPUS);
-    if !dir.is_dir() {
-        eprintln!("shbin corpus not found at {CORPUS}; corpus benchmarks skipped");
-        return Vec::new();
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("corpus dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "shbin"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// The first DVLE of a corpus file. Uniforms: identity-matrix rows in every float
 /// register (projection/modelview/texture matrices are the common layout), then
 /// the DVLE's constants; short loops. Inputs: a position in `[-1, 1]` with w = 1,
@@ -254,21 +165,7 @@ fn corpus_subject(path: &Path) -> Option<Subject> {
     u.i = [[3, 0, 1, 0]; 4];
     u.apply_constants(&dvle.constants);
     let mut rng = Rng(0x5eed_0002 ^ name.len() as u64);
-    let vertices = (0..BATCH)
-        .map(|_| {
-            let mut v: Vertex = [[0.0; 4]; 16];
-            for reg in v.iter_mut() {
-                *reg = std::array::from_fn(|_| rng.range(0.0, 1.0));
-            }
-            v[0] = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                1.0,
-            ];
-            v
-        })
-        .collect();
+    let vertices = (0..BATCH).map(|_| rng.generic_vertex()).collect();
     Some(Subject {
         name,
         program,

@@ -707,6 +707,79 @@ fn budget_stops_runaway_programs_exactly() {
     assert_eq!(Case::new(three).budget(0).run().temp(0), ZEROS);
 }
 
+/// A budget that runs out inside a loop body, a subroutine or a then-part hands
+/// the live stacks over (the JIT continues in the interpreter with them): every
+/// budget from 0 to the whole run gives the interpreter's exact state.
+#[test]
+fn budget_stops_inside_loops_calls_and_ifs_hand_over_their_stacks() {
+    let src = "
+        loop i0, last
+        call sub, 1
+        ifu b0, skip, 1
+        add r0, c1, r0
+    skip:
+        add r2, c1, r2      ; the else part, skipped while b0 is true
+    last:
+        add r1, c1, r1
+        mov o0, r1
+        end
+    sub:
+        add r3, c1, r3
+        end
+    ";
+    let case = |budget| Case::new(src).i(0, [3, 0, 1, 0]).b(0, true).budget(budget);
+    let full = case(u64::MAX).run();
+    assert_eq!(full.stop, Stop::End);
+    // Four iterations of call, subroutine, then-part and loop tail.
+    assert_eq!(
+        [full.temp(0), full.temp(1), full.temp(2), full.temp(3)],
+        [[4.0; 4], [4.0; 4], ZEROS, [4.0; 4]]
+    );
+    let mut stopped_inside = 0;
+    for budget in 0..40 {
+        let t = case(budget).run();
+        if t.stop == Stop::BudgetExceeded && t.temp(1)[0] < 4.0 {
+            stopped_inside += 1;
+        }
+    }
+    assert!(
+        stopped_inside > 20,
+        "only {stopped_inside} budgets stopped in the loop"
+    );
+}
+
+/// Code for a program whose PC only moves forward does not count a budget it
+/// cannot exhaust; run with a smaller budget than it was compiled for, it
+/// still stops exactly where the interpreter does.
+#[test]
+fn uncounted_code_still_honours_a_smaller_budget() {
+    let t = Case::new("add r0, c1, r0\n add r0, c1, r0\n add r0, c1, r0\n end");
+    let full = t.run();
+    assert_eq!((full.stop, full.temp(0)), (Stop::End, [3.0; 4]));
+    if pica_jit::jit::host_support().is_err() {
+        return;
+    }
+    let code = pica_jit::jit::compile_with(&t.program, &t.config, pica_jit::jit::Features::host())
+        .expect("compiles");
+    for budget in 0..5 {
+        let config = pica_jit::ShaderConfig { budget, ..t.config };
+        let mut state = t.state.clone();
+        let stop = code.run(
+            &t.program,
+            &config,
+            &t.uniforms,
+            &mut state,
+            &mut Vec::new(),
+        );
+        let expected = t.clone().budget(budget).run();
+        assert_eq!(
+            (stop, state.temps[0]),
+            (expected.stop, expected.temp(0)),
+            "budget {budget}"
+        );
+    }
+}
+
 #[test]
 fn default_budget_stops_an_infinite_loop() {
     let t = Case::new("top:\n jmpu !b0, top\n end").run();

@@ -117,3 +117,37 @@ fn ci_requires_the_jit_where_it_expects_one() {
         println!("PICA_REQUIRE_JIT is not set; the JIT is optional here");
     }
 }
+
+/// Compiled code is shared by every use of the same program and entry point
+/// (the DVLEs of a SHBIN that share `main`, programs loaded twice), and not
+/// across entry points: the code is specialised to its entry.
+#[test]
+fn dvles_with_the_same_entry_share_their_code() {
+    use pica_jit::{Program, ShaderConfig, jit};
+    if !has_jit() {
+        println!("SKIPPED dvles_with_the_same_entry_share_their_code: no JIT on this host");
+        return;
+    }
+    let shbin = pica_jit::shbin::Shbin::parse(pica_jit::DEFAULT_SHADER).expect("default shader");
+    let load = || Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap();
+    let (first, second) = (load(), load());
+    let main = ShaderConfig {
+        entry: shbin.dvles[0].main,
+        ..ShaderConfig::default()
+    };
+    let a = jit::compile(&first, &main).expect("compiles");
+    let b = jit::compile(&second, &main).expect("compiles");
+    assert!(
+        std::sync::Arc::ptr_eq(&a, &b),
+        "same program and entry: one compilation"
+    );
+    let other = ShaderConfig {
+        entry: main.entry + 1,
+        ..main
+    };
+    let c = jit::compile(&first, &other).expect("compiles");
+    assert!(
+        !std::sync::Arc::ptr_eq(&a, &c),
+        "another entry point: its own code"
+    );
+}

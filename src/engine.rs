@@ -267,7 +267,27 @@ impl Shader {
     }
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
+    #[inline]
     pub fn run(&self, uniforms: &Uniforms, state: &mut UnitState, sink: &mut dyn EmitSink) -> Stop {
+        // The per-vertex path of an emulator: straight into compiled code once
+        // it exists, without the engine dispatch (a small shader's whole cost is
+        // of the order of this call).
+        if let Backend::Jit { single, .. } = &self.backend
+            && let Some(Some(code)) = single.get()
+        {
+            return code.run(&self.program, &self.config, uniforms, state, sink);
+        }
+        self.run_slow(uniforms, state, sink)
+    }
+
+    /// [`run`](Shader::run) before the first compilation, and on the other engines.
+    #[inline(never)]
+    fn run_slow(
+        &self,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
         self.run_on(self.compiled(), uniforms, state, sink)
     }
 
@@ -421,10 +441,16 @@ impl Shader {
             );
         }
         let (code, uniforms) = self.code_for(uniforms);
-        states
-            .iter_mut()
-            .map(|state| self.run_on(code, uniforms, state, sink))
-            .collect()
+        match (&self.backend, code) {
+            (Backend::Jit { .. }, Some(code)) => states
+                .iter_mut()
+                .map(|state| code.run(&self.program, &self.config, uniforms, state, sink))
+                .collect(),
+            _ => states
+                .iter_mut()
+                .map(|state| self.run_on(code, uniforms, state, sink))
+                .collect(),
+        }
     }
 
     /// The engine that actually runs this shader (never `Auto`): `Jit` only if its

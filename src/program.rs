@@ -1,6 +1,8 @@
 //! A shader program: code words, their decoded form and the operand descriptors.
 
-use crate::isa::{self, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor, SrcReg};
+use crate::isa::{
+    self, DstReg, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor, SrcReg, UnaryOp,
+};
 use thiserror::Error;
 
 /// Which kind of shader unit runs a program.
@@ -72,6 +74,9 @@ pub struct Program {
     inputs_read: u16,
     /// Bit `n`: some instruction reads `r{n}`.
     temps_read: u16,
+    /// Per address: the temporaries an invocation starting there may read
+    /// before writing them (see [`Program::temps_converted_on_entry`]).
+    temps_read_first: Vec<u16>,
 }
 
 impl Program {
@@ -98,6 +103,7 @@ impl Program {
         let mut table: Vec<OperandDescriptor> =
             descriptors.into_iter().map(OperandDescriptor).collect();
         table.resize(MAX_DESCRIPTORS, OperandDescriptor(0));
+        let temps_read_first = temps_read_first(&instructions, &table, temps_read);
         Ok(Program {
             code,
             instructions,
@@ -105,7 +111,43 @@ impl Program {
             supplied_descriptors,
             inputs_read,
             temps_read,
+            temps_read_first,
         })
+    }
+
+    /// The temporaries an F24 invocation starting at `entry` converts to
+    /// float24 as it starts (`docs/semantics.md`, "F24 entry conversion"):
+    /// those it may read before writing all four of their components. A
+    /// temporary that every path overwrites before any read keeps its bits
+    /// until then, which no instruction can observe; converting it would only
+    /// cost time. Bit `n` for `r{n}`; always a subset of
+    /// [`temps_read`](Program::temps_read).
+    ///
+    /// ```
+    /// use pica_jit::isa::{encode, BinaryOp, DstReg, Instruction, OperandDescriptor, Source,
+    ///     SrcReg, Swizzle, WriteMask};
+    /// use pica_jit::Program;
+    /// let add = |dst, a| Instruction::Binary {
+    ///     op: BinaryOp::Add, inverted: false, dst,
+    ///     src1: Source::direct(a), src2: Source::direct(SrcReg::Input(0)), desc: 0,
+    /// };
+    /// let code = [
+    ///     add(DstReg::Temp(0), SrcReg::Input(0)), // r0 = v0 + v0 (r0 written first)
+    ///     add(DstReg::Temp(1), SrcReg::Temp(0)),  // r1 = r0 + v0
+    ///     add(DstReg::Output(0), SrcReg::Temp(2)), // o0 = r2 + v0 (r2 read first)
+    ///     Instruction::End,
+    /// ];
+    /// let full = OperandDescriptor::new(WriteMask::ALL, [(false, Swizzle::IDENTITY); 3]).0;
+    /// let program = Program::new(code.map(|i| encode(&i).unwrap()).to_vec(), vec![full]).unwrap();
+    /// assert_eq!(program.temps_read(), 0b101);
+    /// assert_eq!(program.temps_converted_on_entry(0), 0b100);
+    /// assert_eq!(program.temps_converted_on_entry(1), 0b101);
+    /// ```
+    pub fn temps_converted_on_entry(&self, entry: u32) -> u16 {
+        self.temps_read_first
+            .get(entry as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The input registers some instruction reads: bit `n` for `v{n}`.
@@ -164,4 +206,64 @@ impl Program {
     pub fn is_empty(&self) -> bool {
         self.code.is_empty()
     }
+}
+
+/// Per address `pc`: the temporaries an invocation starting at `pc` may read
+/// before writing all of their components (bit `n` for `r{n}`).
+///
+/// A backward pass over fall-through: an invocation starts with empty
+/// control-flow stacks, so until its first flow instruction it runs straight
+/// down the code, and no stack can pop there. Past a flow instruction anything
+/// may run, so every temporary some instruction reads counts; past `end`
+/// nothing does. Reads count all four components (a conservative choice that
+/// keeps swizzles out of it); writes count the components of their mask.
+fn temps_read_first(
+    instructions: &[Instruction],
+    descriptors: &[OperandDescriptor],
+    temps_read: u16,
+) -> Vec<u16> {
+    let spread = |temps: u16| -> u64 {
+        (0..16)
+            .filter(|n| temps >> n & 1 != 0)
+            .fold(0u64, |acc, n| acc | 0xF << (4 * n))
+    };
+    let anything = spread(temps_read);
+    let mut first = vec![0u16; instructions.len()];
+    // Components read before written from the next address on; running off
+    // the end of the code stops the invocation.
+    let mut after: u64 = 0;
+    for (pc, instr) in instructions.iter().enumerate().rev() {
+        let mut reads = 0u16;
+        for source in instr.sources() {
+            if let SrcReg::Temp(n) = source.reg {
+                reads |= 1 << (n & 15);
+            }
+        }
+        let written = |dst: DstReg, desc: u8| -> u64 {
+            match dst {
+                DstReg::Temp(n) => {
+                    let mask = descriptors[desc as usize & (MAX_DESCRIPTORS - 1)].mask();
+                    u64::from(mask.0 & 0xF) << (4 * (n as u64 & 15))
+                }
+                DstReg::Output(_) => 0,
+            }
+        };
+        let needed = match *instr {
+            Instruction::End => 0,
+            Instruction::Nop => after,
+            Instruction::Cmp { .. } => spread(reads) | after,
+            Instruction::Unary {
+                op: UnaryOp::Mova, ..
+            } => spread(reads) | after,
+            Instruction::Binary { dst, desc, .. }
+            | Instruction::Unary { dst, desc, .. }
+            | Instruction::Mad { dst, desc, .. } => spread(reads) | (after & !written(dst, desc)),
+            _ => anything,
+        };
+        first[pc] = (0..16)
+            .filter(|n| needed >> (4 * n) & 0xF != 0)
+            .fold(0u16, |acc, n| acc | 1 << n);
+        after = needed;
+    }
+    first
 }

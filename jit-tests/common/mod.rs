@@ -77,6 +77,7 @@ pub fn fingerprint(o: &Outcome) -> Vec<u64> {
 }
 
 /// A test case: a program plus how to run it.
+#[derive(Clone)]
 pub struct Case {
     pub program: Arc<Program>,
     pub config: ShaderConfig,

@@ -86,6 +86,41 @@ fn temporaries_the_program_reads_are_converted_at_invocation_start() {
 }
 
 #[test]
+fn temporaries_written_before_read_keep_their_bits() {
+    let raw = [fb(0x3F80_0008), PAYLOAD_NAN, NEG_ZERO, 1.0e20];
+    let converted = [ONE_BITS, QNAN_BITS, 0, INF_BITS];
+    // r5 is written (in two halves) before it is read; r6 only in part, so its
+    // other components are read first; r7 is read only after a flow instruction.
+    let src = "mov r5.xy, c1\nmov r5.zw, c1\nmov r6.x, c1\nmov o0, r5\nmov o1, r6\n\
+               jmpu b0, skip\nskip:\nmov o2, r7";
+    for budget in [1, 1000] {
+        let t = Case::new(src)
+            .precision(F24)
+            .budget(budget)
+            .temp(5, raw)
+            .temp(6, raw)
+            .temp(7, raw)
+            .run();
+        if budget == 1 {
+            // Stopped before r5.zw was written: those components keep the
+            // caller's bits, because r5 was never converted.
+            check(
+                t.temp_bits(5),
+                [ONE_BITS, ONE_BITS, bits(raw)[2], bits(raw)[3]],
+                "r5 after a budget stop",
+            );
+            check(t.temp_bits(6), converted, "r6 after a budget stop");
+            check(t.temp_bits(7), converted, "r7 after a budget stop");
+        } else {
+            check(t.out_bits(0), splat(ONE_BITS), "o0 = r5");
+            let r6 = [ONE_BITS, converted[1], converted[2], converted[3]];
+            check(t.out_bits(1), r6, "o1 = r6");
+            check(t.out_bits(2), converted, "o2 = r7");
+        }
+    }
+}
+
+#[test]
 fn magnitudes_of_2_pow_64_and_above_become_infinite_in_f24() {
     // 2^64, 1e20, -2^64, and the f32 just below 2^64 (truncated to float24 MAX).
     let v = [fb(0x5F80_0000), 1.0e20, fb(0xDF80_0000), fb(0x5F7F_FFFF)];

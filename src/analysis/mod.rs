@@ -124,6 +124,45 @@ fn flow_targets(pc: u32, instr: &Instruction) -> Vec<u32> {
     }
 }
 
+/// An upper bound on the instructions an invocation starting at `entry` can
+/// execute, when its PC can only move forward: no `loop`, `call` or `break`
+/// from `entry` on, and every `jmp`/`if` target after its own address (the
+/// stacks then only ever send the PC forward too). Each instruction runs at
+/// most once, so the bound is the number of instructions from `entry` to the
+/// end of the code. `None` when the PC may move backward.
+///
+/// ```
+/// use pica_jit::analysis::forward_only_bound;
+/// use pica_jit::isa::{encode, Guard, Instruction};
+/// use pica_jit::Program;
+/// let jmp = |target| Instruction::Jmp { guard: Guard::Bool(0), target, invert: false };
+/// let code = [Instruction::Nop, jmp(3), Instruction::Nop, Instruction::End];
+/// let program = Program::new(code.map(|i| encode(&i).unwrap()).to_vec(), vec![]).unwrap();
+/// assert_eq!(forward_only_bound(&program, 0), Some(4));
+/// assert_eq!(forward_only_bound(&program, 2), Some(2));
+/// let code = [Instruction::Nop, jmp(0), Instruction::End];
+/// let program = Program::new(code.map(|i| encode(&i).unwrap()).to_vec(), vec![]).unwrap();
+/// assert_eq!(forward_only_bound(&program, 0), None);
+/// ```
+pub fn forward_only_bound(program: &Program, entry: u32) -> Option<u64> {
+    let code = program.instructions();
+    let start = (entry as usize).min(code.len());
+    for (pc, instr) in code.iter().enumerate().skip(start) {
+        let forward = |target: u16| target as usize > pc;
+        let ok = match *instr {
+            Instruction::Loop { .. } | Instruction::Call { .. } | Instruction::Break { .. } => {
+                false
+            }
+            Instruction::Jmp { target, .. } | Instruction::If { target, .. } => forward(target),
+            _ => true,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    Some((code.len() - start) as u64)
+}
+
 /// Analyses `program` for an invocation starting at `entry`.
 pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
     let code = program.instructions();

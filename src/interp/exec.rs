@@ -16,12 +16,13 @@ pub(crate) struct Invocation<'a> {
     pub budget: u64,
 }
 
-/// F24: converts the temporaries the program reads to float24 as the invocation
-/// starts (inputs and uniforms are converted as they are read). Temporaries the
-/// program never reads and the outputs, which no instruction reads, keep their bits.
-pub(crate) fn enter(precision: Precision, program: &Program, state: &mut UnitState) {
+/// F24: converts to float24, as the invocation starting at `entry` starts, the
+/// temporaries it may read before writing them (inputs and uniforms are
+/// converted as they are read). The other temporaries and the outputs, which no
+/// instruction reads, keep their bits.
+pub(crate) fn enter(precision: Precision, program: &Program, entry: u32, state: &mut UnitState) {
     if precision == Precision::F24 {
-        let read = program.temps_read();
+        let read = program.temps_converted_on_entry(entry);
         for (n, reg) in state.temps.iter_mut().enumerate() {
             if read >> n & 1 != 0 {
                 *reg = reg.map(|x| arith::load(precision, x));

@@ -46,7 +46,7 @@ pub fn run(
     state: &mut UnitState,
     sink: &mut dyn EmitSink,
 ) -> Stop {
-    enter(config.precision, program, state);
+    enter(config.precision, program, config.entry, state);
     let invocation = Invocation {
         program,
         operands: operands::Operands {

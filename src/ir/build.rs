@@ -63,13 +63,14 @@ impl Ir {
     }
 }
 
-/// The F24 entry conversion: the temporaries the program reads through
-/// `f24::load` (the others, and the outputs, keep their bits).
+/// The F24 entry conversion: the temporaries the program may read before
+/// writing them, through `f24::load` (the others, and the outputs, keep their
+/// bits).
 fn prologue(program: &Program, entry: u32, precision: Precision) -> Block {
     let mut b = BlockBuilder::new(precision);
     b.begin(entry);
     if precision == Precision::F24 {
-        let read = program.temps_read();
+        let read = program.temps_converted_on_entry(entry);
         for n in (0..REGISTER_COUNT as u8).filter(|n| read >> n & 1 != 0) {
             let raw = b.push(Op::ReadTemp(n));
             let value = b.unary(UnOp::F24Load, raw);

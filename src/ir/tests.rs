@@ -249,8 +249,8 @@ exit: if %3 else 0004 (then until 0004, continue 0005)"
 }
 
 #[test]
-fn prologue_converts_the_temporaries_read_only_in_f24() {
-    // mov r0, r5; add o0, r9, r0
+fn prologue_converts_the_temporaries_read_before_written_only_in_f24() {
+    // mov r0, r5; add o0, r9, r0 (r0 is written before it is read)
     let add = binary(
         BinaryOp::Add,
         DstReg::Output(0),
@@ -264,15 +264,12 @@ fn prologue_converts_the_temporaries_read_only_in_f24() {
         f24.to_string(),
         "block 0000..=0000
 0000:
-  %0 = read_temp r0 : f32x4
+  %0 = read_temp r5 : f32x4
   %1 = f24_load %0 : f32x4
-  store r0.xyzw, %1
-  %3 = read_temp r5 : f32x4
+  store r5.xyzw, %1
+  %3 = read_temp r9 : f32x4
   %4 = f24_load %3 : f32x4
-  store r5.xyzw, %4
-  %6 = read_temp r9 : f32x4
-  %7 = f24_load %6 : f32x4
-  store r9.xyzw, %7
+  store r9.xyzw, %4
 exit: next
 "
     );

@@ -56,8 +56,16 @@ pub struct Frame<'a> {
     pub state: *mut UnitState,
     /// The caller's emit sink.
     pub sink: *mut (dyn EmitSink + 'a),
-    /// Control-flow stacks, emit parameters, executed count.
-    pub progress: Progress,
+    /// Non-zero once `progress` is initialised. x86-64 code initialises it
+    /// itself before its first push or helper call, so invocations that never
+    /// push a stack do not pay for it.
+    pub progress_ready: u32,
+    /// Control-flow stacks, emit parameters, executed count. Initialised only
+    /// for code that pushes a stack or calls a helper
+    /// ([`CompiledShader::uses_flow_state`](super::CompiledShader)): code that
+    /// does neither never reads or writes it, and setting up ~200 bytes per
+    /// call is a measurable part of a small shader's cost.
+    pub progress: std::mem::MaybeUninit<Progress>,
     /// F24: the inputs the program reads, converted once by the prologue before
     /// any read (never read by Rust, so it needs no initialisation).
     pub converted_inputs: std::mem::MaybeUninit<AlignedRegs>,
@@ -67,6 +75,21 @@ pub struct Frame<'a> {
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const OFFSET_CONVERTED_INPUTS: i32 =
     std::mem::offset_of!(Frame<'static>, converted_inputs) as i32;
+
+/// Offset of `progress_ready`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const OFFSET_PROGRESS_READY: i32 = std::mem::offset_of!(Frame<'static>, progress_ready) as i32;
+/// Offset and size of `progress`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const PROGRESS: (i32, i32) = (
+    std::mem::offset_of!(Frame<'static>, progress) as i32,
+    std::mem::size_of::<Progress>() as i32,
+);
+
+/// Offset of `progress.flow.pc` within `progress`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const OFFSET_FLOW_PC: i32 =
+    (std::mem::offset_of!(Progress, flow) + std::mem::offset_of!(FlowState, pc)) as i32;
 
 /// Byte offsets generated code uses.
 pub const OFFSET_REMAINING: i32 = 0;
@@ -124,6 +147,8 @@ pub const LOOPS: RingLayout = ring::<
 
 const _: () = {
     assert!(CALLS.stride == 8 && IFS.stride == 8 && LOOPS.stride == 16);
+    // The x86-64 initialiser zeroes it with 16-byte stores, the last overlapping.
+    assert!(PROGRESS.1 >= 16);
     assert!(std::mem::offset_of!(Frame<'static>, remaining) == OFFSET_REMAINING as usize);
     assert!(std::mem::offset_of!(Frame<'static>, top_checks) == OFFSET_TOP_CHECKS as usize);
     assert!(std::mem::offset_of!(Frame<'static>, resume_pc) == OFFSET_RESUME_PC as usize);
@@ -131,9 +156,25 @@ const _: () = {
 };
 
 impl Frame<'_> {
+    /// The control-flow state, for the helpers.
+    ///
+    /// # Safety
+    /// `progress` must be initialised: it is whenever generated code calls a
+    /// helper, because a helper call makes the code generator report
+    /// `uses_flow_state`, and then `CompiledShader::run` initialises it, or
+    /// (x86-64) the code does before its first push or helper call.
+    unsafe fn progress_mut(&mut self) -> &mut Progress {
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.progress.assume_init_mut() }
+    }
+
     /// Recomputes the inline-checked stack tops after the runtime touched the stacks.
-    pub fn refresh_top_checks(&mut self) {
-        self.top_checks = top_checks(&self.progress.flow);
+    ///
+    /// # Safety
+    /// As for [`Frame::progress_mut`].
+    unsafe fn refresh_top_checks(&mut self) {
+        // SAFETY: guaranteed by the caller.
+        self.top_checks = top_checks(&unsafe { self.progress_mut() }.flow);
     }
 }
 
@@ -193,11 +234,15 @@ pub unsafe fn runtime_step(frame: *mut Frame<'_>, pc: u32) -> u32 {
         // SAFETY: the frame's pointers are valid and unaliased while generated code runs.
         let (invocation, state, sink) =
             unsafe { (&*frame.invocation, &mut *frame.state, &mut *frame.sink) };
-        let next = match invocation.step_and_advance(state, sink, &mut frame.progress, pc) {
+        // SAFETY: generated code that calls a helper has an initialised progress
+        // (see `Frame::progress_mut`).
+        let progress = unsafe { frame.progress_mut() };
+        let next = match invocation.step_and_advance(state, sink, progress, pc) {
             Ok(next) => next,
             Err(stop) => stop_code(stop),
         };
-        frame.refresh_top_checks();
+        // SAFETY: as above.
+        unsafe { frame.refresh_top_checks() };
         next
     })
 }
@@ -215,8 +260,13 @@ pub unsafe fn stack_check(frame: *mut Frame<'_>, pc: u32) -> u32 {
     catching_panics(|| {
         // SAFETY: the state pointer is valid and unaliased while generated code runs.
         let state = unsafe { &mut *frame.state };
-        let next = frame.progress.flow.advance(pc, None, &mut state.al);
-        frame.refresh_top_checks();
+        // SAFETY: generated code that calls a helper has an initialised progress
+        // (see `Frame::progress_mut`).
+        let next = unsafe { frame.progress_mut() }
+            .flow
+            .advance(pc, None, &mut state.al);
+        // SAFETY: as above.
+        unsafe { frame.refresh_top_checks() };
         next
     })
 }

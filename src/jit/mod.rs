@@ -220,6 +220,15 @@ struct CacheKey {
     kind: ShaderKind,
     precision: Precision,
     features: Features,
+    /// The code counts the budget (see [`budget_checks_needed`]).
+    budget_checks: bool,
+}
+
+/// Whether code for `config` must count its budget: not when no invocation
+/// from its entry point can execute more instructions than the budget allows
+/// ([`analysis::forward_only_bound`]), so that the budget can never stop one.
+fn budget_checks_needed(program: &Program, config: &ShaderConfig) -> bool {
+    analysis::forward_only_bound(program, config.entry).is_none_or(|bound| config.budget < bound)
 }
 
 static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::new(None);
@@ -228,7 +237,18 @@ static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::ne
 #[derive(Debug)]
 pub struct CompiledShader {
     region: ExecRegion,
+    /// The region's start as the function it holds (taken once: the mapping
+    /// never moves).
+    entry: EntryFn,
     from_ir: bool,
+    /// The code pushes a control-flow stack or calls a helper, so each call
+    /// must initialise the frame's flow fields.
+    uses_flow_state: bool,
+    /// The code initialises `progress` itself when it first needs it.
+    lazy_progress: bool,
+    /// The smallest budget the code is correct for: code that does not count
+    /// its budget was compiled for budgets no invocation can exhaust.
+    min_budget: u64,
 }
 
 /// Returns the compiled shader for `program` and `config`, compiling it on first
@@ -263,6 +283,7 @@ fn compile_cached(
         kind: config.kind,
         precision: config.precision,
         features,
+        budget_checks: budget_checks_needed(program, config),
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
@@ -315,15 +336,40 @@ pub fn compile_with(
                 crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
             crate::ir::opt::optimize(&built)
         });
-        let generate = |ir| generate(program, &analysis, config.precision, features, ir);
+        let budget_checks = budget_checks_needed(program, config);
+        let generate = |ir| {
+            generate(
+                program,
+                &analysis,
+                config.precision,
+                features,
+                budget_checks,
+                ir,
+            )
+        };
         // The IR lowering gives up on a block with more live values than spill
         // slots; the hand-written generator then compiles the whole program.
-        let (code, from_ir) = match generate(ir.as_ref()) {
+        let generated = match generate(ir.as_ref()) {
             Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
             other => other?,
         };
-        let region = ExecRegion::new(&code)?;
-        Ok(CompiledShader { region, from_ir })
+        let region = ExecRegion::new(&generated.code)?;
+        // SAFETY: the region holds a function the code generator emitted with the
+        // `EntryFn` signature at offset 0; it stays mapped, read+execute, while the
+        // `CompiledShader` (which owns the region) lives.
+        let entry = unsafe { std::mem::transmute::<*const u8, EntryFn>(region.as_ptr()) };
+        Ok(CompiledShader {
+            region,
+            entry,
+            from_ir: generated.from_ir,
+            uses_flow_state: generated.uses_flow_state,
+            lazy_progress: generated.lazy_progress,
+            min_budget: if generated.budget_checks {
+                0
+            } else {
+                analysis::forward_only_bound(program, config.entry).unwrap_or(u64::MAX)
+            },
+        })
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
@@ -334,6 +380,20 @@ pub fn compile_with(
     }
 }
 
+/// What a code generator produced.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+struct Generated {
+    code: Vec<u8>,
+    /// The data instructions were lowered from the IR.
+    from_ir: bool,
+    /// The code reads or writes the frame's flow fields.
+    uses_flow_state: bool,
+    /// The code initialises `progress` itself (`Frame::progress_ready`).
+    lazy_progress: bool,
+    /// The code counts the budget.
+    budget_checks: bool,
+}
+
 /// The host's code generator: machine code for `program`, with data
 /// instructions lowered from `ir` when given, and whether they were.
 #[cfg(target_arch = "x86_64")]
@@ -342,10 +402,17 @@ fn generate(
     analysis: &analysis::Analysis,
     precision: Precision,
     features: Features,
+    budget_checks: bool,
     ir: Option<&crate::ir::Ir>,
-) -> Result<(Vec<u8>, bool), JitError> {
-    let compiled = x64::compile(program, analysis, precision, features, ir)?;
-    Ok((compiled.code, compiled.from_ir))
+) -> Result<Generated, JitError> {
+    let compiled = x64::compile(program, analysis, precision, features, budget_checks, ir)?;
+    Ok(Generated {
+        code: compiled.code,
+        from_ir: compiled.from_ir,
+        uses_flow_state: compiled.uses_flow_state,
+        lazy_progress: true,
+        budget_checks,
+    })
 }
 
 /// The host's code generator: machine code for `program`, with data
@@ -356,10 +423,18 @@ fn generate(
     analysis: &analysis::Analysis,
     precision: Precision,
     features: Features,
+    // The AArch64 code always counts its budget.
+    _budget_checks: bool,
     ir: Option<&crate::ir::Ir>,
-) -> Result<(Vec<u8>, bool), JitError> {
+) -> Result<Generated, JitError> {
     let compiled = a64::compile(program, analysis, precision, features, ir)?;
-    Ok((compiled.code, compiled.from_ir))
+    Ok(Generated {
+        code: compiled.code,
+        from_ir: compiled.from_ir,
+        uses_flow_state: compiled.uses_flow_state,
+        lazy_progress: false,
+        budget_checks: true,
+    })
 }
 
 impl CompiledShader {
@@ -395,46 +470,99 @@ impl CompiledShader {
         state: &mut UnitState,
         sink: &mut dyn EmitSink,
     ) -> Stop {
+        if config.budget < self.min_budget {
+            // Outside the contract (the budget may differ from the compiled
+            // one, but not fall below what this code was compiled for): the
+            // interpreter gives the exact result.
+            return crate::interp::run(program, config, uniforms, state, sink);
+        }
         // Generated code converts the registers entering the unit itself (see the
         // backends' prologues), exactly as `interp::enter` does.
-        let invocation = Invocation::new(program, config, uniforms);
         let state_ptr: *mut UnitState = state;
         let sink_ptr: *mut dyn EmitSink = sink;
-        let mut frame = Frame {
-            remaining: config.budget,
-            top_checks: [NO_CHECK; 3],
-            resume_pc: 0,
-            saved_fp_control: 0,
-            invocation: &invocation,
-            state: state_ptr,
-            sink: sink_ptr,
-            progress: Progress {
-                flow: FlowState::at(config.entry),
-                ..Progress::default()
-            },
-            converted_inputs: std::mem::MaybeUninit::uninit(),
-        };
-        // SAFETY: the region holds a function compiled by `compile_uncached` with the
-        // `EntryFn` signature; it stays mapped while `self` lives.
-        let entry: EntryFn =
-            unsafe { std::mem::transmute::<*const u8, EntryFn>(self.region.as_ptr()) };
-        // SAFETY: the frame, state and uniforms outlive the call; the generated code
-        // only accesses them through these pointers (and the helpers through the
-        // frame), and no Rust reference to them is used until it returns.
-        let exit = unsafe { entry(&mut frame, state_ptr, uniforms, config.entry) };
+        // Code that neither pushes a stack nor calls a helper reads only the
+        // budget from the frame (and writes `resume_pc`, `saved_fp_control` and
+        // `converted_inputs` before it reads them): for it, nothing else is set
+        // up. A small shader's whole invocation costs about as much as
+        // setting up the rest.
+        let invocation: Invocation<'_>;
+        let mut frame = std::mem::MaybeUninit::<Frame<'_>>::uninit();
+        let fp = frame.as_mut_ptr();
+        // SAFETY: field pointers into our own, properly aligned frame; writing
+        // plain data through them initialises those fields.
+        unsafe {
+            std::ptr::addr_of_mut!((*fp).remaining).write(config.budget);
+            if self.uses_flow_state {
+                invocation = Invocation::new(program, config, uniforms);
+                std::ptr::addr_of_mut!((*fp).top_checks).write([NO_CHECK; 3]);
+                std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
+                std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
+                std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
+                if self.lazy_progress {
+                    std::ptr::addr_of_mut!((*fp).progress_ready).write(0);
+                } else {
+                    std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(
+                        Progress {
+                            flow: FlowState::at(config.entry),
+                            ..Progress::default()
+                        },
+                    ));
+                    std::ptr::addr_of_mut!((*fp).progress_ready).write(1);
+                }
+            }
+        }
+        // SAFETY: `self.entry` is the compiled function, mapped while `self` lives;
+        // the frame, state and uniforms outlive the call; the generated code only
+        // accesses them through these pointers (and the helpers through the
+        // frame), and no Rust reference to them is used until it returns. The
+        // frame fields the code may read are initialised above.
+        let exit = unsafe { (self.entry)(fp, state_ptr, uniforms, config.entry) };
+        if exit == EXIT_END {
+            return Stop::End;
+        }
+        // SAFETY: generated code has returned; these are the caller's exclusive
+        // references again.
+        let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
+        self.finish(exit, fp, program, config, uniforms, state, sink)
+    }
+
+    /// Every exit but `end`: the other stops, the hand-over to the interpreter,
+    /// a caught panic. Kept out of line so that the common path stays small.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        exit: u32,
+        frame: *const Frame<'_>,
+        program: &Program,
+        config: &ShaderConfig,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
         match exit {
             EXIT_END => Stop::End,
             EXIT_END_OF_CODE => Stop::EndOfCode,
             EXIT_BREAK_OUTSIDE_LOOP => Stop::BreakOutsideLoop,
             EXIT_RESUME => {
                 frame::count_rust_call();
-                let mut progress = frame.progress;
-                progress.flow.pc = frame.resume_pc;
-                progress.executed = config.budget - frame.remaining;
-                // SAFETY: generated code has returned; these are the caller's
-                // exclusive references again.
-                let (state, sink) = unsafe { (&mut *state_ptr, &mut *sink_ptr) };
-                invocation.run(state, sink, &mut progress)
+                // SAFETY: `remaining` was set before the call and `resume_pc` by
+                // the code before this exit; `progress_ready` was set before the
+                // call whenever the code uses flow state, and says whether
+                // `progress` is initialised.
+                let mut progress = unsafe {
+                    let mut progress = if self.uses_flow_state && (*frame).progress_ready != 0 {
+                        (*frame).progress.assume_init_read()
+                    } else {
+                        // The code never pushed a stack nor set emit parameters.
+                        Progress::default()
+                    };
+                    progress.flow.pc = (*frame).resume_pc;
+                    progress.executed = config.budget - (*frame).remaining;
+                    progress
+                };
+                Invocation::new(program, config, uniforms).run(state, sink, &mut progress)
             }
             EXIT_PANICKED => {
                 frame::resume_pending_panic();

@@ -1,4 +1,4 @@
-//! The `disasm` and `run` commands.
+//! The `asm`, `disasm` and `run` commands.
 
 use crate::error::CliError;
 use crate::{input, output};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 const DEFAULT_NAME: &str = "<default shader>";
 
 /// Reads and parses the shader file, or the embedded default shader.
-fn load(file: Option<&Path>) -> Result<(String, Shbin), CliError> {
+pub fn load(file: Option<&Path>) -> Result<(String, Shbin), CliError> {
     let (name, bytes) = match file {
         Some(path) => {
             let name = path.display().to_string();

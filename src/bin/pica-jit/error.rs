@@ -28,6 +28,29 @@ pub enum CliError {
         index: usize,
         count: usize,
     },
+    #[error(
+        "{path} DVLE {index} is a geometry shader; `bench` measures vertex shaders ({})",
+        match vertex_dvles.as_slice() {
+            [] => "this file has none".to_string(),
+            list => format!(
+                "pass one of the vertex DVLEs with --dvle: {}",
+                list.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    )]
+    NotAVertexShader {
+        path: String,
+        index: usize,
+        vertex_dvles: Vec<usize>,
+    },
+    #[error(
+        "engine `{engine}` cannot run {path}: {reason}; leave it out with --engine (for example --engine interp)"
+    )]
+    EngineCannotRun {
+        engine: &'static str,
+        path: String,
+        reason: String,
+    },
     #[error("{path} has no source listing: {message}")]
     Listing { path: String, message: String },
     #[error(transparent)]

@@ -1,7 +1,8 @@
-//! `pica-jit`: disassemble and run PICA200 shaders from the command line.
+//! `pica-jit`: assemble, disassemble, run and time PICA200 shaders from the command line.
 //!
 //! The `run` JSON contract is documented in the README; it is a public interface.
 
+mod bench;
 mod commands;
 mod error;
 mod input;
@@ -12,7 +13,7 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// PICA200 shader toolkit: assemble picasso sources, disassemble and run SHBIN shaders.
+/// PICA200 shader toolkit: assemble picasso sources, disassemble, run and time SHBIN shaders.
 #[derive(Parser, Debug)]
 #[command(name = "pica-jit", version, about, after_help = EXAMPLES)]
 struct Cli {
@@ -73,13 +74,52 @@ enum Command {
         #[arg(long)]
         input: Option<String>,
     },
+    /// Time every engine this host has on one vertex DVLE: ns/vertex, vertices/s
+    /// and the speedups between engines (a table by default).
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench {
+        /// SHBIN file; the embedded default shader when omitted.
+        file: Option<PathBuf>,
+        /// Which DVLE (entry point) to time, counting from 0; it must be a vertex shader.
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_dvle)]
+        dvle: usize,
+        /// Engines to time, comma-separated or repeated: interp (reference
+        /// interpreter), jit (native code, one call per vertex), batch (native code,
+        /// one `run_vertices` call per draw), ir (the IR evaluator; slow) or all.
+        /// Default: interp, jit and batch where this host has a JIT.
+        #[arg(long, value_delimiter = ',', value_parser = PossibleValuesParser::new(bench::ENGINE_NAMES))]
+        engine: Vec<String>,
+        /// Arithmetic precision: f24, f32 or both.
+        #[arg(long, default_value = "both", value_parser = PossibleValuesParser::new(["f24", "f32", "both"]))]
+        precision: String,
+        /// Vertices in the timed draw (deterministic pseudo-random inputs).
+        #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        vertices: u32,
+        /// Timed samples per engine after the warm-up; the report gives their median.
+        #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        samples: u32,
+        /// Output: table (whitespace-separated columns, `#` comment lines) or json.
+        #[arg(long, default_value = "table", value_parser = PossibleValuesParser::new(["table", "json"]))]
+        format: String,
+    },
 }
 
 const EXAMPLES: &str = "Examples:
   pica-jit asm shader.pica -o shader.shbin
   pica-jit disasm shader.shbin
   pica-jit run shader.shbin --input vertices.json --format table
-  pica-jit run --input examples/demo.json      # the embedded default shader";
+  pica-jit run --input examples/demo.json      # the embedded default shader
+  pica-jit bench                               # time every engine on the default shader";
+
+const BENCH_EXAMPLES: &str = "Examples:
+  pica-jit bench                                        # default shader, every fast engine, f24 and f32
+  pica-jit bench shader.shbin --dvle 1 --precision f32 --vertices 100000
+  pica-jit bench --engine jit,batch --format json       # one JSON object on stdout
+
+Each engine shades the same deterministic draw (seeded pseudo-random vertices; uniforms
+from identity-matrix rows, then the DVLE's constants) with the unit state carried from
+vertex to vertex. Time is wall clock: a warm-up, then the median of --samples samples.
+A progress line appears on stderr when stderr is a terminal.";
 
 const RUN_EXAMPLES: &str = "Examples:
   pica-jit run --input examples/demo.json                  # default shader, JSON
@@ -93,6 +133,7 @@ commands:
   asm FILE... -o OUT.shbin   assemble picasso sources into a SHBIN
   disasm [FILE]              describe and disassemble a SHBIN (default: the embedded shader)
   run [FILE] --input IN.json run a shader on input vertices, print the results
+  bench [FILE]               time every engine on a vertex shader (ns/vertex, vertices/s)
 
 `pica-jit --help` and `pica-jit COMMAND --help` show every option with examples.";
 
@@ -168,6 +209,23 @@ fn main() -> ExitCode {
             precision: &precision,
             budget,
             input: input.as_deref(),
+        }),
+        Command::Bench {
+            file,
+            dvle,
+            engine,
+            precision,
+            vertices,
+            samples,
+            format,
+        } => bench::bench(bench::BenchArgs {
+            file: file.as_deref(),
+            dvle,
+            engines: &engine,
+            precision: &precision,
+            vertices: vertices as usize,
+            samples: samples as usize,
+            json: format == "json",
         }),
     };
     match result.and_then(|text| write_stdout(&text)) {

@@ -100,6 +100,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress` (always, for now).
+    pub uses_flow_state: bool,
 }
 
 /// Every swizzle the data instructions use that needs a `tbl` (not the
@@ -199,6 +201,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: true,
     })
 }
 
@@ -229,7 +232,7 @@ impl<'p> Emitter<'p> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion(self.program.temps_read());
+        self.f24_entry_conversion(self.program.temps_converted_on_entry(self.analysis.entry));
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]

@@ -805,10 +805,10 @@ fn generated_code_preserves_callee_saved_registers() {
             std::ptr::addr_of_mut!((*fp).invocation).write(&invocation);
             std::ptr::addr_of_mut!((*fp).state).write(state_ptr);
             std::ptr::addr_of_mut!((*fp).sink).write(sink_ptr);
-            std::ptr::addr_of_mut!((*fp).progress).write(Progress {
+            std::ptr::addr_of_mut!((*fp).progress).write(std::mem::MaybeUninit::new(Progress {
                 flow: FlowState::at(cfg.entry),
                 ..Progress::default()
-            });
+            }));
         }
         let entry: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(region.as_ptr()) };
         // x19..x28, d8..d15, then SP before and after the call.

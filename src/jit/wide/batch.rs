@@ -60,7 +60,7 @@ pub(crate) fn run_states(
     let (inputs, outputs) = (program.inputs_read(), wide.outputs_written());
     for (chunk, stops) in states.chunks_mut(lanes).zip(stops.chunks_mut(lanes)) {
         for state in chunk.iter_mut() {
-            enter(config.precision, program, state);
+            enter(config.precision, program, config.entry, state);
         }
         file.load_states(chunk, inputs, temps, outputs);
         let result = wide.run(
@@ -122,7 +122,7 @@ pub(crate) fn run_vertices(
     let lane_outputs = batch.output_mask & wide.outputs_written();
     let kept_outputs = batch.output_mask & !wide.outputs_written();
     let mut start = state.clone();
-    enter(config.precision, program, &mut start);
+    enter(config.precision, program, config.entry, &mut start);
     let mut base = LaneState::new(lanes);
     for lane in 0..lanes {
         base.load_lane(lane, &start);
@@ -218,7 +218,7 @@ pub(crate) fn run_vertices(
                 for (k, result) in results.into_iter().enumerate() {
                     let (stop, values) = result.expect("every lane finishes");
                     copy_masked(&mut state.inputs, &inputs[k], batch.input_mask);
-                    enter(config.precision, program, state);
+                    enter(config.precision, program, config.entry, state);
                     for (row, value) in values {
                         set_row(state, row as usize, value);
                     }

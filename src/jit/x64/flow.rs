@@ -74,9 +74,11 @@ impl Emitter<'_> {
     /// stack can pop). Falls through when no stack top matches `pc + 1`;
     /// preserves `ecx`.
     pub fn checkpoint(&mut self, pc: u32) {
-        if !self.analysis.check_after[pc as usize] {
+        // With no reachable push the stacks stay empty: no top can match.
+        if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
+        self.uses_flow_state = true;
         let next = (pc + 1) as i32;
         dynasm!(self.ops
             ; .arch x64
@@ -101,6 +103,8 @@ impl Emitter<'_> {
     /// Pushes an entry onto a ring stack (overwriting the oldest when full) and
     /// records its check address as the stack's top.
     pub(super) fn push(&mut self, ring: RingLayout, top: i32, words: &[Word]) {
+        self.uses_flow_state = true;
+        self.ensure_progress();
         let shift = ring.stride.trailing_zeros() as i8;
         let mask = ring.slots - 1;
         dynasm!(self.ops

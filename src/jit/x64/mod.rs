@@ -3,13 +3,18 @@
 //!
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r14` = address of the PC → code offset table (for dispatch).
+//!   `r15` = the remaining budget. Only these callee-saved registers are saved:
+//!   the prologue and epilogue are a fixed cost of every invocation.
 //! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
 //!   are scratch. No vector value lives across instructions: every PICA register
 //!   stays in memory, so runtime helpers can read and write the same state.
 
 mod alu;
 mod consts;
+// The AVX-512 encoder of the wide engine (16 vertices per instruction), which
+// does not call it yet.
+#[allow(dead_code)]
+pub(crate) mod evex;
 mod flow;
 mod lower;
 mod operands;
@@ -54,6 +59,13 @@ pub(super) enum Cold {
         a: u8,
         b: u8,
     },
+    /// The IR lowering's `f24_quantize` of `xmm{d}` with a lane of 2^64 or
+    /// above; continues at `back`.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
 }
 
 pub(crate) struct Emitter<'p> {
@@ -82,6 +94,14 @@ pub(crate) struct Emitter<'p> {
     pool: Vec<([u32; 4], DynamicLabel)>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: i32,
+    /// Code that pushes a control-flow stack, checks the stack tops or calls a
+    /// helper was emitted (the frame's flow fields must then be initialised;
+    /// see `Frame::progress`).
+    uses_flow_state: bool,
+    /// Some reachable instruction pushes a control-flow stack.
+    may_push: bool,
+    /// Count the budget (`r15`); off when no invocation can exhaust it.
+    budget_checks: bool,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -89,6 +109,8 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the data instructions were lowered from the IR.
     pub from_ir: bool,
+    /// Whether the code reads or writes the frame's `progress`.
+    pub uses_flow_state: bool,
 }
 
 /// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
@@ -100,6 +122,7 @@ pub(crate) fn compile(
     analysis: &Analysis,
     precision: Precision,
     features: super::Features,
+    budget_checks: bool,
     ir: Option<&Ir>,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
@@ -121,6 +144,15 @@ pub(crate) fn compile(
         lower_error: None,
         pool: Vec::new(),
         stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        uses_flow_state: false,
+        budget_checks,
+        may_push: (0..len).any(|pc| {
+            analysis.reachable[pc]
+                && matches!(
+                    program.instructions()[pc],
+                    Instruction::If { .. } | Instruction::Call { .. } | Instruction::Loop { .. }
+                )
+        }),
     };
     e.prologue();
     for pc in 0..len as u32 {
@@ -134,6 +166,7 @@ pub(crate) fn compile(
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
     e.flow_stubs();
+    e.progress_initialiser();
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
@@ -165,6 +198,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         from_ir: ir.is_some(),
+        uses_flow_state: e.uses_flow_state,
     })
 }
 
@@ -174,17 +208,15 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; push rbx
-            ; push rbp
             ; push r12
             ; push r13
-            ; push r14
             ; push r15
+            // Four pushes and the return address: `frame_bytes` ≡ 8 (mod 16)
+            // keeps calls to helpers 16-byte aligned.
             ; sub rsp, frame_bytes
             ; mov rbx, rdi
-            ; mov r15, [rbx + OFFSET_REMAINING]
             ; mov r12, rsi
             ; mov r13, rdx
-            ; lea r14, [->table]
             // Run with the default floating-point environment whatever the host
             // set (loading MXCSR is slow: only when it differs).
             ; stmxcsr [rbx + OFFSET_SAVED_FP]
@@ -193,7 +225,13 @@ impl Emitter<'_> {
             ; ldmxcsr [->mxcsr_default]
             ; fp_ok:
         );
-        self.f24_entry_conversion(self.program.temps_read(), self.program.inputs_read());
+        if self.budget_checks {
+            dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
+        }
+        self.f24_entry_conversion(
+            self.program.temps_converted_on_entry(self.analysis.entry),
+            self.program.inputs_read(),
+        );
         // The code is specific to its entry point (part of the cache key).
         self.jump_to(self.analysis.entry);
     }
@@ -206,8 +244,9 @@ impl Emitter<'_> {
             ; ->dispatch:
             ; cmp eax, len as i32
             ; jae ->past_end
-            ; movsxd rcx, DWORD [r14 + rax * 4]
-            ; add rcx, r14
+            ; lea rcx, [->table]
+            ; movsxd rdx, DWORD [rcx + rax * 4]
+            ; add rcx, rdx
             ; jmp rcx
             // eax = a helper's result: a PC or STOP_BASE + exit code.
             ; ->after_helper:
@@ -225,25 +264,32 @@ impl Emitter<'_> {
             ; ->resume:
             ; =>resume
             ; mov [rbx + OFFSET_RESUME_PC], eax
+        );
+        // Only the hand-over reads the remaining budget back (uncounted code
+        // leaves the caller's budget there: it cannot have exhausted it).
+        if self.budget_checks {
+            dynasm!(self.ops ; .arch x64 ; mov [rbx + OFFSET_REMAINING], r15);
+        }
+        dynasm!(self.ops
+            ; .arch x64
             ; mov eax, EXIT_RESUME as i32
             ; ->epilogue:
-            ; mov [rbx + OFFSET_REMAINING], r15
             ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
             ; je >fp_restored
             ; ldmxcsr [rbx + OFFSET_SAVED_FP]
             ; fp_restored:
             ; add rsp, frame_bytes
             ; pop r15
-            ; pop r14
             ; pop r13
             ; pop r12
-            ; pop rbp
             ; pop rbx
             ; ret
         );
     }
 
     fn call_helper(&mut self, helper: usize, pc: u32) {
+        self.uses_flow_state = true;
+        self.ensure_progress();
         dynasm!(self.ops
             ; .arch x64
             ; mov rdi, rbx
@@ -251,6 +297,47 @@ impl Emitter<'_> {
             ; mov rax, QWORD helper as i64
             ; call rax
             ; jmp ->after_helper
+        );
+    }
+
+    /// Initialises the frame's `progress` unless it already is (the first push
+    /// or helper call of an invocation does it; see `Frame::progress_ready`).
+    pub(super) fn ensure_progress(&mut self) {
+        dynasm!(self.ops
+            ; .arch x64
+            ; cmp DWORD [rbx + frame::OFFSET_PROGRESS_READY], 0
+            ; jne >ready
+            ; call ->init_progress
+            ; ready:
+        );
+    }
+
+    /// The shared initialiser `ensure_progress` calls: `progress` = a fresh
+    /// invocation at the entry point (zeroed stacks and emit parameters; zero
+    /// bits are a valid `Progress`, whose fields are integers and bools), with
+    /// 16-byte stores that stay inside it. Only `xmm0` (scratch at flow
+    /// instructions) is changed.
+    fn progress_initialiser(&mut self) {
+        let (at, size) = frame::PROGRESS;
+        dynasm!(self.ops
+            ; .arch x64
+            ; ->init_progress:
+            ; xorps xmm0, xmm0
+        );
+        let mut off = 0;
+        while off + 16 <= size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + off], xmm0);
+            off += 16;
+        }
+        if off < size {
+            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + size - 16], xmm0);
+        }
+        let entry_pc = at + frame::OFFSET_FLOW_PC;
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov DWORD [rbx + entry_pc], self.analysis.entry as i32
+            ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
+            ; ret
         );
     }
 
@@ -277,6 +364,11 @@ impl Emitter<'_> {
                     self.exact_pica_mul(d, a, b);
                     dynasm!(self.ops ; .arch x64 ; jmp =>back);
                 }
+                Cold::F24Overflow { label, back, d } => {
+                    dynasm!(self.ops ; .arch x64 ; =>label);
+                    self.f24_overflow_tail(d);
+                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
+                }
             }
         }
     }
@@ -285,7 +377,14 @@ impl Emitter<'_> {
         let i = pc as usize;
         let label = self.pc_labels[i];
         dynasm!(self.ops ; .arch x64 ; =>label);
-        if self.analysis.leader[i] {
+        if !self.analysis.reachable[i] {
+            // Never executed from this entry point (nothing falls or jumps into
+            // it): no code, and no flow state its pushes would need. Should
+            // control ever arrive, the interpreter continues here.
+            dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+            return;
+        }
+        if self.analysis.leader[i] && self.budget_checks {
             let block_len = self.analysis.block_len_at(pc);
             let fail = self.ops.new_dynamic_label();
             dynasm!(self.ops

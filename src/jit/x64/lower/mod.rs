@@ -61,6 +61,10 @@ pub(super) enum Form {
     ConvertedInput(u8),
     /// `f24_load` of a uniform the caller already converted: the operand.
     Same(Value),
+    /// `f24_flush(f24_load(read))` of a uniform: exactly `f24_quantize(read)`
+    /// (a flushed value cannot be a float24 subnormal, so the load's subnormal
+    /// path never matters), computed from the raw read.
+    QuantizeOf(Value),
     /// `read_const_at` of the relative-addressing slot `(base + offset) & 0x7F`
     /// with `offset` an address register outside `-128..=127` replaced by 0:
     /// computed with general-purpose registers.
@@ -130,7 +134,7 @@ fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
         Form::Own => Operands::from_iter(crate::ir::opt::operands(op)),
         Form::Folded | Form::ConvertedInput(_) => Operands::from_iter(None),
-        Form::Same(v) => Operands::from_iter(Some(v)),
+        Form::Same(v) | Form::QuantizeOf(v) => Operands::from_iter(Some(v)),
         Form::Relative { offset, .. } => Operands::from_iter(offset),
     }
 }
@@ -156,6 +160,14 @@ impl<'p> BlockState<'p> {
                     _ => Form::Own,
                 },
                 Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
+                Op::Unary(UnOp::F24Flush, v) if f24 && !preconverted_uniforms => match op(v) {
+                    Op::Unary(UnOp::F24Load, read)
+                        if matches!(op(read), Op::ReadConst(_) | Op::ReadConstAt(_)) =>
+                    {
+                        Form::QuantizeOf(read)
+                    }
+                    _ => Form::Own,
+                },
                 _ => Form::Own,
             };
         }

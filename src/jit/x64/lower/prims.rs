@@ -236,6 +236,10 @@ impl Emitter<'_> {
                 self.copy(d, regs[0]);
                 return Ok(());
             }
+            Form::QuantizeOf(_) => {
+                self.unary(UnOp::F24Quantize, d, regs[0]);
+                return Ok(());
+            }
             Form::Relative { base, offset, reg } => {
                 match offset {
                     Some(_) => dynasm!(self.ops ; .arch x64 ; movd eax, Rx(regs[0])),
@@ -441,13 +445,25 @@ impl Emitter<'_> {
                 self.v3(V::Andps, d, a, S1);
             }
             UnOp::F24Quantize => {
+                // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the sign
+                // stays on the other lanes). Lanes of 2^64 and above (±inf, NaN
+                // included) are rare: they take the tail out of line.
                 self.copy(d, a);
-                // S2 = |bits|, S3 = truncated mantissa, +0 below 2^-62.
                 self.v3m(V::Andps, S2, d, 0x7FFF_FFFF);
-                self.v3m(V::Andps, S3, d, 0xFFFF_FF80);
                 self.v3m(V::Pcmpgtd, S1, S2, 0x207F_FFFF);
-                self.v3(V::Andps, S3, S3, S1);
-                self.ir_f24_tail(d, S3, S1);
+                self.v3m(V::Andps, d, d, 0xFFFF_FF80);
+                self.v3(V::Andps, d, d, S1);
+                self.v3m(V::Pcmpgtd, S3, S2, 0x5F7F_FFFF);
+                let label = self.ops.new_dynamic_label();
+                let back = self.ops.new_dynamic_label();
+                if self.avx {
+                    dynasm!(self.ops ; .arch x64 ; vptest Rx(S3), Rx(S3));
+                } else {
+                    dynasm!(self.ops ; .arch x64 ; ptest Rx(S3), Rx(S3));
+                }
+                dynasm!(self.ops ; .arch x64 ; jnz =>label ; =>back);
+                self.cold
+                    .push(crate::jit::x64::Cold::F24Overflow { label, back, d });
             }
             UnOp::ToI32 => {
                 // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
@@ -522,6 +538,13 @@ impl Emitter<'_> {
         self.select(fin, fin, tmp, 0);
         self.v3m(V::Pcmpgtd, 0, S2, 0x7F80_0000);
         self.select_const(d, fin, 0x7FC0_0000, 0);
+    }
+
+    /// The out-of-line tail of `f24_quantize` in `d`, with `S2` = |bits| of
+    /// the value: ±inf (its sign is still in `d`) for |x| ≥ 2^64, the
+    /// canonical NaN for NaN.
+    pub(in crate::jit::x64) fn f24_overflow_tail(&mut self, d: u8) {
+        self.ir_f24_tail(d, d, S3);
     }
 
     /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →

@@ -1,0 +1,224 @@
+//! The rows of a `bench` report: which engines and call paths are measured,
+//! and one pass of each over a workload.
+
+use super::workload::Workload;
+use crate::error::CliError;
+use pica_jit::{
+    BatchError, EngineKind, Program, RunStatus, Shader, ShaderConfig, StatePolicy, UnitState,
+    VertexRegisters,
+};
+use std::sync::Arc;
+
+/// How a row hands vertices to the shader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CallPath {
+    /// [`Shader::run`] once per vertex, the unit state carried over.
+    PerVertex,
+    /// [`Shader::run_vertices`] once per pass, [`StatePolicy::Carry`].
+    Batch,
+}
+
+/// One measurable row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSpec {
+    /// Column value and JSON `engine`: no spaces.
+    pub id: &'static str,
+    /// What the row measures, for the report's legend.
+    pub description: &'static str,
+    engine: EngineKind,
+    path: CallPath,
+}
+
+const INTERP: RowSpec = RowSpec {
+    id: "interp",
+    description: "reference interpreter, Shader::run per vertex",
+    engine: EngineKind::Interpreter,
+    path: CallPath::PerVertex,
+};
+const IR: RowSpec = RowSpec {
+    id: "ir",
+    description: "IR evaluator (verification engine, slow), Shader::run per vertex",
+    engine: EngineKind::Ir,
+    path: CallPath::PerVertex,
+};
+const JIT: RowSpec = RowSpec {
+    id: "jit",
+    description: "native code, Shader::run per vertex",
+    engine: EngineKind::Jit,
+    path: CallPath::PerVertex,
+};
+
+/// The batch rows. One row today: `Shader::run_vertices` with whatever the
+/// library does inside a batch. When the library offers a choice of batch
+/// widths, each width becomes a row here (`batch-x8` …) and the report,
+/// which only lists rows, needs no change.
+fn batch_rows() -> Vec<RowSpec> {
+    vec![RowSpec {
+        id: "batch",
+        description: "native code, Shader::run_vertices per pass (one call for all vertices)",
+        engine: EngineKind::Jit,
+        path: CallPath::Batch,
+    }]
+}
+
+/// The `--engine` values: `all`, then the rows in report order.
+pub const ENGINE_NAMES: [&str; 5] = ["all", "interp", "ir", "jit", "batch"];
+
+/// The rows to measure for the `--engine` values `requested` (none: the
+/// default, every fast engine this host has; `all` adds the IR evaluator).
+/// Rows come in a fixed order whatever the order asked; an explicit JIT row
+/// is kept on a host without a JIT, so that preparing it reports why.
+pub fn select(requested: &[String], host_has_jit: bool) -> Vec<RowSpec> {
+    let needs_jit = |name: &str| matches!(name, "jit" | "batch");
+    let wants = |name: &str| {
+        requested
+            .iter()
+            .any(|r| r == name || (r == "all" && (host_has_jit || !needs_jit(name))))
+    };
+    let default = requested.is_empty();
+    let mut rows = Vec::new();
+    if default || wants("interp") {
+        rows.push(INTERP);
+    }
+    if wants("ir") {
+        rows.push(IR);
+    }
+    if (default && host_has_jit) || wants("jit") {
+        rows.push(JIT);
+    }
+    if (default && host_has_jit) || wants("batch") {
+        rows.extend(batch_rows());
+    }
+    rows
+}
+
+/// A row ready to run: its spec and the prepared shader.
+pub struct Runner {
+    pub spec: RowSpec,
+    shader: Shader,
+}
+
+impl Runner {
+    /// Prepares `spec`'s engine (native code compiled now, not in the timed
+    /// loop). A JIT row whose code cannot be built is an error rather than a
+    /// quiet measurement of the interpreter.
+    pub fn new(
+        spec: RowSpec,
+        program: Arc<Program>,
+        config: ShaderConfig,
+        file: &str,
+    ) -> Result<Runner, CliError> {
+        let cannot = |reason: String| CliError::EngineCannotRun {
+            engine: spec.id,
+            path: file.to_string(),
+            reason,
+        };
+        let shader =
+            Shader::new(program, config, spec.engine).map_err(|e| cannot(e.to_string()))?;
+        shader.prepare().map_err(|e| cannot(e.to_string()))?;
+        if shader.engine() != spec.engine {
+            return Err(cannot(format!(
+                "the shader runs on `{}` instead",
+                shader.engine()
+            )));
+        }
+        Ok(Runner { spec, shader })
+    }
+
+    /// Shades every vertex of `work` once, continuing from `state` and leaving
+    /// the last vertex's state in it; each vertex's masked outputs go to the
+    /// same element of `outputs` (as long as `work.inputs`). Returns how many
+    /// vertices did not finish (budget or `break` outside a loop).
+    pub fn pass(
+        &self,
+        work: &Workload,
+        state: &mut UnitState,
+        outputs: &mut [VertexRegisters],
+    ) -> Result<usize, BatchError> {
+        match self.spec.path {
+            CallPath::PerVertex => {
+                let mut unfinished = 0;
+                for (vertex_in, vertex_out) in work.inputs.iter().zip(outputs.iter_mut()) {
+                    copy_masked(&mut state.inputs, vertex_in, work.input_mask);
+                    let stop = self.shader.run(&work.uniforms, state, &mut ());
+                    unfinished += usize::from(stop.status() != RunStatus::Ok);
+                    copy_masked(vertex_out, &state.outputs, work.output_mask);
+                }
+                Ok(unfinished)
+            }
+            CallPath::Batch => {
+                let summary = self.shader.run_vertices(
+                    &work.uniforms,
+                    &work.inputs,
+                    work.input_mask,
+                    outputs,
+                    work.output_mask,
+                    StatePolicy::Carry,
+                    state,
+                    &mut (),
+                )?;
+                Ok(summary.vertices - summary.ended - summary.ended_at_end_of_code)
+            }
+        }
+    }
+}
+
+/// What a loader does per vertex: copy the registers the mask names.
+fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
+    for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
+        if mask & (1 << i) != 0 {
+            *to = *from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(requested: &[&str], jit: bool) -> Vec<&'static str> {
+        let requested: Vec<String> = requested.iter().map(|s| s.to_string()).collect();
+        select(&requested, jit).iter().map(|r| r.id).collect()
+    }
+
+    #[test]
+    fn default_rows_are_the_fast_engines_of_the_host() {
+        assert_eq!(ids(&[], true), ["interp", "jit", "batch"]);
+        assert_eq!(ids(&[], false), ["interp"]);
+    }
+
+    #[test]
+    fn all_adds_the_ir_evaluator_and_keeps_report_order() {
+        assert_eq!(ids(&["all"], true), ["interp", "ir", "jit", "batch"]);
+        assert_eq!(ids(&["batch", "interp"], true), ["interp", "batch"]);
+        assert_eq!(ids(&["ir"], true), ["ir"]);
+        assert_eq!(ids(&["jit", "jit"], true), ["jit"]);
+    }
+
+    #[test]
+    fn explicit_jit_rows_stay_without_a_jit_so_that_they_fail_loudly() {
+        assert_eq!(ids(&["jit"], false), ["jit"]);
+        assert_eq!(ids(&["batch"], false), ["batch"]);
+        assert_eq!(ids(&["all"], false), ["interp", "ir"]);
+    }
+
+    #[test]
+    fn ids_have_no_spaces_and_are_unique() {
+        let rows = select(&["all".to_string()], true);
+        for (n, row) in rows.iter().enumerate() {
+            assert!(!row.id.contains(char::is_whitespace), "{}", row.id);
+            assert!(rows[n + 1..].iter().all(|r| r.id != row.id));
+        }
+    }
+
+    #[test]
+    fn copy_masked_copies_only_masked_registers() {
+        let mut to = [[0.0; 4]; 16];
+        let from: VertexRegisters = std::array::from_fn(|i| [i as f32; 4]);
+        copy_masked(&mut to, &from, 0b1000_0000_0000_0101);
+        assert_eq!(to[0], [0.0; 4]);
+        assert_eq!(to[2], [2.0; 4]);
+        assert_eq!(to[15], [15.0; 4]);
+        assert_eq!(to[1], [0.0; 4]);
+    }
+}
