@@ -8,9 +8,6 @@ use crate::machine::{ShaderConfig, Stop};
 use crate::program::Program;
 use crate::state::{Uniforms, UnitState};
 
-/// A lane's stop and the rows it wrote, with their values.
-type LaneResult = (Stop, Vec<(u16, u32)>);
-
 /// One vertex's registers (`v0`–`v15` or `o0`–`o15`).
 pub(crate) type Registers = [crate::Vec4; 16];
 
@@ -149,6 +146,8 @@ pub(crate) fn run_vertices(
         }
     }
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
+    // Carry: each lane's values of the rows its path wrote.
+    let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
     let mut shaded = 0;
     let groups = batch
         .inputs
@@ -204,23 +203,58 @@ pub(crate) fn run_vertices(
         }
         // Carry: each lane's own writes over the state the previous vertex
         // left (converted as the invocation starts).
-        let mut results: Vec<Option<LaneResult>> = vec![None; n];
+        let mut stops = [None; 32];
         let outcome = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
-            for (lane, result) in results.iter_mut().enumerate() {
+            for (lane, slot) in stops.iter_mut().enumerate().take(n) {
                 if mask >> lane & 1 != 0 {
-                    let values = rows.rows().map(|r| (r, f.row(r as usize)[lane])).collect();
-                    *result = Some((stop, values));
+                    *slot = Some((stop, *rows));
+                    let values = &mut lane_values[lane];
+                    for r in rows.rows() {
+                        values[r as usize] = f.row(r as usize)[lane];
+                    }
                 }
             }
         });
         match outcome {
             Ok(()) => {
-                for (k, result) in results.into_iter().enumerate() {
-                    let (stop, values) = result.expect("every lane finishes");
+                let written = stops[0].map(|(_, rows)| rows);
+                if n > 0
+                    && stops[..n]
+                        .iter()
+                        .all(|r| r.map(|(_, rows)| rows) == written)
+                {
+                    // Every lane wrote the same rows (one path): a row no lane
+                    // wrote ends every vertex with the carried state's value
+                    // converted as an invocation starts (the conversion is
+                    // idempotent), the others with the lane's own value.
+                    let rows = written.expect("every lane finishes");
+                    enter(config.precision, program, config.entry, state);
+                    for (k, vertex_out) in outputs.iter_mut().enumerate() {
+                        for reg in bits(batch.output_mask) {
+                            let mut v = state.outputs[reg];
+                            for (c, x) in v.iter_mut().enumerate() {
+                                let row = layout::OUTPUT + 4 * reg + c;
+                                if rows.contains(row as u16) {
+                                    *x = f32::from_bits(lane_values[k][row]);
+                                }
+                            }
+                            vertex_out[reg] = v;
+                        }
+                        record(first + k, stops[k].expect("every lane finishes").0);
+                    }
+                    copy_masked(&mut state.inputs, &inputs[n - 1], batch.input_mask);
+                    for row in rows.rows() {
+                        set_row(state, row as usize, lane_values[n - 1][row as usize]);
+                    }
+                    shaded += n;
+                    continue;
+                }
+                for (k, result) in stops[..n].iter().enumerate() {
+                    let (stop, rows) = result.expect("every lane finishes");
                     copy_masked(&mut state.inputs, &inputs[k], batch.input_mask);
                     enter(config.precision, program, config.entry, state);
-                    for (row, value) in values {
-                        set_row(state, row as usize, value);
+                    for row in rows.rows() {
+                        set_row(state, row as usize, lane_values[k][row as usize]);
                     }
                     copy_masked(&mut outputs[k], &state.outputs, batch.output_mask);
                     record(first + k, stop);
