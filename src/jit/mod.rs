@@ -13,6 +13,7 @@
 
 pub(crate) mod frame;
 mod memory;
+pub mod wide;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::useless_conversion)]

@@ -20,6 +20,7 @@ pub(crate) mod evex;
 mod flow;
 mod lower;
 mod offsets;
+pub(in crate::jit) mod wide;
 
 use super::JitError;
 use super::frame::{
