@@ -6,7 +6,11 @@
 //!   light loop over two lights, a subroutine, an `ifu`) with the uniforms of
 //!   `examples/demo.json`, 1,000 vertices per iteration, both precisions, every
 //!   engine on this host, and the JIT's baseline (SSE4.1) code variant when the
-//!   host's own variant uses AVX (`jit-baseline`).
+//!   host's own variant uses AVX (`jit-baseline`); `batch/*` through
+//!   `Shader::run_batch`, and `vertices/*` through `Shader::run_vertices`
+//!   (each vertex from the given state) one vertex at a time on the JIT
+//!   (`single`) and on the wide engine at every width the host has
+//!   (`wide4`, `wide8`).
 //! - `overhead`: a program that is a single `end`, i.e. the fixed cost of one
 //!   invocation (entry conversion, frame set-up, FP-environment switch).
 //! - `corpus`: the first DVLE of every `../shared/corpus` SHBIN (skipped when the
@@ -34,11 +38,12 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pica_jit::isa::{Instruction, encode};
+use pica_jit::jit::wide::Width;
 use pica_jit::jit::{CompiledShader, Features};
 use pica_jit::shbin::{Dvle, Shbin};
 use pica_jit::{
     EmitSink, EmittedVertex, EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind,
-    Stop, Uniforms, UnitState, Vec4,
+    StatePolicy, Stop, Uniforms, UnitState, Vec4,
 };
 use support::{Rng, corpus_files, measure};
 
@@ -160,21 +165,7 @@ fn corpus_subject(path: &Path) -> Option<Subject> {
     u.i = [[3, 0, 1, 0]; 4];
     u.apply_constants(&dvle.constants);
     let mut rng = Rng(0x5eed_0002 ^ name.len() as u64);
-    let vertices = (0..BATCH)
-        .map(|_| {
-            let mut v: Vertex = [[0.0; 4]; 16];
-            for reg in v.iter_mut() {
-                *reg = std::array::from_fn(|_| rng.range(0.0, 1.0));
-            }
-            v[0] = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                1.0,
-            ];
-            v
-        })
-        .collect();
+    let vertices = (0..BATCH).map(|_| rng.generic_vertex()).collect();
     Some(Subject {
         name,
         program,
@@ -319,6 +310,47 @@ fn default_shader(c: &mut Criterion) {
                     black_box((stops, &states[0].outputs));
                 });
             });
+        }
+    }
+    // The emulator's layout (`run_vertices`, each vertex from the given
+    // state): one vertex at a time on the JIT, then the wide engine at every
+    // width this host has.
+    if pica_jit::jit::host_support().is_ok() {
+        for precision in PRECISIONS {
+            let config = subject.config(precision);
+            let mut widths: Vec<Option<Width>> = vec![None];
+            widths.extend(Width::available().into_iter().map(Some));
+            for width in widths {
+                let shader = Shader::new(subject.program.clone(), config, EngineKind::Jit)
+                    .and_then(|s| s.with_batch_width(width))
+                    .expect("JIT shader");
+                shader.prepare().expect("JIT compiles");
+                assert_eq!(shader.batch_width(), width, "the width asked for must run");
+                let name = match width {
+                    None => "single".to_owned(),
+                    Some(w) => format!("wide{}", w.lanes()),
+                };
+                let id = BenchmarkId::new(format!("vertices/{}", precision_name(precision)), name);
+                let mut outputs = vec![[[0.0f32; 4]; 16]; subject.vertices.len()];
+                let mut state = UnitState::default();
+                group.bench_function(id, |b| {
+                    measure(b, || {
+                        let summary = shader
+                            .run_vertices(
+                                &subject.uniforms,
+                                &subject.vertices,
+                                0xffff,
+                                &mut outputs,
+                                0xffff,
+                                StatePolicy::Reset,
+                                &mut state,
+                                &mut (),
+                            )
+                            .expect("equal lengths");
+                        black_box((summary, &outputs[0]));
+                    });
+                });
+            }
         }
     }
     group.finish();

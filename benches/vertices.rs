@@ -373,21 +373,7 @@ fn corpus_draws() -> Vec<Draw> {
             uniforms.i = [[3, 0, 1, 0]; 4];
             uniforms.apply_constants(&dvle.constants);
             let mut rng = Rng(0x5eed_0103 ^ (draws.len() as u64) << 32);
-            let inputs = (0..DRAW)
-                .map(|_| {
-                    let mut v: VertexRegisters = [[0.0; 4]; 16];
-                    for reg in v.iter_mut() {
-                        *reg = std::array::from_fn(|_| rng.range(0.0, 1.0));
-                    }
-                    v[0] = [
-                        rng.range(-1.0, 1.0),
-                        rng.range(-1.0, 1.0),
-                        rng.range(-1.0, 1.0),
-                        1.0,
-                    ];
-                    v
-                })
-                .collect();
+            let inputs = (0..DRAW).map(|_| rng.generic_vertex()).collect();
             draws.push(Draw {
                 id_prefix: format!("{name}/"),
                 name,

@@ -557,7 +557,18 @@ fn runners(program: &Arc<Program>, config: ShaderConfig) -> Vec<Runner> {
             ..Features::host()
         };
         variant("jit (batch variant, float24 uniforms)", batch, true);
+        // The batch variant with the other instruction set (x86-64: SSE4.1
+        // when the host's uses AVX), or the other code generator (AArch64).
         #[cfg(target_arch = "x86_64")]
+        variant(
+            "jit (batch variant, baseline instruction set)",
+            Features {
+                preconverted_uniforms: true,
+                ..Features::baseline()
+            },
+            true,
+        );
+        #[cfg(target_arch = "aarch64")]
         variant(
             "jit (other code generator, batch variant)",
             Features {

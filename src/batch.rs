@@ -47,6 +47,11 @@ pub struct BatchSummary {
     /// Index of the first vertex that did not finish (status not
     /// [`RunStatus::Ok`]), if any.
     pub first_unfinished: Option<usize>,
+    /// Vertices the wide engine shaded (several per call, one per SIMD lane);
+    /// the others ran one at a time.
+    pub wide_vertices: usize,
+    /// Lanes per call of the wide engine in this batch (0 when it did not run).
+    pub wide_lanes: usize,
 }
 
 impl BatchSummary {
@@ -147,6 +152,28 @@ impl Shader {
         // Per-draw work once: no uniform is converted again inside the batch.
         let uniforms = uniforms.prepare(self.config().precision);
         let mut summary = BatchSummary::default();
+        if let Some(wide) = self.wide_for(&uniforms, policy == StatePolicy::Reset) {
+            let batch = crate::jit::wide::batch::VertexBatch {
+                inputs,
+                input_mask,
+                outputs,
+                output_mask,
+            };
+            let shaded = crate::jit::wide::batch::run_vertices(
+                wide,
+                self.program(),
+                self.config(),
+                uniforms.converted(),
+                batch,
+                policy == StatePolicy::Carry,
+                state,
+                &mut |index, stop| summary.record(index, stop),
+                &mut |state| self.run_prepared(&uniforms, state, sink),
+            );
+            summary.wide_vertices = shaded;
+            summary.wide_lanes = if shaded > 0 { wide.width().lanes() } else { 0 };
+            return Ok(summary);
+        }
         let mut scratch = match policy {
             StatePolicy::Reset => Some(state.clone()),
             StatePolicy::Carry => None,

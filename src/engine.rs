@@ -118,6 +118,9 @@ enum Backend {
         single: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
         /// The variant for [`Shader::run_batch`] (F24 uniforms converted once).
         batch: OnceLock<Option<Arc<crate::jit::CompiledShader>>>,
+        /// The wide engine for batches (`None` inside: not available for
+        /// this shader, batches run one vertex at a time).
+        wide: OnceLock<Option<Arc<crate::jit::wide::WideShader>>>,
     },
     /// The IR evaluator.
     Ir(Box<crate::ir::Ir>),
@@ -140,6 +143,11 @@ pub struct Shader {
     program: Arc<Program>,
     config: ShaderConfig,
     backend: Backend,
+    /// The wide engine's width for batches (`None`: one vertex at a time).
+    batch_width: Option<crate::jit::wide::Width>,
+    /// The width was chosen with [`Shader::with_batch_width`]: every batch path
+    /// uses it, not only those where it is measured faster by default.
+    batch_width_chosen: bool,
 }
 
 impl Shader {
@@ -168,6 +176,7 @@ impl Shader {
                 Ok(()) => Backend::Jit {
                     single: OnceLock::new(),
                     batch: OnceLock::new(),
+                    wide: OnceLock::new(),
                 },
                 Err(reason) => {
                     return Err(EngineError::Unavailable {
@@ -177,11 +186,99 @@ impl Shader {
                 }
             },
         };
+        let batch_width = match backend {
+            Backend::Jit { .. } => crate::jit::wide::Width::best(),
+            Backend::Interpreter | Backend::Ir(_) => None,
+        };
         Ok(Shader {
             program,
             config,
             backend,
+            batch_width,
+            batch_width_chosen: false,
         })
+    }
+
+    /// Chooses the wide engine's width for batches ([`run_batch`](Shader::run_batch),
+    /// [`run_vertices`](Shader::run_vertices)): `None` runs batches one
+    /// vertex at a time; a chosen width runs every batch path on the wide
+    /// engine. By default a JIT shader uses the widest width the host has
+    /// ([`Width::best`](crate::jit::wide::Width::best)) where the wide engine is
+    /// measured faster than one vertex at a time: `run_vertices` with
+    /// [`StatePolicy::Reset`](crate::StatePolicy::Reset); `run_batch` and
+    /// `StatePolicy::Carry` batches run one vertex at a time unless a width is
+    /// chosen here (`docs/benchmarks.md`). Every width gives the same results.
+    /// Fails if this host cannot run `width` or the shader does not run on the
+    /// JIT.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pica_jit::isa::{encode, Instruction};
+    /// use pica_jit::jit::wide::Width;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig};
+    /// let program = Arc::new(Program::new(vec![encode(&Instruction::End).unwrap()], vec![]).unwrap());
+    /// let shader = Shader::new(program, ShaderConfig::default(), EngineKind::Auto).unwrap();
+    /// let single = shader.with_batch_width(None).unwrap();
+    /// assert_eq!(single.batch_width(), None);
+    /// ```
+    pub fn with_batch_width(
+        mut self,
+        width: Option<crate::jit::wide::Width>,
+    ) -> Result<Shader, EngineError> {
+        if let Some(w) = width {
+            let available = crate::jit::wide::Width::available().contains(&w);
+            if !available || !matches!(self.backend, Backend::Jit { .. }) {
+                return Err(EngineError::Unavailable {
+                    engine: EngineKind::Jit,
+                    reason: format!("the wide engine cannot run {} lanes here", w.lanes()),
+                });
+            }
+        }
+        self.batch_width = width;
+        self.batch_width_chosen = width.is_some();
+        if let Backend::Jit { wide, .. } = &mut self.backend {
+            *wide = OnceLock::new();
+        }
+        Ok(self)
+    }
+
+    /// The width the wide engine shades batches with (on the paths
+    /// [`with_batch_width`](Shader::with_batch_width) describes), compiling it
+    /// if no batch has: `None` when batches run one vertex at a time (another
+    /// engine, a geometry shader, no wide code generator on this host, or a
+    /// failed compilation).
+    pub fn batch_width(&self) -> Option<crate::jit::wide::Width> {
+        self.wide().map(|w| w.width())
+    }
+
+    /// The wide engine's code, compiled on first use.
+    fn wide(&self) -> Option<&crate::jit::wide::WideShader> {
+        let width = self.batch_width?;
+        match &self.backend {
+            Backend::Jit { wide, .. } => wide
+                .get_or_init(|| {
+                    crate::jit::wide::WideShader::compile(&self.program, &self.config, width)
+                        .ok()
+                        .map(Arc::new)
+                })
+                .as_deref(),
+            Backend::Interpreter | Backend::Ir(_) => None,
+        }
+    }
+
+    /// The wide engine for uniforms `prepared`, when it runs a batch path that
+    /// is `faster_wide` by default (see [`Shader::with_batch_width`]).
+    pub(crate) fn wide_for(
+        &self,
+        prepared: &PreparedUniforms,
+        faster_wide: bool,
+    ) -> Option<&crate::jit::wide::WideShader> {
+        if prepared.precision() != self.config.precision
+            || !(faster_wide || self.batch_width_chosen)
+        {
+            return None;
+        }
+        self.wide()
     }
 
     /// Runs one invocation on `state`, delivering emitted vertices to `sink`.
@@ -349,6 +446,15 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
+        if let Some(wide) = self.wide_for(uniforms, false) {
+            return crate::jit::wide::batch::run_states(
+                wide,
+                &self.program,
+                &self.config,
+                uniforms.converted(),
+                states,
+            );
+        }
         let (code, uniforms) = self.code_for(uniforms);
         match (&self.backend, code) {
             (Backend::Jit { .. }, Some(code)) => states

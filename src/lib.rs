@@ -1,5 +1,5 @@
 //! pica-jit recompiles Nintendo 3DS **PICA200 vertex and geometry shaders** to native
-//! x86-64 (SSE4.1/AVX/AVX2) and AArch64 (NEON) code at run time, bit-identical to a
+//! x86-64 (SSE4.1/AVX) and AArch64 (NEON) code at run time, bit-identical to a
 //! hardware-exact reference interpreter that runs everywhere.
 //!
 //! # Overview

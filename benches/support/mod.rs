@@ -67,6 +67,22 @@ impl Rng {
         lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
     }
 
+    /// A vertex for a shader whose inputs mean nothing in particular: every
+    /// register in `[0, 1)`, then `v0` a position in `[-1, 1)³` with `w = 1`.
+    pub fn generic_vertex(&mut self) -> [pica_jit::Vec4; 16] {
+        let mut v = [[0.0; 4]; 16];
+        for reg in v.iter_mut() {
+            *reg = std::array::from_fn(|_| self.range(0.0, 1.0));
+        }
+        v[0] = [
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            1.0,
+        ];
+        v
+    }
+
     /// A unit vector in `(x, y, z)` with `w = 0`, z away from the viewer.
     pub fn normal(&mut self) -> [f32; 4] {
         let n = [

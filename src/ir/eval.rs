@@ -304,84 +304,108 @@ impl Machine<'_> {
         progress: &mut Progress,
         sink: &mut dyn EmitSink,
     ) -> Result<Option<u32>, Stop> {
-        let taken = |taken: Option<Value>| taken.is_none_or(|v| self.holds(v));
-        let flow = &mut progress.flow;
-        Ok(match block.exit {
-            Exit::Next => None,
-            Exit::End => return Err(Stop::End),
-            Exit::Jump { taken: t, target } => self.holds(t).then_some(target),
-            Exit::Call {
-                taken: t,
-                target,
-                check,
-                ret,
-            } => taken(t).then(|| {
-                flow.calls.push(CallEntry { check, ret });
-                target
-            }),
-            Exit::If {
-                taken: t,
-                target,
-                next,
-            } => {
-                if self.holds(t) {
-                    flow.ifs.push(IfEntry {
-                        check: target,
-                        next,
-                    });
-                    None
-                } else {
-                    Some(target)
-                }
-            }
-            Exit::Loop {
-                count,
-                increment,
-                start,
-                check,
-            } => {
-                flow.loops.push(LoopEntry {
-                    check,
-                    start,
-                    remaining: self.value(count)[0],
-                    increment: self.value(increment)[0],
-                });
-                None
-            }
-            Exit::Break { taken: t } => {
-                if taken(t) {
-                    match flow.loops.pop() {
-                        Some(entry) => Some(entry.check),
-                        // The hardware hangs here; the invocation can never finish.
-                        None => return Err(Stop::BreakOutsideLoop),
-                    }
-                } else {
-                    None
-                }
-            }
-            Exit::Emit => {
+        let outputs = self.state.outputs;
+        apply_exit(
+            &block.exit,
+            &|v| self.holds(v),
+            &|v| self.value(v)[0],
+            progress,
+            &mut |emit| {
                 sink.emit(&EmittedVertex {
-                    vertex_id: progress.emit.vertex_id,
-                    primitive: progress.emit.primitive,
-                    winding: progress.emit.winding,
-                    outputs: self.state.outputs,
+                    vertex_id: emit.vertex_id,
+                    primitive: emit.primitive,
+                    winding: emit.winding,
+                    outputs,
+                })
+            },
+        )
+    }
+}
+
+/// Applies a block's exit to `progress` (pushes and pops the stacks as the
+/// interpreter does); returns the exit's own jump, or why the invocation
+/// stops. `holds` gives a condition's truth, `int` an `i32` value's bits, and
+/// `emit` delivers an `emit` with the current parameters. Every engine that
+/// runs from the IR applies exits with this one function.
+pub(crate) fn apply_exit(
+    exit: &Exit,
+    holds: &dyn Fn(Value) -> bool,
+    int: &dyn Fn(Value) -> u32,
+    progress: &mut Progress,
+    emit: &mut dyn FnMut(&EmitConfig),
+) -> Result<Option<u32>, Stop> {
+    let taken = |taken: Option<Value>| taken.is_none_or(holds);
+    let flow = &mut progress.flow;
+    Ok(match *exit {
+        Exit::Next => None,
+        Exit::End => return Err(Stop::End),
+        Exit::Jump { taken: t, target } => holds(t).then_some(target),
+        Exit::Call {
+            taken: t,
+            target,
+            check,
+            ret,
+        } => taken(t).then(|| {
+            flow.calls.push(CallEntry { check, ret });
+            target
+        }),
+        Exit::If {
+            taken: t,
+            target,
+            next,
+        } => {
+            if holds(t) {
+                flow.ifs.push(IfEntry {
+                    check: target,
+                    next,
                 });
                 None
+            } else {
+                Some(target)
             }
-            Exit::SetEmit {
+        }
+        Exit::Loop {
+            count,
+            increment,
+            start,
+            check,
+        } => {
+            flow.loops.push(LoopEntry {
+                check,
+                start,
+                remaining: int(count),
+                increment: int(increment),
+            });
+            None
+        }
+        Exit::Break { taken: t } => {
+            if taken(t) {
+                match flow.loops.pop() {
+                    Some(entry) => Some(entry.check),
+                    // The hardware hangs here; the invocation can never finish.
+                    None => return Err(Stop::BreakOutsideLoop),
+                }
+            } else {
+                None
+            }
+        }
+        Exit::Emit => {
+            emit(&progress.emit);
+            None
+        }
+        Exit::SetEmit {
+            vertex_id,
+            primitive,
+            winding,
+        } => {
+            progress.emit = EmitConfig {
                 vertex_id,
                 primitive,
                 winding,
-            } => {
-                progress.emit = EmitConfig {
-                    vertex_id,
-                    primitive,
-                    winding,
-                };
-                None
-            }
-        })
-    }
+            };
+            None
+        }
+    })
 }
 
 /// Scalar definitions of the unary primitives.

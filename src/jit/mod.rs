@@ -14,6 +14,7 @@
 pub(crate) mod frame;
 mod inline_flow;
 mod memory;
+pub mod wide;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::useless_conversion)]
@@ -51,8 +52,9 @@ pub enum JitError {
     /// The assembler rejected the generated code (a bug in pica-jit).
     #[error("internal assembler error: {0}")]
     Assemble(String),
-    /// The IR lowering gave up on a block (the hand-written code generator is
-    /// used instead; never reported to callers).
+    /// The IR lowering met a block it cannot lower (a bug in pica-jit; on
+    /// AArch64 the hand-written code generator compiles the program instead and
+    /// this is never reported to callers).
     #[error("IR lowering: {0}")]
     Lowering(String),
     /// Executable memory could not be provided.
@@ -91,15 +93,20 @@ pub fn host_support() -> Result<(), &'static str> {
 pub struct Features {
     /// x86-64: use VEX (AVX) encodings instead of legacy SSE.
     pub avx: bool,
-    /// x86-64: use 256-bit integer operations (AVX2) where they apply.
+    /// x86-64: the host has AVX2 (256-bit integer operations). No sequence of
+    /// the x86-64 code generator needs it at present (the 256-bit F24 entry
+    /// conversion went: it restated `f24::load`, which the IR lowering's one
+    /// sequence now does), so it only keeps code apart in the cache.
     pub avx2: bool,
     /// Not a CPU feature but a code variant: the caller guarantees that float
     /// uniforms are already float24 values (F24 batches convert them once), so
     /// constant reads skip the conversion. Never part of [`Features::host`].
     pub preconverted_uniforms: bool,
-    /// A code variant: data instructions lowered from the shared, optimised
-    /// IR ([`crate::ir`], [`crate::ir::opt`]) instead of the hand-written
-    /// per-instruction sequences. x86-64 and AArch64 (ignored elsewhere).
+    /// AArch64 only, a code variant: data instructions lowered from the
+    /// shared, optimised IR ([`crate::ir`], [`crate::ir::opt`]) instead of the
+    /// hand-written per-instruction sequences. x86-64 always lowers from the
+    /// IR (it has no other code generator), so the field does not exist there.
+    #[cfg(target_arch = "aarch64")]
     pub ir_lowering: bool,
 }
 
@@ -113,7 +120,6 @@ impl Features {
                 avx,
                 avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
                 preconverted_uniforms: false,
-                ir_lowering: ir_lowering_selected(),
             }
         }
         #[cfg(target_arch = "aarch64")]
@@ -130,23 +136,31 @@ impl Features {
     }
 
     /// The code variants worth testing on this host besides [`Features::host`]
-    /// (which every engine suite runs): the baseline instruction set and, on
-    /// x86-64 and AArch64, the other code generator (IR lowering or
+    /// (which every engine suite runs): the baseline instruction set (SSE4.1
+    /// on x86-64, where the host's uses VEX encodings when it has AVX), and on
+    /// AArch64 the other code generator (IR lowering or
     /// hand-written, whichever the host's is not) with the host's and the
-    /// baseline instruction sets.
+    /// baseline instruction sets. The pre-converted-uniform variants belong to
+    /// [`crate::Shader::run_batch`], which the suites run separately.
     /// Every variant must give the interpreter's bits.
     ///
     /// ```
     /// use pica_jit::jit::Features;
     /// let variants = Features::test_variants();
     /// assert!(variants.iter().all(|(_, f)| *f != Features::host()));
-    /// #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    /// #[cfg(target_arch = "x86_64")]
+    /// if Features::host().avx {
+    ///     assert!(variants.iter().any(|(_, f)| !f.avx));
+    /// }
+    /// #[cfg(target_arch = "aarch64")]
     /// assert!(variants.iter().any(|(_, f)| f.ir_lowering != Features::host().ir_lowering));
     /// ```
     pub fn test_variants() -> Vec<(&'static str, Features)> {
         let host = Features::host();
+        #[allow(unused_mut)] // only AArch64 has more
         let mut candidates = vec![("baseline instruction set", Features::baseline())];
-        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        #[cfg(target_arch = "aarch64")]
+        {
             let other = !host.ir_lowering;
             candidates.push((
                 "other code generator",
@@ -178,32 +192,25 @@ impl Features {
             avx: false,
             avx2: false,
             preconverted_uniforms: false,
+            #[cfg(target_arch = "aarch64")]
             ir_lowering: false,
         }
     }
 }
 
-/// Environment variable choosing the code generator of [`Features::host`]:
-/// `ir` (lowered from the shared IR) or `handwritten`. Unset or anything
-/// else: the host's default ([`IR_LOWERING_BY_DEFAULT`] on x86-64,
-/// [`A64_IR_LOWERING_BY_DEFAULT`] on AArch64). Read once.
+/// Environment variable choosing the AArch64 code generator of
+/// [`Features::host`]: `ir` (lowered from the shared IR) or `handwritten`.
+/// Unset or anything else: [`A64_IR_LOWERING_BY_DEFAULT`]. Read once. x86-64
+/// has only the IR lowering and ignores it.
 pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
-
-/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
-/// (x86-64).
-pub const IR_LOWERING_BY_DEFAULT: bool = true;
 
 /// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
 /// on AArch64.
 pub const A64_IR_LOWERING_BY_DEFAULT: bool = true;
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(target_arch = "aarch64")]
 fn ir_lowering_selected() -> bool {
-    const DEFAULT: bool = if cfg!(target_arch = "aarch64") {
-        A64_IR_LOWERING_BY_DEFAULT
-    } else {
-        IR_LOWERING_BY_DEFAULT
-    };
+    const DEFAULT: bool = A64_IR_LOWERING_BY_DEFAULT;
     static SELECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *SELECTED.get_or_init(|| match std::env::var(LOWERING_ENV).as_deref() {
         Ok("ir") => true,
@@ -331,28 +338,8 @@ pub fn compile_with(
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let ir = features.ir_lowering.then(|| {
-            let built =
-                crate::ir::Ir::from_analysis(program, &analysis, config.kind, config.precision);
-            crate::ir::opt::optimize(&built)
-        });
         let budget_checks = budget_checks_needed(program, config);
-        let generate = |ir| {
-            generate(
-                program,
-                &analysis,
-                config.precision,
-                features,
-                budget_checks,
-                ir,
-            )
-        };
-        // The IR lowering gives up on a block with more live values than spill
-        // slots; the hand-written generator then compiles the whole program.
-        let generated = match generate(ir.as_ref()) {
-            Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
-            other => other?,
-        };
+        let generated = generate(program, &analysis, config, features, budget_checks)?;
         let region = ExecRegion::new(&generated.code)?;
         // SAFETY: the region holds a function the code generator emitted with the
         // `EntryFn` signature at offset 0; it stays mapped, read+execute, while the
@@ -394,21 +381,33 @@ struct Generated {
     budget_checks: bool,
 }
 
-/// The host's code generator: machine code for `program`, with data
-/// instructions lowered from `ir` when given, and whether they were.
+/// The host's code generator: machine code for `program`, its data
+/// instructions lowered from the IR (built here, optimised, per block the
+/// unoptimised one where the optimised one keeps too many values live; see
+/// `x64::lower`).
 #[cfg(target_arch = "x86_64")]
 fn generate(
     program: &Program,
     analysis: &analysis::Analysis,
-    precision: Precision,
+    config: &ShaderConfig,
     features: Features,
     budget_checks: bool,
-    ir: Option<&crate::ir::Ir>,
 ) -> Result<Generated, JitError> {
-    let compiled = x64::compile(program, analysis, precision, features, budget_checks, ir)?;
+    let precision = config.precision;
+    let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
+    let optimised = crate::ir::opt::optimize(&built);
+    let compiled = x64::compile(
+        program,
+        analysis,
+        precision,
+        features,
+        budget_checks,
+        &optimised,
+        &built,
+    )?;
     Ok(Generated {
         code: compiled.code,
-        from_ir: compiled.from_ir,
+        from_ir: true,
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress: true,
         budget_checks,
@@ -416,18 +415,30 @@ fn generate(
 }
 
 /// The host's code generator: machine code for `program`, with data
-/// instructions lowered from `ir` when given, and whether they were.
+/// instructions lowered from the optimised IR when [`Features::ir_lowering`]
+/// asks for it and the lowering manages every block, else from the
+/// hand-written sequences; and whether they were lowered.
 #[cfg(target_arch = "aarch64")]
 fn generate(
     program: &Program,
     analysis: &analysis::Analysis,
-    precision: Precision,
+    config: &ShaderConfig,
     features: Features,
     // The AArch64 code always counts its budget.
     _budget_checks: bool,
-    ir: Option<&crate::ir::Ir>,
 ) -> Result<Generated, JitError> {
-    let compiled = a64::compile(program, analysis, precision, features, ir)?;
+    let precision = config.precision;
+    let ir = features.ir_lowering.then(|| {
+        let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
+        crate::ir::opt::optimize(&built)
+    });
+    let generate = |ir| a64::compile(program, analysis, precision, features, ir);
+    // The AArch64 IR lowering gives up on a block with more live values than
+    // spill slots; the hand-written generator then compiles the whole program.
+    let compiled = match generate(ir.as_ref()) {
+        Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
+        other => other?,
+    };
     Ok(Generated {
         code: compiled.code,
         from_ir: compiled.from_ir,
@@ -438,10 +449,11 @@ fn generate(
 }
 
 impl CompiledShader {
-    /// Whether the data instructions were lowered from the shared IR
-    /// ([`Features::ir_lowering`] on x86-64 and AArch64; `false` when the lowering gave
-    /// up on a block and the hand-written code generator compiled the
-    /// program instead).
+    /// Whether the data instructions were lowered from the shared IR: always
+    /// on x86-64 (its only code generator); on AArch64 when
+    /// `Features::ir_lowering` asked for it and the lowering did not give up
+    /// on a block (the hand-written code generator then compiled the program
+    /// instead).
     pub fn lowered_from_ir(&self) -> bool {
         self.from_ir
     }

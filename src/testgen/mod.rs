@@ -64,11 +64,13 @@ mod entropy;
 mod program;
 mod run;
 mod shrink;
+mod stress;
 mod values;
 
 pub use program::MAX_LEN;
 pub use run::{Mismatch, run_all_engines};
 pub use shrink::minimize;
+pub use stress::live_values;
 
 use crate::arith::{Precision, Vec4};
 use crate::isa::{ListingEntry, listing};

@@ -18,8 +18,9 @@ pub struct Mismatch {
     pub engine: EngineKind,
     /// How it ran: `host` ([`Shader::run`]), `host batch` ([`Shader::run_batch`]
     /// with one state), `whole batch` (all states in one `run_batch`), or for the
-    /// JIT an explicit code variant: `avx-no-avx2`, `baseline`, `baseline
-    /// preconverted`.
+    /// JIT an explicit code variant: `baseline`, `baseline preconverted`, on
+    /// AArch64 `other lowering`, `other lowering baseline`, `other lowering
+    /// preconverted`, or the wide engine at a width (`wide4`, `wide8`).
     pub variant: String,
     /// The invocation (0-based) where it first disagreed; `None` when the
     /// engine failed to prepare the shader.
@@ -276,11 +277,11 @@ fn describe_state(s: &UnitState) -> String {
 }
 
 /// The JIT feature sets worth comparing on this host besides the host's own
-/// (run through [`Shader`]): every strictly smaller one (AVX without AVX2, the
-/// SSE4.1/NEON baseline), on x86-64 the other code generator (IR lowering or
-/// hand-written, whichever the host's is not) with the host's and the baseline
-/// instruction sets, and, in F24, the pre-converted-uniform variants (the
-/// host's is run through [`Shader::run_batch`]).
+/// (run through [`Shader`]): the SSE4.1/NEON baseline, on AArch64 the other
+/// code generator (IR lowering or hand-written, whichever the host's is not)
+/// with the host's and the baseline instruction sets, and, in F24, the
+/// pre-converted-uniform variants (the host's is run through
+/// [`Shader::run_batch`]).
 fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
     let mut variants: Vec<(String, Features)> = Vec::new();
@@ -289,21 +290,12 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
             variants.push((name.to_string(), f));
         }
     };
-    if host.avx2 {
-        add(
-            "avx-no-avx2",
-            Features {
-                avx2: false,
-                ..host
-            },
-        );
-    }
     add("baseline", Features::baseline());
     // The other code generator (lowered from the IR, or the hand-written one
     // when that is the host's), with the host's and the baseline instruction
-    // sets (x86-64 and AArch64).
-    let two_generators = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-    if two_generators {
+    // sets: AArch64 only (x86-64 has one).
+    #[cfg(target_arch = "aarch64")]
+    {
         add(
             "other lowering",
             Features {
@@ -327,16 +319,15 @@ fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
                 ..Features::baseline()
             },
         );
-        if two_generators {
-            add(
-                "other lowering preconverted",
-                Features {
-                    preconverted_uniforms: true,
-                    ir_lowering: !host.ir_lowering,
-                    ..host
-                },
-            );
-        }
+        #[cfg(target_arch = "aarch64")]
+        add(
+            "other lowering preconverted",
+            Features {
+                preconverted_uniforms: true,
+                ir_lowering: !host.ir_lowering,
+                ..host
+            },
+        );
     }
     variants
 }
@@ -366,8 +357,10 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 /// interpreter too, whose batch path reads pre-converted uniforms — with one
 /// batch of all states when they are independent, one-state batches when
 /// [`TestCase::carry_state`] is set. The JIT also runs every smaller feature set
-/// ([`jit::compile_with`]: AVX without AVX2, the baseline, in F24 the baseline
-/// with pre-converted uniforms).
+/// ([`jit::compile_with`]: the baseline, in F24 the baseline with pre-converted
+/// uniforms, and on AArch64 the other code generator), and vertex shaders run
+/// on the wide engine at every width the host has (`check_wide`: one
+/// `run_batch` of all states, or with carried state one `run_vertices` batch).
 ///
 /// Cheap: apart from compiling the program, each invocation copies one
 /// [`UnitState`] and digests emitted vertices without storing them; the report is
@@ -417,7 +410,11 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
         if case.carry_state || case.states.len() == 1 {
             runners.push(("host batch".into(), Runner::Batch(new_shader()?)));
         } else {
-            check_whole_batch(case, engine, &new_shader()?, &expected, total, &reference)?;
+            let batch = (engine, "whole batch");
+            check_whole_batch(case, batch, &new_shader()?, &expected, total, &reference)?;
+        }
+        if engine == EngineKind::Jit && case.config.kind == crate::ShaderKind::Vertex {
+            check_wide(case, &expected, total, &reference)?;
         }
         if engine == EngineKind::Ir {
             let c = &case.config;
@@ -461,11 +458,98 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
     Ok(())
 }
 
+/// The wide engine at every width this host has: all states in one
+/// [`Shader::run_batch`] when they are independent, else one
+/// [`Shader::run_vertices`] batch with carried state (the case's inputs per
+/// vertex). Fails if the wide engine did not run.
+fn check_wide(
+    case: &TestCase,
+    expected: &[Observation],
+    expected_total: EmitDigest,
+    reference: &Runner,
+) -> Result<(), Mismatch> {
+    let engine = EngineKind::Jit;
+    for width in jit::wide::Width::available() {
+        let variant = format!("wide{}", width.lanes());
+        let shader = Shader::new(case.program.clone(), case.config, engine)
+            .and_then(|s| s.with_batch_width(Some(width)))
+            .map_err(|e| prepare_failure(case, engine, &variant, e.to_string()))?;
+        if shader.batch_width() != Some(width) {
+            let err = "the wide engine did not compile a vertex shader".to_string();
+            return Err(prepare_failure(case, engine, &variant, err));
+        }
+        let before = jit::wide::vertices_shaded();
+        if !case.carry_state {
+            let batch = (engine, variant.as_str());
+            check_whole_batch(case, batch, &shader, expected, expected_total, reference)?;
+            if jit::wide::vertices_shaded() - before != case.states.len() as u64 {
+                let err = "run_batch did not shade every vertex on the wide engine".to_string();
+                return Err(prepare_failure(case, engine, &variant, err));
+            }
+            continue;
+        }
+        let inputs: Vec<_> = case.states.iter().map(|s| s.inputs).collect();
+        let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
+        let mut state = case.states[0].clone();
+        let summary = shader
+            .run_vertices(
+                &case.uniforms,
+                &inputs,
+                0xffff,
+                &mut outputs,
+                0xffff,
+                crate::StatePolicy::Carry,
+                &mut state,
+                &mut (),
+            )
+            .expect("equal lengths");
+        let mismatch = |k: usize, first: &str| Mismatch {
+            engine,
+            variant: variant.clone(),
+            invocation: Some(k),
+            first: first.into(),
+            report: format!(
+                "engine {engine} ({variant}, run_vertices with carried state) disagrees with the interpreter at vertex {k}: {first}\n{}",
+                context(case)
+            ),
+        };
+        for (k, (got, reference_obs)) in outputs.iter().zip(expected).enumerate() {
+            let same = got
+                .iter()
+                .zip(&reference_obs.state.outputs)
+                .all(|(x, y)| vec_bits_eq(x, y));
+            if !same {
+                return Err(mismatch(k, "outputs"));
+            }
+        }
+        let last = expected.len() - 1;
+        let final_obs = Observation {
+            start: case.states[last].clone(),
+            stop: expected[last].stop,
+            state,
+            emits: expected[last].emits,
+        };
+        if !agree(&expected[last], &final_obs) {
+            return Err(mismatch(last, "final state"));
+        }
+        let stops = expected.iter().map(|o| o.stop);
+        let count = |stop: Stop| stops.clone().filter(|s| *s == stop).count();
+        if summary.ended != count(Stop::End)
+            || summary.budget_exceeded != count(Stop::BudgetExceeded)
+            || summary.ended_at_end_of_code != count(Stop::EndOfCode)
+            || summary.break_outside_loop != count(Stop::BreakOutsideLoop)
+        {
+            return Err(mismatch(last, "stops"));
+        }
+    }
+    Ok(())
+}
+
 /// [`Shader::run_batch`] over all (independent) states at once: per-state stops
 /// and states, and the emitted sequence as a whole.
 fn check_whole_batch(
     case: &TestCase,
-    engine: EngineKind,
+    (engine, variant): (EngineKind, &str),
     shader: &Shader,
     expected: &[Observation],
     expected_total: EmitDigest,
@@ -495,7 +579,7 @@ fn check_whole_batch(
             );
             return Err(report(
                 case,
-                (engine, "whole batch"),
+                (engine, variant),
                 k,
                 reference_obs,
                 &got,
@@ -507,11 +591,11 @@ fn check_whole_batch(
     if total != expected_total {
         return Err(Mismatch {
             engine,
-            variant: "whole batch".into(),
+            variant: variant.into(),
             invocation: None,
             first: "emits".into(),
             report: format!(
-                "engine {engine} (whole batch) emits {} vertices over the batch, the interpreter (one run per state) {}, or different ones\n{}",
+                "engine {engine} ({variant}) emits {} vertices over the batch, the interpreter (one run per state) {}, or different ones\n{}",
                 total.count,
                 expected_total.count,
                 context(case)

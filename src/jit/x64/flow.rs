@@ -7,7 +7,7 @@
 //! and are manipulated with exactly the interpreter's ring-buffer semantics.
 
 use super::Emitter;
-use super::operands::CMP;
+use super::offsets::{AL, CMP};
 use crate::isa::{CondOp, Guard};
 use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, RingLayout};
 use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
@@ -202,7 +202,7 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; movzx eax, BYTE [r13 + al_from as i32]
-            ; mov [r12 + super::operands::AL], eax
+            ; mov [r12 + AL], eax
         );
         self.push(push);
         self.checkpoint(pc);
@@ -233,7 +233,7 @@ impl Emitter<'_> {
             ; shl ecx, 4
             ; lea rdx, [rbx + rcx + LOOPS.entries]
             ; mov ecx, [rdx + 12]
-            ; add [r12 + super::operands::AL], ecx
+            ; add [r12 + AL], ecx
             ; mov ecx, [rdx + 8]
             ; test ecx, ecx
             ; jz >exit

@@ -4,22 +4,24 @@
 //! Register conventions inside generated code:
 //! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
 //!   `r15` = the remaining budget (stored to `Frame::remaining` for a
-//!   hand-over to the interpreter). Only these callee-saved registers are saved: the prologue and
-//!   epilogue are a fixed cost of every invocation.
-//! - `xmm1..xmm3` hold sources, `xmm0` is the implicit `blendvps` mask, `xmm4..xmm7`
-//!   are scratch. No vector value lives across instructions: every PICA register
-//!   stays in memory, so runtime helpers can read and write the same state.
+//!   hand-over to the interpreter). Only these callee-saved registers are
+//!   saved: the prologue and epilogue are a fixed cost of every invocation.
+//! - Data instructions are lowered from the shared IR (`lower/`): IR values
+//!   live in `xmm1..xmm12` within a block, `xmm0` and `xmm13..xmm15` are
+//!   scratch. Every write of a PICA register goes to memory at once, so at
+//!   every instruction boundary memory holds the exact state that runtime
+//!   helpers, the flow code and the interpreter read and write.
 
-mod alu;
 mod consts;
 // The AVX-512 encoder of the wide engine (16 vertices per instruction), which
 // does not call it yet.
+mod entry;
 #[allow(dead_code)]
 pub(crate) mod evex;
 mod flow;
 mod lower;
-mod operands;
-mod regcache;
+mod offsets;
+pub(in crate::jit) mod wide;
 
 use super::JitError;
 use super::frame::{
@@ -76,15 +78,10 @@ pub(crate) struct Emitter<'p> {
     pub(super) cold: Vec<Cold>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
-    /// Use 256-bit integer operations (two registers at a time).
-    pub avx2: bool,
-    /// Float uniforms are already float24 values: no conversion on read.
-    pub preconverted_uniforms: bool,
-    /// Temporaries and outputs held in host registers within the current block.
-    cache: regcache::RegCache,
-    /// The (optimised) IR to lower data instructions from, instead of the
-    /// hand-written sequences (`lower/`).
-    ir: Option<&'p Ir>,
+    /// The (optimised) IR data instructions are lowered from (`lower/`).
+    ir: &'p Ir,
+    /// Per block of `ir`: its lowering state, until the block is lowered.
+    blocks: Vec<Option<lower::BlockState<'p>>>,
     /// The IR block being lowered.
     lowering: Option<lower::BlockState<'p>>,
     /// The first error of the IR lowering.
@@ -106,25 +103,32 @@ pub(crate) struct Emitter<'p> {
 /// A compiled function: machine code plus the offset of its entry.
 pub(crate) struct Compiled {
     pub code: Vec<u8>,
-    /// Whether the data instructions were lowered from the IR.
-    pub from_ir: bool,
     /// Whether the code reads or writes the frame's `progress`.
     pub uses_flow_state: bool,
 }
 
-/// Compiles `program`; with `ir` (an optimised IR of it, for this analysis and
-/// precision) data instructions are lowered from the IR; a block with more
-/// live values than spill slots is a [`JitError::Lowering`] (the caller then
-/// compiles without the IR).
+/// Compiles `program`, lowering its data instructions from `ir` (its
+/// optimised IR, for this analysis and precision), per block from
+/// `unoptimised` (the IR `ir` was optimised from) where an optimised block
+/// keeps too many values live (see `lower::plan`).
 pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
     features: super::Features,
     budget_checks: bool,
-    ir: Option<&Ir>,
+    ir: &Ir,
+    unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
+    let plan = lower::plan(
+        ir,
+        unoptimised,
+        |pc| analysis.class[pc as usize] == InstrClass::Data,
+        |pc| analysis.reachable[pc as usize],
+        precision == Precision::F24,
+        features.preconverted_uniforms,
+    )?;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let mut e = Emitter {
@@ -135,14 +139,12 @@ pub(crate) fn compile(
         pc_labels,
         cold: Vec::new(),
         avx: features.avx,
-        avx2: features.avx2,
-        preconverted_uniforms: features.preconverted_uniforms,
-        cache: regcache::RegCache::default(),
         ir,
+        blocks: plan.blocks,
         lowering: None,
         lower_error: None,
         pool: Vec::new(),
-        stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        stack_extra: 16 * plan.spill_slots as i32,
         uses_flow_state: false,
         budget_checks,
         may_push: super::inline_flow::may_push(program, analysis),
@@ -155,7 +157,6 @@ pub(crate) fn compile(
         return Err(err);
     }
     // Falling off the last instruction leaves the program.
-    e.flush_cache();
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
     e.flow_stubs();
@@ -190,7 +191,6 @@ pub(crate) fn compile(
     let code = e.ops.finalize().map_err(assemble)?;
     Ok(Compiled {
         code,
-        from_ir: ir.is_some(),
         uses_flow_state: e.uses_flow_state,
     })
 }
@@ -391,50 +391,32 @@ impl Emitter<'_> {
                 len: block_len,
             });
         }
-        if let Some(ir) = self.ir
-            && let Some((block, 0)) = ir.locate(pc)
-        {
-            let data: Vec<bool> = (block.start..=block.last)
-                .map(|p| self.analysis.class[p as usize] == InstrClass::Data)
-                .collect();
-            self.lowering = Some(lower::BlockState::new(
-                block,
-                &data,
-                self.precision == Precision::F24,
-                self.preconverted_uniforms,
-            ));
+        if let Some((block, 0)) = self.ir.locate(pc) {
+            // Blocks are in address order; this one starts at `pc`.
+            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
+            self.lowering = self.blocks.get_mut(index).and_then(Option::take);
         }
         let instr = self.program.instructions()[i];
         match self.analysis.class[i] {
             InstrClass::End => {
-                self.flush_cache();
                 dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
                 return;
             }
             InstrClass::Runtime => {
-                self.flush_cache();
                 self.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
                 return;
             }
             InstrClass::Nop => {}
-            InstrClass::Data if self.ir.is_some() => {
-                let span = self.ir.and_then(|ir| ir.locate(pc)).map_or(0, |(_, k)| k);
-                if let Err(err) = self.lower_span(span) {
+            InstrClass::Data => {
+                let lowered = match self.ir.locate(pc) {
+                    Some((_, span)) if self.lowering.is_some() => self.lower_span(span),
+                    _ => Err(JitError::Lowering(format!("no IR block lowered at {pc}"))),
+                };
+                if let Err(err) = lowered {
                     self.lower_error.get_or_insert(err);
                 }
             }
-            InstrClass::Data => alu::emit(self, instr),
-        }
-        // Control may leave the block (stack check) or the next instruction may be
-        // entered from elsewhere: memory must hold the exact state.
-        let next_is_leader = self.analysis.leader.get(i + 1).copied().unwrap_or(true);
-        if self.analysis.check_after[i] || next_is_leader {
-            self.flush_cache();
         }
         self.checkpoint(pc);
-    }
-
-    pub fn program(&self) -> &Program {
-        self.program
     }
 }

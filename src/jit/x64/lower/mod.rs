@@ -3,9 +3,9 @@
 //! the IR recipes, and the optimisations are the shared IR passes
 //! ([`crate::ir::opt`]).
 //!
-//! It reuses the hand-written backend's frame, prologue and epilogue, dispatch
-//! table, budget scheme and control flow: the flow instruction that ends a
-//! block, `end`, and the stack checks are emitted by `flow.rs` as before (they
+//! The backend around it (`x64/mod.rs`) provides the frame, prologue and
+//! epilogue, dispatch table and budget scheme, and `flow.rs` the control flow:
+//! the flow instruction that ends a block, `end`, and the stack checks (they
 //! read the state from memory, which the lowered code keeps exact at every
 //! instruction boundary: every write goes to memory at once). Blocks are
 //! entered only at their start (other PCs resume in the interpreter) and run
@@ -16,6 +16,15 @@
 //! a block: a register is freed after its value's last use, and when none is
 //! free the value used last is evicted (reloaded from the state if it is a read
 //! of registers nobody writes in the block, else spilled to a stack slot).
+//!
+//! **The lowering is total.** Before any code is emitted, [`plan`] counts per
+//! block the spill slots it can need (at most one per value that is live and
+//! cannot be reloaded, none when no more values are live than there are
+//! registers), and the prologue reserves the maximum. A block of the optimised
+//! IR that would need more than [`MAX_SPILL_SLOTS`] is lowered from the
+//! unoptimised IR instead, whose values never outlive their instruction (the
+//! same semantics, checked by the IR evaluator; its recipes need few slots):
+//! the stack frame stays far below a page, so no stack probing is needed.
 //! `xmm0` (the `blendvps` mask) and `xmm13..=xmm15` are scratch inside one
 //! primitive. A scalar is held broadcast in all four lanes (so `splat` is a
 //! copy and every lane-wise primitive works on scalars unchanged); a `bool` is
@@ -25,17 +34,17 @@ mod prims;
 
 use super::Emitter;
 use crate::ir::liveness::Liveness;
-use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
+use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Ir, Node, Op, UnOp, Value};
 use crate::jit::JitError;
 use dynasmrt::{DynasmApi, dynasm};
 
 /// Allocatable value registers: `xmm1..=xmm12`.
 const FIRST_REG: u8 = 1;
 const LAST_REG: u8 = 12;
-/// Stack slots for spilled values (16 bytes each, below the saved registers).
-pub(super) const SPILL_SLOTS: usize = 64;
-/// Bytes the IR lowering reserves on the stack.
-pub(super) const SPILL_BYTES: i32 = 16 * SPILL_SLOTS as i32;
+const VALUE_REGS: usize = (LAST_REG - FIRST_REG + 1) as usize;
+/// At most this many stack slots for spilled values (16 bytes each, below the
+/// saved registers): 1 KiB keeps the frame well inside the stack's guard page.
+pub(super) const MAX_SPILL_SLOTS: usize = 64;
 
 /// Where a value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +99,8 @@ pub(super) struct BlockState<'p> {
     loc: Vec<Loc>,
     /// Which value each `xmm` register holds.
     holder: [Option<Value>; 16],
-    /// Free spill slots.
+    /// Free spill slots (as many as the block can need, see
+    /// [`BlockState::spill_slots_needed`]).
     free_slots: Vec<u8>,
     /// Values that may be recomputed from the state instead of spilled.
     remat: Vec<bool>,
@@ -142,7 +152,7 @@ fn real_operands(op: &Op, form: Form) -> Operands {
 impl<'p> BlockState<'p> {
     /// Matches the patterns of `block` and computes the last uses. `data[k]`
     /// says whether span `k` is lowered (the others are emitted by the
-    /// hand-written flow code).
+    /// flow code).
     pub fn new(
         block: &'p Block,
         data: &[bool],
@@ -209,10 +219,112 @@ impl<'p> BlockState<'p> {
             last_use,
             loc: vec![Loc::None; n],
             holder: [None; 16],
-            free_slots: (0..SPILL_SLOTS as u8).rev().collect(),
+            free_slots: Vec::new(),
             remat,
         }
     }
+
+    /// How many spill slots lowering this block can need. A value takes a
+    /// slot only while it is live (computed, read again later) and cannot be
+    /// reloaded from the state, so the most such values live at one node is
+    /// enough. And nothing is evicted at all while fewer values than there are
+    /// registers are live: at node `k`, every register holds a value computed
+    /// before `k` and read at or after `k`, so reloading an operand (itself
+    /// one of them) or placing the result needs such values in every register.
+    pub fn spill_slots_needed(&self) -> usize {
+        let n = self.nodes.len();
+        // Per node: the change in the number of values live there (all; those
+        // that cannot be reloaded), a value being live at its readers.
+        let mut delta = vec![(0i32, 0i32); n + 1];
+        for v in 0..n {
+            let last = self.last_use[v];
+            if last == u32::MAX || self.form[v] == Form::Folded || self.nodes[v].ty.is_none() {
+                continue;
+            }
+            let spillable = i32::from(!self.remat[v]);
+            delta[v + 1].0 += 1;
+            delta[v + 1].1 += spillable;
+            delta[last as usize + 1].0 -= 1;
+            delta[last as usize + 1].1 -= spillable;
+        }
+        let (mut live, mut spillable) = (0i32, 0i32);
+        let (mut most_live, mut most_spillable) = (0i32, 0i32);
+        for (all, unloadable) in delta {
+            live += all;
+            spillable += unloadable;
+            most_live = most_live.max(live);
+            most_spillable = most_spillable.max(spillable);
+        }
+        if (most_live as usize) < VALUE_REGS {
+            0
+        } else {
+            most_spillable as usize
+        }
+    }
+
+    /// Makes `slots` spill slots available (at least
+    /// [`BlockState::spill_slots_needed`]).
+    fn with_spill_slots(mut self, slots: usize) -> BlockState<'p> {
+        self.free_slots = (0..slots as u8).rev().collect();
+        self
+    }
+}
+
+/// The lowering of a whole program, decided before any code is emitted.
+pub(super) struct Plan<'p> {
+    /// Per block of the IR (in address order): its lowering state, `None` for
+    /// a block never entered from the entry point.
+    pub blocks: Vec<Option<BlockState<'p>>>,
+    /// Spill slots the prologue reserves: the most any block needs.
+    pub spill_slots: usize,
+}
+
+/// Chooses per block which IR to lower (the optimised `ir`, or `unoptimised`
+/// where the optimised block needs more than [`MAX_SPILL_SLOTS`]) and sizes
+/// the spill area. `data(pc)` says whether the instruction at `pc` is lowered
+/// (the others are emitted by the flow code); `reachable(pc)` whether a block
+/// starting there is ever entered.
+pub(super) fn plan<'p>(
+    ir: &'p Ir,
+    unoptimised: &'p Ir,
+    data: impl Fn(u32) -> bool,
+    reachable: impl Fn(u32) -> bool,
+    f24: bool,
+    preconverted_uniforms: bool,
+) -> Result<Plan<'p>, JitError> {
+    let mut spill_slots = 0;
+    let mut blocks = Vec::with_capacity(ir.blocks.len());
+    for (block, plain) in ir.blocks.iter().zip(&unoptimised.blocks) {
+        if !reachable(block.start) {
+            blocks.push(None);
+            continue;
+        }
+        let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
+        let mut state = BlockState::new(block, &lowered, f24, preconverted_uniforms);
+        let mut slots = state.spill_slots_needed();
+        if slots > MAX_SPILL_SLOTS {
+            if (plain.start, plain.last) != (block.start, block.last) {
+                return Err(JitError::Lowering(format!(
+                    "the unoptimised IR has no block {}..={}",
+                    block.start, block.last
+                )));
+            }
+            state = BlockState::new(plain, &lowered, f24, preconverted_uniforms);
+            slots = state.spill_slots_needed();
+            if slots > MAX_SPILL_SLOTS {
+                return Err(JitError::Lowering(format!(
+                    "the unoptimised block at {} needs {slots} spill slots",
+                    block.start
+                )));
+            }
+        }
+        spill_slots = spill_slots.max(slots);
+        blocks.push(Some(state.with_spill_slots(slots)));
+    }
+    Ok(Plan {
+        blocks,
+        spill_slots,
+    })
 }
 
 /// The relative-addressing pattern of `ir::recipes` at `slot`, if it is one.
@@ -307,6 +419,8 @@ impl<'p> Emitter<'p> {
             .filter_map(|r| s.holder[r as usize].map(|v| (r, v)))
             .filter(|(_, v)| !keep.contains(v))
             .max_by_key(|(_, v)| (s.remat[v.0 as usize], s.last_use[v.0 as usize]));
+        // At most three values are kept, so one of twelve registers holds
+        // another.
         let Some((r, v)) = victim else {
             return Err(JitError::Lowering("no register to evict".into()));
         };
@@ -315,10 +429,10 @@ impl<'p> Emitter<'p> {
         if s.remat[v.0 as usize] {
             s.loc[v.0 as usize] = Loc::Remat;
         } else {
-            let slot = s
-                .free_slots
-                .pop()
-                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+            // `plan` gave the block as many slots as it can need.
+            let slot = s.free_slots.pop().ok_or_else(|| {
+                JitError::Lowering("more live values than the block's spill slots".into())
+            })?;
             s.loc[v.0 as usize] = Loc::Spill(slot);
             let off = 16 * slot as i32;
             dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(r));
@@ -390,3 +504,6 @@ impl<'p> Emitter<'p> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,19 +9,8 @@ use crate::isa::{CmpOp, DstReg};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::x64::Emitter;
-use crate::state::{Uniforms, UnitState};
+use crate::jit::x64::offsets::{A0, AL, BOOLS, CMP, FLOATS, INPUTS, INTS, OUTPUTS, TEMPS};
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::offset_of;
-
-const INPUTS: i32 = offset_of!(UnitState, inputs) as i32;
-const TEMPS: i32 = offset_of!(UnitState, temps) as i32;
-const OUTPUTS: i32 = offset_of!(UnitState, outputs) as i32;
-const A0: i32 = offset_of!(UnitState, a0) as i32;
-const AL: i32 = offset_of!(UnitState, al) as i32;
-const CMP: i32 = offset_of!(UnitState, cmp) as i32;
-const FLOATS: i32 = offset_of!(Uniforms, f) as i32;
-const BOOLS: i32 = offset_of!(Uniforms, b) as i32;
-const INTS: i32 = offset_of!(Uniforms, i) as i32;
 
 /// Scratch registers.
 const S1: u8 = 13;
@@ -295,32 +284,18 @@ impl Emitter<'_> {
             }
             Op::ReadFlag(f) => {
                 let off = CMP + (f & 1) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r12 + off]
-                    ; neg eax
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r12 + off]);
+                self.splat_eax(d, true);
             }
             Op::ReadBoolUniform(n) => {
                 let off = BOOLS + (n & 15) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r13 + off]
-                    ; neg eax
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                self.splat_eax(d, true);
             }
             Op::ReadIntUniform { id, field } => {
                 let off = INTS + 4 * (id & 3) as i32 + (field & 3) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movzx eax, BYTE [r13 + off]
-                    ; movd Rx(d), eax
-                );
-                self.broadcast(d);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                self.splat_eax(d, false);
             }
             Op::Store { dst, mask, .. } => {
                 let off = match dst {
@@ -402,6 +377,16 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `d` = `eax` in every lane; with `as_mask` a boolean byte (0 or 1)
+    /// becomes a lane mask (all ones or zero).
+    fn splat_eax(&mut self, d: u8, as_mask: bool) {
+        if as_mask {
+            dynasm!(self.ops ; .arch x64 ; neg eax);
+        }
+        dynasm!(self.ops ; .arch x64 ; movd Rx(d), eax);
+        self.broadcast(d);
     }
 
     /// `d = c[eax]`, or (1, 1, 1, 1) when `eax` (unsigned) is above 95.
@@ -502,8 +487,8 @@ impl Emitter<'_> {
         self.select_const(d, d, 0x7FC0_0000, S1);
     }
 
-    /// `arith::f24::load` in place.
-    fn ir_f24_load(&mut self, d: u8) {
+    /// `arith::f24::load` in place (the prologue's entry conversion too).
+    pub(in crate::jit::x64) fn ir_f24_load(&mut self, d: u8) {
         // S2 = |bits|; S3 = normal path (truncated mantissa); S1 = subnormal
         // path trunc(x * 2^78) * 2^-78.
         self.v3m(V::Andps, S2, d, 0x7FFF_FFFF);

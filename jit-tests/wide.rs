@@ -1,0 +1,596 @@
+//! The wide engine (several vertices per call, one per SIMD lane) against the
+//! interpreter, at every width this host has: random programs
+//! (`pica_jit::testgen`) × random batches (per-vertex inputs, flags and
+//! address registers, so flag-decided flow diverges and relative reads differ
+//! per lane; random budgets, so some lanes stop on the budget), batch sizes
+//! that are not multiples of the width, both state policies, both
+//! precisions; `Shader::run_batch` too. Every comparison is bit for bit, and
+//! every test checks that the wide engine ran (`jit::wide::vertices_shaded`,
+//! `BatchSummary::wide_vertices`).
+//!
+//! `PICA_WIDE_CASES` sets the number of random programs (default
+//! [`DEFAULT_CASES`]).
+
+mod common;
+
+use arbitrary::Unstructured;
+use pica_jit::jit::wide::{self, Width};
+use pica_jit::testgen::{TestCase, generate};
+use pica_jit::{
+    BatchSummary, EngineKind, Shader, ShaderKind, StatePolicy, Stop, UnitState, VertexRegisters,
+};
+
+const DEFAULT_CASES: u32 = 600;
+
+fn case_count() -> u32 {
+    std::env::var("PICA_WIDE_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_CASES)
+}
+
+/// xorshift64*: deterministic test inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// The widths this host runs. The wide engine has an x86-64 code generator
+/// only: with `PICA_REQUIRE_JIT=1` an x86-64 host without one fails; other
+/// hosts skip with a note.
+fn widths() -> Vec<Width> {
+    let widths = Width::available();
+    if widths.is_empty() {
+        if cfg!(target_arch = "x86_64") && std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
+            panic!("PICA_REQUIRE_JIT=1 but no wide width on this x86-64 host");
+        }
+        eprintln!("SKIPPED: no wide engine on this host");
+    }
+    widths
+}
+
+fn state_bits(s: &UnitState) -> Vec<u32> {
+    let regs = s.inputs.iter().chain(&s.temps).chain(&s.outputs);
+    let mut out: Vec<u32> = regs.flat_map(|r| r.map(f32::to_bits)).collect();
+    out.extend([s.a0[0] as u32, s.a0[1] as u32, s.al as u32]);
+    out.extend(s.cmp.map(u32::from));
+    out
+}
+
+/// The first difference between two bit vectors, named (`""` when equal).
+fn first_difference(got: &[u32], expected: &[u32], names: &dyn Fn(usize) -> String) -> String {
+    match got.iter().zip(expected).position(|(a, b)| a != b) {
+        Some(i) => format!(
+            "{}: got {:#010x}, expected {:#010x}",
+            names(i),
+            got[i],
+            expected[i]
+        ),
+        None if got.len() != expected.len() => "lengths differ".into(),
+        None => String::new(),
+    }
+}
+
+fn state_name(i: usize) -> String {
+    let file = ["v", "r", "o"];
+    match i {
+        i if i < 192 => format!(
+            "{}{}.{}",
+            file[i / 64],
+            i % 64 / 4,
+            ["x", "y", "z", "w"][i % 4]
+        ),
+        192 => "a0.x".into(),
+        193 => "a0.y".into(),
+        194 => "aL".into(),
+        i => format!("cmp{}", i - 195),
+    }
+}
+
+fn regs_name(i: usize) -> String {
+    format!(
+        "vertex {} o{}.{}",
+        i / 64,
+        i % 64 / 4,
+        ["x", "y", "z", "w"][i % 4]
+    )
+}
+
+fn regs_bits(r: &[VertexRegisters]) -> Vec<u32> {
+    r.iter()
+        .flat_map(|v| v.iter().flat_map(|c| c.map(f32::to_bits)))
+        .collect()
+}
+
+/// A random vertex-shader case and a batch of `n` varied states: the case's
+/// own states and states of other generated cases (random inputs, temps,
+/// `a0`, `aL`, flags).
+fn random_batch(rng: &mut Rng) -> Option<(TestCase, Vec<UnitState>)> {
+    let case = generate(&mut Unstructured::new(&rng.bytes(2048))).ok()?;
+    if case.config.kind != ShaderKind::Vertex {
+        return None;
+    }
+    let n = 1 + rng.below(21) as usize;
+    let mut states = case.states.clone();
+    while states.len() < n {
+        let other = generate(&mut Unstructured::new(&rng.bytes(2048))).ok()?;
+        states.extend(other.states);
+    }
+    states.truncate(n);
+    Some((case, states))
+}
+
+fn shaders(case: &TestCase, width: Width) -> (Shader, Shader) {
+    let interp = Shader::new(case.program.clone(), case.config, EngineKind::Interpreter)
+        .expect("interpreter");
+    let wide = Shader::new(case.program.clone(), case.config, EngineKind::Jit)
+        .expect("jit")
+        .with_batch_width(Some(width))
+        .expect("width available");
+    assert_eq!(
+        wide.batch_width(),
+        Some(width),
+        "the wide engine must compile every vertex shader"
+    );
+    (interp, wide)
+}
+
+#[test]
+fn run_batch_matches_the_interpreter_at_every_width() {
+    let mut rng = Rng(0x5eed_0001);
+    let mut programs = 0;
+    for width in widths() {
+        let mut cases = 0;
+        while cases < case_count() {
+            let Some((case, states)) = random_batch(&mut rng) else {
+                continue;
+            };
+            cases += 1;
+            let (interp, wide_shader) = shaders(&case, width);
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+            let mut got = states.clone();
+            let before = wide::vertices_shaded();
+            let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
+            assert_eq!(
+                wide::vertices_shaded() - before,
+                states.len() as u64,
+                "every vertex of the batch starts in wide code"
+            );
+            assert_eq!(stops, expected_stops, "stops, {width:?}, {case:?}");
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(
+                    diff.is_empty(),
+                    "vertex {k} of {} ({diff}), {width:?}: {case:?}\nstates: {states:?}",
+                    states.len()
+                );
+            }
+            programs += 1;
+        }
+    }
+    eprintln!("run_batch: {programs} random programs compared");
+}
+
+/// One random batch in the emulator's layout under `policy`, on the wide
+/// engine and on the interpreter; returns the wide run's summary.
+fn compare_vertices(
+    case: &TestCase,
+    states: &[UnitState],
+    width: Width,
+    policy: StatePolicy,
+    rng: &mut Rng,
+) -> BatchSummary {
+    let (interp, wide_shader) = shaders(case, width);
+    let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
+    let input_mask = if rng.below(3) == 0 {
+        rng.next() as u16
+    } else {
+        0xffff
+    };
+    let output_mask = if rng.below(3) == 0 {
+        rng.next() as u16
+    } else {
+        0xffff
+    };
+    let untouched = [[-7.5f32; 4]; 16];
+    let mut expected_out = vec![untouched; inputs.len()];
+    let mut got_out = expected_out.clone();
+    let mut expected_state = states[0].clone();
+    let mut got_state = states[0].clone();
+    let expected = interp
+        .run_vertices(
+            &case.uniforms,
+            &inputs,
+            input_mask,
+            &mut expected_out,
+            output_mask,
+            policy,
+            &mut expected_state,
+            &mut (),
+        )
+        .expect("batch");
+    let got = wide_shader
+        .run_vertices(
+            &case.uniforms,
+            &inputs,
+            input_mask,
+            &mut got_out,
+            output_mask,
+            policy,
+            &mut got_state,
+            &mut (),
+        )
+        .expect("batch");
+    let context = || {
+        format!(
+            "{policy:?}, {width:?}, masks {input_mask:#x}/{output_mask:#x}, {} vertices: {case:?}",
+            inputs.len()
+        )
+    };
+    let diff = first_difference(&regs_bits(&got_out), &regs_bits(&expected_out), &regs_name);
+    assert!(diff.is_empty(), "outputs ({diff}), {}", context());
+    let diff = first_difference(
+        &state_bits(&got_state),
+        &state_bits(&expected_state),
+        &state_name,
+    );
+    assert!(diff.is_empty(), "state ({diff}), {}", context());
+    let strip = |s: BatchSummary| BatchSummary {
+        wide_vertices: 0,
+        wide_lanes: 0,
+        ..s
+    };
+    assert_eq!(strip(got), strip(expected), "summary, {}", context());
+    assert_eq!(
+        expected.wide_vertices, 0,
+        "the interpreter runs one vertex at a time"
+    );
+    got
+}
+
+#[test]
+fn run_vertices_matches_the_interpreter_with_both_policies() {
+    let mut rng = Rng(0x5eed_0002);
+    for width in widths() {
+        let (mut cases, mut carried_wide) = (0, 0);
+        while cases < case_count() {
+            let Some((case, states)) = random_batch(&mut rng) else {
+                continue;
+            };
+            cases += 1;
+            let reset = compare_vertices(&case, &states, width, StatePolicy::Reset, &mut rng);
+            assert_eq!(reset.wide_vertices, states.len(), "Reset is always wide");
+            assert_eq!(reset.wide_lanes, width.lanes());
+            let carry = compare_vertices(&case, &states, width, StatePolicy::Carry, &mut rng);
+            carried_wide += carry.wide_vertices;
+        }
+        // Random programs mostly read registers before writing them; enough
+        // do not for the carried policy to run wide too.
+        assert!(carried_wide > 0, "no Carry batch ran wide at {width:?}");
+        eprintln!("{width:?}: {carried_wide} vertices with carried state ran wide");
+    }
+}
+
+/// Directed: per-lane flags decide an `ifc` and a `breakc` inside a loop, so
+/// lanes diverge, run different numbers of iterations, and the budget stops
+/// some lanes only; `c[a0.x]` reads a different constant per lane.
+#[test]
+fn divergent_lanes_and_budget_stops_per_lane() {
+    use common::assemble;
+    let source = "
+        mova a0.x, v1.x
+        mov r1, c0[a0.x]
+        loop i0, last
+        add r0, r0, v0
+        cmp c20, le, le, r0
+        breakc cmp.x
+    last:
+        add r2, r2, c23
+        ifc cmp.x, else, 1
+        mov o1, c21
+        jmpu b0, done
+    else:
+        mov o1, c22
+    done:
+        mov o0, r0
+        mov o2, r1
+        mov o3, r2
+        end
+    ";
+    let program = std::sync::Arc::new(assemble(source).program());
+    let mut uniforms = pica_jit::Uniforms::default();
+    uniforms.i[0] = [15, 0, 1, 0];
+    uniforms.f[20] = [10.0; 4];
+    uniforms.f[21] = [1.0, 2.0, 3.0, 4.0];
+    uniforms.f[22] = [-1.0, -2.0, -3.0, -4.0];
+    uniforms.f[23] = [1.0; 4];
+    uniforms.b[0] = true;
+    for (k, c) in uniforms.f[..8].iter_mut().enumerate() {
+        *c = [k as f32 * 10.0, 1.0, 2.0, 3.0];
+    }
+    for width in widths() {
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            for budget in [5, 30, 60, 1000] {
+                let config = pica_jit::ShaderConfig {
+                    precision,
+                    budget,
+                    ..Default::default()
+                };
+                let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+                let wide_shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                    .unwrap()
+                    .with_batch_width(Some(width))
+                    .unwrap();
+                // 11 vertices: step sizes 0.5 .. 5.5 (different iteration
+                // counts, lane 0 never reaches 10 within 15 iterations), a0.x
+                // 0 .. 10 (slots beyond c7 read other constants).
+                let states: Vec<UnitState> = (0..11)
+                    .map(|k| {
+                        let mut s = UnitState::default();
+                        s.inputs[0] = [0.5 + k as f32 * 0.5, 0.0, 0.0, 0.0];
+                        s.inputs[1] = [k as f32, 0.0, 0.0, 0.0];
+                        s
+                    })
+                    .collect();
+                let mut expected = states.clone();
+                let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+                let mut got = states.clone();
+                let before = wide::vertices_shaded();
+                let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
+                if std::env::var_os("WIDE_DEBUG").is_some() {
+                    eprintln!(
+                        "{width:?} {precision:?} {budget}: got {stops:?}\n expected {expected_stops:?}"
+                    );
+                    for k in 0..11 {
+                        eprintln!(
+                            "  {k}: r0 {:?} {:?}  o1 {:?} {:?}",
+                            got[k].temps[0],
+                            expected[k].temps[0],
+                            got[k].outputs[1],
+                            expected[k].outputs[1]
+                        );
+                    }
+                }
+                assert_eq!(wide::vertices_shaded() - before, 11);
+                assert_eq!(
+                    stops, expected_stops,
+                    "{width:?} {precision:?} budget {budget}"
+                );
+                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                    assert!(
+                        diff.is_empty(),
+                        "vertex {k}: {diff}, {width:?} {precision:?} budget {budget}"
+                    );
+                }
+                if budget == 30 {
+                    // Some lanes stop on the budget, others end.
+                    assert!(stops.contains(&Stop::BudgetExceeded), "{stops:?}");
+                    assert!(stops.contains(&Stop::End), "{stops:?}");
+                }
+                if budget == 1000 {
+                    assert!(stops.iter().all(|s| *s == Stop::End));
+                    // Real values: vertex 3 steps by 2.0 and stops at 10.
+                    assert_eq!(got[3].outputs[0][0], 10.0);
+                    assert_eq!(got[3].outputs[1], [1.0, 2.0, 3.0, 4.0]);
+                    // Vertex 0 (step 0.5) never reaches 10: 16 iterations.
+                    assert_eq!(got[0].outputs[0][0], 8.0);
+                    assert_eq!(got[0].outputs[1], [-1.0, -2.0, -3.0, -4.0]);
+                    // c[a0.x]: vertex 5 reads c5.
+                    assert_eq!(got[5].outputs[2], [50.0, 1.0, 2.0, 3.0]);
+                }
+            }
+        }
+    }
+}
+
+#[path = "support/corpus_skip.rs"]
+mod corpus_skip;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+/// A number of the kind vertex data holds, now and then a special value
+/// (±0, ±inf, NaN with payload, float24-subnormal, too large for float24).
+fn corpus_value(rng: &mut Rng) -> f32 {
+    match rng.below(20) {
+        0 => f32::from_bits(
+            [
+                0x8000_0000,
+                0x7f80_0000,
+                0xff80_0000,
+                0x7fc0_1234,
+                0x1000_0001,
+                0x6000_0000,
+            ][rng.below(6) as usize],
+        ),
+        1..=3 => rng.below(17) as f32 - 8.0,
+        _ => (rng.below(1 << 20) as f32 / (1 << 19) as f32 - 1.0) * 100.0,
+    }
+}
+
+fn corpus_vec4(rng: &mut Rng) -> [f32; 4] {
+    [0; 4].map(|_| corpus_value(rng))
+}
+
+/// Every vertex-shader DVLE of the corpus (and the embedded default shader),
+/// both precisions, every width: batches of random vertices through
+/// `run_batch` and `run_vertices` with both state policies, against the
+/// interpreter.
+#[test]
+fn corpus_matches_the_interpreter_at_every_width() {
+    let mut files: Vec<(String, Vec<u8>)> =
+        vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
+    match std::fs::read_dir(CORPUS) {
+        Ok(dir) => {
+            let mut paths: Vec<_> = dir
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "shbin"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                files.push((
+                    p.display().to_string(),
+                    std::fs::read(&p).expect("read corpus file"),
+                ));
+            }
+        }
+        Err(_) => {
+            corpus_skip::corpus_absent("corpus_matches_the_interpreter_at_every_width", CORPUS)
+        }
+    }
+    let mut rng = Rng(0x5eed_0003);
+    let mut compared = 0;
+    for (name, bytes) in &files {
+        let Ok(shbin) = pica_jit::shbin::Shbin::parse(bytes) else {
+            continue;
+        };
+        let Ok(program) =
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        else {
+            continue;
+        };
+        let program = std::sync::Arc::new(program);
+        for (d, dvle) in shbin.dvles.iter().enumerate() {
+            if dvle.kind != ShaderKind::Vertex || dvle.main as usize >= program.len() {
+                continue;
+            }
+            for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+                let config = pica_jit::ShaderConfig {
+                    entry: dvle.main,
+                    kind: dvle.kind,
+                    precision,
+                    ..Default::default()
+                };
+                let mut uniforms = pica_jit::Uniforms::default();
+                for c in uniforms.f.iter_mut() {
+                    *c = corpus_vec4(&mut rng);
+                }
+                for i in uniforms.i.iter_mut() {
+                    *i = [rng.below(6) as u8, rng.below(4) as u8, 1, 0];
+                }
+                for b in uniforms.b.iter_mut() {
+                    *b = rng.below(2) == 0;
+                }
+                uniforms.apply_constants(&dvle.constants);
+                let states: Vec<UnitState> = (0..37)
+                    .map(|_| {
+                        let mut s = UnitState::default();
+                        for v in s.inputs.iter_mut() {
+                            *v = corpus_vec4(&mut rng);
+                        }
+                        s
+                    })
+                    .collect();
+                let case = TestCase {
+                    program: program.clone(),
+                    config,
+                    uniforms,
+                    states: states.clone(),
+                    carry_state: false,
+                };
+                for width in widths() {
+                    let what = format!("{name} DVLE {d} {precision:?} {width:?}");
+                    let (interp, wide_shader) = shaders(&case, width);
+                    let mut expected = states.clone();
+                    let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+                    let mut got = states.clone();
+                    let before = wide::vertices_shaded();
+                    let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
+                    assert_eq!(
+                        wide::vertices_shaded() - before,
+                        states.len() as u64,
+                        "{what}"
+                    );
+                    assert_eq!(stops, expected_stops, "{what}");
+                    for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                        let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                        assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
+                    }
+                    for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                        let summary = compare_vertices(&case, &states, width, policy, &mut rng);
+                        if policy == StatePolicy::Reset {
+                            assert_eq!(summary.wide_vertices, states.len(), "{what}");
+                        }
+                    }
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 0 || widths().is_empty());
+    eprintln!("corpus: {compared} (shader, precision, width) combinations compared");
+}
+
+/// A block the wide lowering gives up on (more distinct relative reads than
+/// it has gather rows) is handed over to the interpreter lane by lane: same
+/// bits, and the hand-over is visible as calls into Rust.
+#[test]
+fn blocks_the_lowering_gives_up_on_are_handed_over() {
+    use common::assemble;
+    let mut source = String::from("mova a0.x, v0.x\nmov r0, c0[a0.x]\n");
+    for k in 1..40 {
+        source += &format!("add r0, r0, c{k}[a0.x]\n");
+    }
+    source += "mov o0, r0\nend\n";
+    let program = std::sync::Arc::new(assemble(&source).program());
+    let mut uniforms = pica_jit::Uniforms::default();
+    for (k, c) in uniforms.f.iter_mut().enumerate() {
+        *c = [k as f32, 0.5, -(k as f32), 2.0];
+    }
+    for width in widths() {
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let wide_shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            let states: Vec<UnitState> = (0..13)
+                .map(|k| {
+                    let mut s = UnitState::default();
+                    s.inputs[0] = [k as f32 * 7.0 - 20.0, 0.0, 0.0, 0.0];
+                    s
+                })
+                .collect();
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+            let mut got = states.clone();
+            let calls = pica_jit::jit::rust_calls();
+            let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
+            assert!(
+                pica_jit::jit::rust_calls() - calls >= 13,
+                "every lane is handed over"
+            );
+            assert_eq!(stops, expected_stops);
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(
+                    diff.is_empty(),
+                    "vertex {k}: {diff}, {width:?} {precision:?}"
+                );
+            }
+            // Real values: vertex 3 has a0.x = 1, so it sums c1..c40 (.x).
+            assert_eq!(got[3].outputs[0][0], (1..=40).sum::<i32>() as f32);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The wide register file: one row of `W` lanes per PICA register component,
+//! in memory for the duration of one call, plus a small header.
+//!
+//! Row `r` lives at byte [`row_offset`]`(r, W)`; lane `l` of a row at `+ 4 l`.
+//! Generated code reads and writes rows with aligned vector loads and stores
+//! (the buffer is 64-byte aligned and a row is `4 W` bytes, `W` a power of two
+//! from 4 to 16).
+
+/// Inputs `v0`–`v15`, as given (component `c` of `vN` is row `INPUT + 4 N + c`).
+pub const INPUT: usize = 0;
+/// F24: the inputs the program reads, converted once per call (`f24::load`).
+pub const CONVERTED: usize = 64;
+/// Temporaries `r0`–`r15`.
+pub const TEMP: usize = 128;
+/// Outputs `o0`–`o15`.
+pub const OUTPUT: usize = 192;
+/// `a0.x` (`i32` lanes).
+pub const A0X: usize = 256;
+/// `a0.y`.
+pub const A0Y: usize = 257;
+/// `aL`.
+pub const AL: usize = 258;
+/// `cmp.x`, `cmp.y` (lane masks: all ones or zero).
+pub const CMP: usize = 259;
+/// Rows that make up a vertex's state (the rest is scratch).
+pub const STATE_ROWS: usize = 261;
+/// Scratch: the slots of the gather being done.
+pub const INDEX: usize = 261;
+/// Scratch: four rows per distinct gathered slot of a block.
+pub const GATHER: usize = 262;
+/// Distinct gathered slots a block may have.
+pub const MAX_GATHERS: usize = 32;
+/// Spill slots of the register allocator.
+pub const SPILL: usize = GATHER + 4 * MAX_GATHERS;
+/// Number of spill slots.
+pub const SPILL_SLOTS: usize = 192;
+/// Rows in all.
+pub const ROWS: usize = SPILL + SPILL_SLOTS;
+
+/// Header bytes before row 0.
+pub const HEADER_BYTES: usize = 64;
+/// Header: the host's floating-point control word, saved while generated code runs.
+pub const SAVED_FP: i32 = 0;
+/// Header: a `loop` exit's count (lane 0).
+pub const LOOP_COUNT: i32 = 8;
+/// Header: a `loop` exit's increment (lane 0).
+pub const LOOP_INCREMENT: i32 = 12;
+
+/// Byte offset of row `row` with `lanes` lanes per row.
+pub const fn row_offset(row: usize, lanes: usize) -> i32 {
+    (HEADER_BYTES + row * 4 * lanes) as i32
+}

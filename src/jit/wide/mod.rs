@@ -1,0 +1,679 @@
+//! The wide engine: shades `W` vertices per call, one vertex per SIMD lane
+//! (structure of arrays), bit-identical to the interpreter.
+//!
+//! Each basic block of the optimised IR ([`crate::ir::opt`]) is split into
+//! lane operations ([`lanes`]) and lowered to one native function per block
+//! (`x64/wide/`) that runs the block for all `W` lanes on the wide register
+//! file ([`layout`], a per-call memory area). This driver walks the blocks: it
+//! charges the budget once per block for all lanes (they run the same
+//! instructions), applies each block's exit with the IR's own
+//! `apply_exit` and the interpreter's `FlowState::advance` (one flow state for
+//! the group), and keeps the stacks exact.
+//!
+//! * **Uniform decisions** (`ifu`, `callu`, `jmpu`, loop counts) are the same
+//!   in every lane.
+//! * **Flag decisions** (`ifc`, `callc`, `jmpc`, `breakc`): the block returns
+//!   the condition's lane mask. When every active lane agrees the group
+//!   follows it once; when they diverge the group forks: the lanes that took
+//!   the other way continue later as a group of their own, with a copy of the
+//!   register file and of the flow state (inactive lanes compute values nobody
+//!   reads). A group of `W` lanes forks at most `W - 1` times.
+//! * **Hand-over**: a block entered mid-way, a block the remaining budget
+//!   cannot cover, or a block the lowering could not compile, finishes each
+//!   lane on the interpreter from the group's progress (the lane's registers
+//!   transposed into its own `UnitState`), so budget stops are exact per lane.
+//!
+//! `docs/semantics.md` ("Wide engine") states the state policies.
+
+pub(crate) mod batch;
+pub mod lanes;
+pub mod layout;
+mod transpose;
+pub(crate) mod width;
+
+pub use width::Width;
+
+use crate::interp::Invocation;
+use crate::ir::{self, Exit, Ir};
+use crate::machine::flow::FlowState;
+use crate::machine::{Progress, ShaderConfig, Stop};
+use crate::program::{Program, ShaderKind};
+use crate::state::{Uniforms, UnitState};
+use lanes::RowSet;
+
+use super::JitError;
+#[cfg(target_arch = "x86_64")]
+use super::memory::ExecRegion;
+
+std::thread_local! {
+    /// Vertices shaded by wide code on this thread (see [`vertices_shaded`]).
+    static SHADED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many vertices wide generated code has shaded on this thread (lanes of
+/// groups that started in wide code, whether or not a lane was later handed
+/// over). Tests read the difference around a batch to know that the wide
+/// engine ran.
+pub fn vertices_shaded() -> u64 {
+    SHADED.with(std::cell::Cell::get)
+}
+
+fn count_shaded(n: u32) {
+    SHADED.with(|c| c.set(c.get() + n as u64));
+}
+
+/// The wide register file of one group of lanes (see [`layout`]), 64-byte
+/// aligned.
+#[derive(Debug)]
+pub struct LaneState {
+    lanes: usize,
+    words: Vec<u32>,
+    /// Index of the aligned start in `words`.
+    base: usize,
+}
+
+impl Clone for LaneState {
+    fn clone(&self) -> LaneState {
+        let mut out = LaneState::new(self.lanes);
+        let len = layout::HEADER_BYTES / 4 + layout::ROWS * self.lanes;
+        out.words[out.base..out.base + len]
+            .copy_from_slice(&self.words[self.base..self.base + len]);
+        out
+    }
+}
+
+impl LaneState {
+    /// A zeroed register file for `lanes` lanes.
+    pub fn new(lanes: usize) -> LaneState {
+        let len = layout::HEADER_BYTES / 4 + layout::ROWS * lanes;
+        let words = vec![0u32; len + 16];
+        let misalign = (words.as_ptr() as usize / 4) % 16;
+        let base = (16 - misalign) % 16;
+        LaneState { lanes, words, base }
+    }
+
+    /// Lanes per row.
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    fn start(&self, row: usize) -> usize {
+        self.base + layout::HEADER_BYTES / 4 + row * self.lanes
+    }
+
+    /// The bits of row `row`, one per lane.
+    pub fn row(&self, row: usize) -> &[u32] {
+        let at = self.start(row);
+        &self.words[at..at + self.lanes]
+    }
+
+    /// The bits of row `row`, mutably.
+    pub fn row_mut(&mut self, row: usize) -> &mut [u32] {
+        let at = self.start(row);
+        &mut self.words[at..at + self.lanes]
+    }
+
+    fn header(&self, offset: i32) -> u32 {
+        self.words[self.base + offset as usize / 4]
+    }
+
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words[self.base..].as_mut_ptr().cast()
+    }
+
+    /// The four rows of register `reg` of the file starting at row `base`,
+    /// mutably.
+    fn rows4_mut(&mut self, base: usize, reg: usize) -> &mut [u32] {
+        let at = self.start(base + 4 * reg);
+        let n = self.lanes;
+        &mut self.words[at..at + 4 * n]
+    }
+
+    fn rows4_flat(&self, base: usize, reg: usize) -> &[u32] {
+        let at = self.start(base + 4 * reg);
+        &self.words[at..at + 4 * self.lanes]
+    }
+
+    /// Sets input `v{reg}` of lanes `0..values.len()` to `values[lane][reg]`.
+    pub fn set_inputs(&mut self, reg: usize, values: &[[crate::Vec4; 16]]) {
+        let lanes = self.lanes;
+        let count = values.len().min(lanes);
+        let rows = self.rows4_mut(layout::INPUT, reg);
+        transpose::to_rows(rows, lanes, count, |lane| values[lane][reg]);
+    }
+
+    /// Copies output `o{reg}` of the lanes in `mask` to `out[lane][reg]`.
+    pub fn outputs_to(&self, reg: usize, mask: u32, out: &mut [[crate::Vec4; 16]]) {
+        let count = out.len().min(self.lanes);
+        let rows = self.rows4_flat(layout::OUTPUT, reg);
+        transpose::from_rows(rows, self.lanes, count, mask, |lane, v| out[lane][reg] = v);
+    }
+
+    /// Loads lanes `0..states.len()` from `states`: the inputs, temporaries
+    /// and outputs in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
+    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16, outputs: u16) {
+        let lanes = self.lanes;
+        let count = states.len().min(lanes);
+        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::INPUT, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].inputs[n]);
+        }
+        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::TEMP, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].temps[n]);
+        }
+        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
+            let rows = self.rows4_mut(layout::OUTPUT, n);
+            transpose::to_rows(rows, lanes, count, |lane| states[lane].outputs[n]);
+        }
+        for (lane, state) in states.iter().enumerate().take(count) {
+            self.load_small(lane, state);
+        }
+    }
+
+    /// Stores the lanes of `mask` into `states[lane]`: every temporary and
+    /// output with a row in `rows` (the rows their path wrote; the whole
+    /// register, so the caller loads the registers some instruction writes),
+    /// and `a0`, `aL`, `cmp`.
+    pub fn store_states(&self, states: &mut [UnitState], mask: u32, rows: &RowSet) {
+        let count = states.len().min(self.lanes);
+        for (base, is_temp) in [(layout::TEMP, true), (layout::OUTPUT, false)] {
+            for n in 0..16 {
+                let first = (base + 4 * n) as u16;
+                if !(0..4).any(|c| rows.contains(first + c)) {
+                    continue;
+                }
+                let flat = self.rows4_flat(base, n);
+                transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
+                    let regs = if is_temp {
+                        &mut states[lane].temps
+                    } else {
+                        &mut states[lane].outputs
+                    };
+                    regs[n] = v;
+                });
+            }
+        }
+        for (lane, state) in states.iter_mut().enumerate().take(count) {
+            if mask >> lane & 1 != 0 {
+                state.a0 = [
+                    self.row(layout::A0X)[lane] as i32,
+                    self.row(layout::A0Y)[lane] as i32,
+                ];
+                state.al = self.row(layout::AL)[lane] as i32;
+                state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
+            }
+        }
+    }
+
+    /// Sets lane `lane` of input `v{reg}`.
+    pub fn set_input(&mut self, lane: usize, reg: usize, value: crate::Vec4) {
+        for (c, x) in value.iter().enumerate() {
+            self.row_mut(layout::INPUT + 4 * reg + c)[lane] = x.to_bits();
+        }
+    }
+
+    /// Lane `lane` of output `o{reg}`.
+    pub fn output(&self, lane: usize, reg: usize) -> crate::Vec4 {
+        std::array::from_fn(|c| f32::from_bits(self.row(layout::OUTPUT + 4 * reg + c)[lane]))
+    }
+
+    /// Sets every state row of lane `lane` from `state`.
+    pub fn load_lane(&mut self, lane: usize, state: &UnitState) {
+        let regs = [
+            (layout::INPUT, &state.inputs),
+            (layout::TEMP, &state.temps),
+            (layout::OUTPUT, &state.outputs),
+        ];
+        for (base, file) in regs {
+            for (n, reg) in file.iter().enumerate() {
+                for (c, x) in reg.iter().enumerate() {
+                    self.row_mut(base + 4 * n + c)[lane] = x.to_bits();
+                }
+            }
+        }
+        self.row_mut(layout::A0X)[lane] = state.a0[0] as u32;
+        self.row_mut(layout::A0Y)[lane] = state.a0[1] as u32;
+        self.row_mut(layout::AL)[lane] = state.al as u32;
+        for f in 0..2 {
+            self.row_mut(layout::CMP + f)[lane] = if state.cmp[f] { u32::MAX } else { 0 };
+        }
+    }
+
+    fn load_small(&mut self, lane: usize, state: &UnitState) {
+        self.row_mut(layout::A0X)[lane] = state.a0[0] as u32;
+        self.row_mut(layout::A0Y)[lane] = state.a0[1] as u32;
+        self.row_mut(layout::AL)[lane] = state.al as u32;
+        for f in 0..2 {
+            self.row_mut(layout::CMP + f)[lane] = if state.cmp[f] { u32::MAX } else { 0 };
+        }
+    }
+
+    /// Copies lane `lane`'s state rows (inputs as given) into `state`.
+    pub fn store_lane(&self, lane: usize, state: &mut UnitState) {
+        let f = |row: usize| f32::from_bits(self.row(row)[lane]);
+        for n in 0..16 {
+            for c in 0..4 {
+                state.inputs[n][c] = f(layout::INPUT + 4 * n + c);
+                state.temps[n][c] = f(layout::TEMP + 4 * n + c);
+                state.outputs[n][c] = f(layout::OUTPUT + 4 * n + c);
+            }
+        }
+        state.a0 = [
+            self.row(layout::A0X)[lane] as i32,
+            self.row(layout::A0Y)[lane] as i32,
+        ];
+        state.al = self.row(layout::AL)[lane] as i32;
+        state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
+    }
+
+    /// Copies the rows `rows` (all lanes) from `from`.
+    pub fn copy_rows(&mut self, from: &LaneState, rows: &RowSet) {
+        for (row, count) in rows.runs() {
+            let src = from.start(row as usize);
+            let dst = self.start(row as usize);
+            let n = self.lanes * count as usize;
+            self.words[dst..dst + n].copy_from_slice(&from.words[src..src + n]);
+        }
+    }
+}
+
+/// A program compiled for the wide engine: one function per basic block.
+pub struct WideShader {
+    width: Width,
+    #[cfg(target_arch = "x86_64")]
+    region: ExecRegion,
+    /// Code offset of each IR block's function (`None`: not compiled, handed over).
+    entries: Vec<Option<usize>>,
+    /// Code offset of the F24 input conversion.
+    prologue: Option<usize>,
+    /// The optimised IR the blocks were lowered from.
+    ir: Ir,
+    /// Per block: rows read as it starts and rows it writes.
+    facts: Vec<(RowSet, RowSet)>,
+    /// Per instruction: the index of its block.
+    block_at: Vec<u32>,
+    /// Outputs some instruction writes (bit `n`: `o{n}`).
+    outputs_written: u16,
+    /// Temporaries some instruction writes.
+    temps_written: u16,
+    /// Rows some block reads as it starts.
+    reads: RowSet,
+    /// Rows some block writes.
+    writes: RowSet,
+}
+
+impl std::fmt::Debug for WideShader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WideShader")
+            .field("width", &self.width)
+            .field("blocks", &self.entries.len())
+            .finish()
+    }
+}
+
+/// Signature of a block function: `(register file, uniforms) -> exit
+/// condition lane mask`.
+#[cfg(target_arch = "x86_64")]
+type BlockFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms) -> u32;
+
+/// The wide code could not keep lanes independent (state policy `Carry`): a
+/// register was read before the lane wrote it, or a lane had to be handed
+/// over. The caller runs the vertices one after another instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotIndependent;
+
+/// What a run needs besides the register file.
+pub(crate) struct RunContext<'a> {
+    /// Uniforms as the unit sees them (converted for the precision).
+    pub uniforms: &'a Uniforms,
+    /// The interpreter's invocation, for lanes handed over.
+    pub invocation: &'a Invocation<'a>,
+    /// Instruction budget per vertex.
+    pub budget: u64,
+    /// Entry point.
+    pub entry: u32,
+    /// State policy `Carry`: stop with [`NotIndependent`] where lanes would
+    /// depend on the state they start from.
+    pub carry: bool,
+}
+
+/// A group of lanes still running.
+struct Group {
+    state: Option<Box<LaneState>>,
+    active: u32,
+    progress: Progress,
+    written: RowSet,
+    /// The exit of this block is still to apply, with this outcome.
+    pending: Option<(usize, bool)>,
+}
+
+impl WideShader {
+    /// Compiles `program` for `config` at `width`. Geometry shaders are not
+    /// compiled (they keep the per-invocation path).
+    pub fn compile(
+        program: &Program,
+        config: &ShaderConfig,
+        width: Width,
+    ) -> Result<WideShader, JitError> {
+        if config.kind != ShaderKind::Vertex {
+            return Err(JitError::Unsupported(
+                "the wide engine shades vertex shaders only",
+            ));
+        }
+        if !Width::available().contains(&width) {
+            return Err(JitError::Unsupported(
+                "this host lacks the wide width asked for",
+            ));
+        }
+        super::host_support().map_err(JitError::Unsupported)?;
+        let analysis = crate::analysis::analyse(program, config.entry, config.kind);
+        let built = Ir::from_analysis(program, &analysis, config.kind, config.precision);
+        let ir = ir::opt::optimize(&built);
+        let f24 = config.precision == crate::Precision::F24;
+        let blocks: Vec<lanes::LaneBlock> =
+            ir.blocks.iter().map(|b| lanes::split(b, f24)).collect();
+        let facts: Vec<(RowSet, RowSet)> = blocks.iter().map(|b| (b.reads, b.writes)).collect();
+        let (mut reads, mut writes) = (RowSet::default(), RowSet::default());
+        for b in &blocks {
+            reads.union_with(&b.reads);
+            writes.union_with(&b.writes);
+        }
+        let (mut outputs_written, mut temps_written) = (0u16, 0u16);
+        for b in &blocks {
+            for row in b.writes.rows() {
+                let row = row as usize;
+                if (layout::OUTPUT..layout::OUTPUT + 64).contains(&row) {
+                    outputs_written |= 1 << ((row - layout::OUTPUT) / 4);
+                }
+                if (layout::TEMP..layout::TEMP + 64).contains(&row) {
+                    temps_written |= 1 << ((row - layout::TEMP) / 4);
+                }
+            }
+        }
+        let mut block_at = vec![0u32; program.len()];
+        for (k, b) in ir.blocks.iter().enumerate() {
+            for pc in b.start..=b.last {
+                block_at[pc as usize] = k as u32;
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let inputs = if f24 { program.inputs_read() } else { 0 };
+            let code = super::x64::wide::compile(&blocks, inputs, width)?;
+            let region = ExecRegion::new(&code.bytes)?;
+            Ok(WideShader {
+                width,
+                region,
+                entries: code.entries,
+                prologue: code.prologue,
+                ir,
+                facts,
+                block_at,
+                outputs_written,
+                temps_written,
+                reads,
+                writes,
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (
+                blocks,
+                facts,
+                ir,
+                block_at,
+                outputs_written,
+                temps_written,
+                reads,
+            );
+            Err(JitError::Unsupported(
+                "no wide code generator for this host",
+            ))
+        }
+    }
+
+    /// The outputs some instruction of the program writes (bit `n`: `o{n}`);
+    /// the others keep the value the invocation started with.
+    pub fn outputs_written(&self) -> u16 {
+        self.outputs_written
+    }
+
+    /// The temporaries some instruction of the program writes.
+    pub fn temps_written(&self) -> u16 {
+        self.temps_written
+    }
+
+    /// The rows some block reads as it starts: the only temporary, address
+    /// register and flag rows whose value before a run can matter to it.
+    pub fn rows_read(&self) -> &RowSet {
+        &self.reads
+    }
+
+    /// The rows some block writes (a lane handed over to the interpreter
+    /// reports these as written).
+    pub fn rows_written(&self) -> &RowSet {
+        &self.writes
+    }
+
+    /// The width it was compiled for.
+    pub fn width(&self) -> Width {
+        self.width
+    }
+
+    /// The generated machine code (every block's function and the constant
+    /// pool), for inspection with a disassembler.
+    #[cfg(target_arch = "x86_64")]
+    pub fn code(&self) -> &[u8] {
+        // SAFETY: the region is mapped read+execute and immutable for the life
+        // of `self`; reading it is always allowed.
+        unsafe { std::slice::from_raw_parts(self.region.as_ptr(), self.region.code_len()) }
+    }
+
+    /// Whether a block read before any write makes the lanes depend on the
+    /// state they start from on every path (the entry block reads it): then
+    /// state policy `Carry` never runs wide.
+    pub fn carry_always_dependent(&self, entry: u32) -> bool {
+        match self.ir.locate(entry) {
+            Some((block, 0)) => {
+                let index = self.ir.blocks.iter().position(|b| b.start == block.start);
+                index.is_some_and(|k| self.facts[k].0 != RowSet::default())
+            }
+            _ => true,
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn call(&self, offset: usize, state: &mut LaneState, uniforms: &Uniforms) -> u32 {
+        assert_eq!(
+            state.lanes(),
+            self.width.lanes(),
+            "a register file of this width"
+        );
+        // SAFETY: `offset` is the start of a function compiled with the
+        // `BlockFn` signature into this region, which lives as long as `self`.
+        let f: BlockFn =
+            unsafe { std::mem::transmute::<*const u8, BlockFn>(self.region.as_ptr().add(offset)) };
+        // SAFETY: the function reads and writes only the register file (rows
+        // of `layout::ROWS` with this width's lane count, which `state` has)
+        // and reads the uniforms; both outlive the call and nothing else
+        // accesses them meanwhile.
+        unsafe { f(state.as_mut_ptr(), uniforms) }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn call(&self, _offset: usize, _state: &mut LaneState, _uniforms: &Uniforms) -> u32 {
+        unreachable!("no wide code exists on this host")
+    }
+
+    /// Runs the lanes `active` of `state` (their registers loaded, the F24
+    /// entry conversion of temporaries done) until each stops; `finish` receives
+    /// each set of lanes that stopped together, the register file holding
+    /// their final state, their stop and the rows their path wrote.
+    pub(crate) fn run(
+        &self,
+        state: &mut LaneState,
+        active: u32,
+        cx: &RunContext<'_>,
+        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+    ) -> Result<(), NotIndependent> {
+        if let Some(prologue) = self.prologue {
+            self.call(prologue, state, cx.uniforms);
+        }
+        count_shaded(active.count_ones());
+        let mut first = Group {
+            state: None,
+            active,
+            progress: Progress {
+                flow: FlowState::at(cx.entry),
+                ..Progress::default()
+            },
+            written: RowSet::default(),
+            pending: None,
+        };
+        // Forked groups wait here (no allocation unless lanes diverge).
+        let mut work = Vec::new();
+        self.run_group(state, &mut first, cx, &mut work, finish)?;
+        while let Some(mut group) = work.pop() {
+            let mut own = group.state.take();
+            let lanes = match own.as_deref_mut() {
+                Some(own) => own,
+                None => &mut *state,
+            };
+            self.run_group(lanes, &mut group, cx, &mut work, finish)?;
+        }
+        Ok(())
+    }
+
+    fn run_group(
+        &self,
+        lanes: &mut LaneState,
+        group: &mut Group,
+        cx: &RunContext<'_>,
+        work: &mut Vec<Group>,
+        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+    ) -> Result<(), NotIndependent> {
+        if let Some((k, taken)) = group.pending.take()
+            && let Err(stop) = self.apply_exit(k, taken, lanes, group)
+        {
+            finish(group.active, lanes, stop, &group.written);
+            return Ok(());
+        }
+        loop {
+            let pc = group.progress.flow.pc;
+            let Some(&k) = self.block_at.get(pc as usize) else {
+                finish(group.active, lanes, Stop::EndOfCode, &group.written);
+                return Ok(());
+            };
+            let k = k as usize;
+            let block = &self.ir.blocks[k];
+            let first = pc - block.start;
+            let remaining = cx.budget.saturating_sub(group.progress.executed);
+            let entry = self.entries[k];
+            let whole = first == 0 && remaining >= block.instrs.len() as u64;
+            let (Some(offset), true) = (entry, whole) else {
+                if cx.carry {
+                    return Err(NotIndependent);
+                }
+                self.hand_over(lanes, group, cx, finish);
+                return Ok(());
+            };
+            if cx.carry && !self.facts[k].0.is_subset(&group.written) {
+                return Err(NotIndependent);
+            }
+            let mask = self.call(offset, lanes, cx.uniforms);
+            group.progress.executed += block.instrs.len() as u64;
+            group.written.union_with(&self.facts[k].1);
+            if block.exit == Exit::Next && !block.stack_check {
+                group.progress.flow.pc = block.last + 1;
+                continue;
+            }
+            let conditional = match block.exit {
+                Exit::Jump { .. } | Exit::If { .. } => true,
+                Exit::Call { taken, .. } | Exit::Break { taken } => taken.is_some(),
+                _ => false,
+            };
+            let taken_lanes = mask & group.active;
+            if conditional && taken_lanes != 0 && taken_lanes != group.active {
+                // The lanes diverge: the others continue later on a copy.
+                work.push(Group {
+                    state: Some(Box::new(lanes.clone())),
+                    active: group.active & !mask,
+                    progress: group.progress,
+                    written: group.written,
+                    pending: Some((k, false)),
+                });
+                group.active = taken_lanes;
+            }
+            if let Err(stop) = self.apply_exit(k, taken_lanes != 0, lanes, group) {
+                finish(group.active, lanes, stop, &group.written);
+                return Ok(());
+            }
+        }
+    }
+
+    /// Applies block `k`'s exit (its condition `taken`) and chooses the next PC.
+    fn apply_exit(
+        &self,
+        k: usize,
+        taken: bool,
+        lanes: &mut LaneState,
+        group: &mut Group,
+    ) -> Result<(), Stop> {
+        let block = &self.ir.blocks[k];
+        let (count, increment) = (
+            lanes.header(layout::LOOP_COUNT),
+            lanes.header(layout::LOOP_INCREMENT),
+        );
+        let int = |v: ir::Value| match block.exit {
+            Exit::Loop { count: c, .. } if c == v => count,
+            _ => increment,
+        };
+        let jump = ir::eval::apply_exit(
+            &block.exit,
+            &|_| taken,
+            &int,
+            &mut group.progress,
+            &mut |_| unreachable!("vertex shaders do not emit"),
+        )?;
+        let flow = &mut group.progress.flow;
+        flow.pc = if block.stack_check {
+            // `aL` changes by the same increment in every lane.
+            let mut delta = 0i32;
+            let next = flow.advance(block.last, jump, &mut delta);
+            if delta != 0 {
+                for al in lanes.row_mut(layout::AL) {
+                    *al = (*al as i32).wrapping_add(delta) as u32;
+                }
+            }
+            next
+        } else {
+            jump.unwrap_or(block.last + 1)
+        };
+        Ok(())
+    }
+
+    /// Finishes each lane of `group` on the interpreter from the group's progress.
+    fn hand_over(
+        &self,
+        lanes: &mut LaneState,
+        group: &Group,
+        cx: &RunContext<'_>,
+        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+    ) {
+        let mut unit = UnitState::default();
+        for lane in 0..lanes.lanes() {
+            if group.active >> lane & 1 == 0 {
+                continue;
+            }
+            lanes.store_lane(lane, &mut unit);
+            let mut progress = group.progress;
+            let stop = cx.invocation.run(&mut unit, &mut (), &mut progress);
+            super::frame::count_rust_call();
+            lanes.load_lane(lane, &unit);
+            // The interpreter may have written any register the program writes.
+            finish(1 << lane, lanes, stop, &self.writes);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Moving registers between vertices (a `Vec4` per vertex and register, the
+//! layout of `UnitState` and of emulators' vertex buffers) and the wide
+//! register file (one row of lanes per component): 4×4 transposes with SSE on
+//! x86-64, element by element elsewhere. Lanes come in blocks of four.
+
+use crate::Vec4;
+
+/// Sets lanes `0..count` of the four rows `rows[c * lanes ..][..lanes]`
+/// (component `c`) to `get(lane)`; lanes from `count` up to the next multiple
+/// of four get zeros (inactive lanes, never read back).
+pub(super) fn to_rows(rows: &mut [u32], lanes: usize, count: usize, get: impl Fn(usize) -> Vec4) {
+    debug_assert!(rows.len() >= 4 * lanes && count <= lanes);
+    for first in (0..count).step_by(4) {
+        let v: [Vec4; 4] = std::array::from_fn(|k| {
+            if first + k < count {
+                get(first + k)
+            } else {
+                [0.0; 4]
+            }
+        });
+        let t = transpose(v);
+        for (c, row) in t.iter().enumerate() {
+            let at = c * lanes + first;
+            for (slot, x) in rows[at..at + 4].iter_mut().zip(row) {
+                *slot = x.to_bits();
+            }
+        }
+    }
+}
+
+/// Calls `put(lane, value)` for every lane of `mask` below `count` with the
+/// lane's value of the four rows (component `c` in `rows[c * lanes ..]`).
+pub(super) fn from_rows(
+    rows: &[u32],
+    lanes: usize,
+    count: usize,
+    mask: u32,
+    mut put: impl FnMut(usize, Vec4),
+) {
+    debug_assert!(rows.len() >= 4 * lanes && count <= lanes);
+    for first in (0..count).step_by(4) {
+        if mask >> first & 0xF == 0 {
+            continue;
+        }
+        let v: [Vec4; 4] = std::array::from_fn(|c| {
+            let at = c * lanes + first;
+            std::array::from_fn(|k| f32::from_bits(rows[at + k]))
+        });
+        for (k, value) in transpose(v).into_iter().enumerate() {
+            let lane = first + k;
+            if lane < count && mask >> lane & 1 != 0 {
+                put(lane, value);
+            }
+        }
+    }
+}
+
+/// The 4×4 transpose (rows become columns), bits preserved.
+#[cfg(target_arch = "x86_64")]
+fn transpose(v: [Vec4; 4]) -> [Vec4; 4] {
+    use std::arch::x86_64::{
+        __m128, _mm_loadu_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_storeu_ps, _mm_unpackhi_ps,
+        _mm_unpacklo_ps,
+    };
+    let mut out = [[0.0f32; 4]; 4];
+    // SAFETY: SSE is part of the x86-64 baseline, so the intrinsics are
+    // available on every host; each load reads a `[f32; 4]` and each store
+    // writes one (16 bytes, unaligned forms). Shuffles move bits: no
+    // arithmetic touches a NaN payload.
+    unsafe {
+        let [a, b, c, d]: [__m128; 4] = v.map(|x| _mm_loadu_ps(x.as_ptr()));
+        let ab_lo = _mm_unpacklo_ps(a, b);
+        let cd_lo = _mm_unpacklo_ps(c, d);
+        let ab_hi = _mm_unpackhi_ps(a, b);
+        let cd_hi = _mm_unpackhi_ps(c, d);
+        let rows = [
+            _mm_movelh_ps(ab_lo, cd_lo),
+            _mm_movehl_ps(cd_lo, ab_lo),
+            _mm_movelh_ps(ab_hi, cd_hi),
+            _mm_movehl_ps(cd_hi, ab_hi),
+        ];
+        for (o, r) in out.iter_mut().zip(rows) {
+            _mm_storeu_ps(o.as_mut_ptr(), r);
+        }
+    }
+    out
+}
+
+/// The 4×4 transpose (rows become columns), bits preserved.
+#[cfg(not(target_arch = "x86_64"))]
+fn transpose(v: [Vec4; 4]) -> [Vec4; 4] {
+    std::array::from_fn(|c| std::array::from_fn(|k| v[k][c]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_and_vectors_round_trip_bit_for_bit() {
+        for lanes in [4usize, 8] {
+            for count in 1..=lanes {
+                let value = |lane: usize| -> Vec4 {
+                    std::array::from_fn(|c| f32::from_bits(0x7FC0_0000 | (lane * 4 + c) as u32))
+                };
+                let mut rows = vec![0u32; 4 * lanes];
+                to_rows(&mut rows, lanes, count, value);
+                for lane in 0..count {
+                    for c in 0..4 {
+                        assert_eq!(rows[c * lanes + lane], value(lane)[c].to_bits());
+                    }
+                }
+                let mut seen = vec![None; lanes];
+                from_rows(&rows, lanes, count, 0b1011_0101, |lane, v| {
+                    seen[lane] = Some(v)
+                });
+                for (lane, got) in seen.iter().enumerate() {
+                    let expected =
+                        (lane < count && 0b1011_0101 >> lane & 1 != 0).then(|| value(lane));
+                    assert_eq!(
+                        got.map(|v| v.map(f32::to_bits)),
+                        expected.map(|v| v.map(f32::to_bits)),
+                        "{lanes} lanes, {count} used, lane {lane}"
+                    );
+                }
+            }
+        }
+    }
+}

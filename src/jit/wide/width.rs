@@ -1,0 +1,51 @@
+//! The widths of the wide engine.
+
+/// How many lanes (vertices) one call of generated code shades, and with which
+/// instruction set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// 4 lanes in `xmm` registers (SSE4.1).
+    Sse41,
+    /// 8 lanes in `ymm` registers (AVX2).
+    Avx2,
+}
+
+impl Width {
+    /// Lanes per call.
+    ///
+    /// ```
+    /// use pica_jit::jit::wide::Width;
+    /// assert_eq!(Width::Sse41.lanes(), 4);
+    /// assert_eq!(Width::Avx2.lanes(), 8);
+    /// ```
+    pub fn lanes(self) -> usize {
+        match self {
+            Width::Sse41 => 4,
+            Width::Avx2 => 8,
+        }
+    }
+
+    /// The widths this host can run, widest first (empty where the wide engine
+    /// has no code generator).
+    pub fn available() -> Vec<Width> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut out = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::jit::memory::host_support().is_ok()
+                && std::arch::is_x86_feature_detected!("sse4.1")
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    out.push(Width::Avx2);
+                }
+                out.push(Width::Sse41);
+            }
+        }
+        out
+    }
+
+    /// The widest width this host runs.
+    pub fn best() -> Option<Width> {
+        Width::available().first().copied()
+    }
+}

@@ -1,0 +1,574 @@
+//! The x86-64 wide lowering: each block of lane operations
+//! ([`crate::jit::wide::lanes`]) becomes one function
+//! `(register file, uniforms) -> exit mask` that runs the block for every
+//! lane at once (`xmm` for 4 lanes, `ymm` for 8).
+//!
+//! Values live in registers 1–11, allocated linearly in operation order (a
+//! register is freed at its value's last use; when none is free the value
+//! used last is evicted: loaded again if it is a constant, a uniform or a row
+//! the block does not write, else spilled to a spill row of the register
+//! file). Registers 0 and 12–15 are scratch inside one operation. The float24
+//! and PICA multiply sequences are the single-vertex lowering's
+//! (`lower/prims.rs`), instruction for instruction, on whole rows: same
+//! operations, same order, same constants from [`crate::arith`].
+
+mod isa;
+
+use crate::arith::f24;
+use crate::ir::{BinOp, UnOp};
+use crate::isa::CmpOp;
+use crate::jit::JitError;
+use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
+use crate::jit::wide::layout;
+use crate::jit::wide::width::Width;
+use crate::state::Uniforms;
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+use isa::{SCRATCH_CONST, U, V, WideAsm};
+use std::mem::offset_of;
+
+const FIRST_REG: u8 = 1;
+const LAST_REG: u8 = 11;
+const S1: u8 = 12;
+const S2: u8 = 13;
+const S3: u8 = 14;
+const _: () = assert!(SCRATCH_CONST > S3);
+
+/// The machine code of a wide shader.
+pub(crate) struct WideCode {
+    pub bytes: Vec<u8>,
+    /// Offset of each block's function (`None`: the lowering gave up on it).
+    pub entries: Vec<Option<usize>>,
+    /// Offset of the F24 input conversion, when there is one.
+    pub prologue: Option<usize>,
+}
+
+/// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
+/// inputs the prologue converts.
+pub(crate) fn compile(
+    blocks: &[LaneBlock],
+    convert_inputs: u16,
+    width: Width,
+) -> Result<WideCode, JitError> {
+    let mut a = WideAsm::new(width);
+    let mxcsr = a.pool_label(0x1F80);
+    let prologue = (convert_inputs != 0).then(|| {
+        let at = a.ops.offset().0;
+        let mut f = Function::new(&mut a, mxcsr);
+        f.enter();
+        for n in 0..16 {
+            if convert_inputs >> n & 1 == 0 {
+                continue;
+            }
+            for c in 0..4 {
+                let off = f.row(layout::INPUT + 4 * n + c);
+                f.a.load(1, off);
+                f.f24_load(1);
+                let off = f.row(layout::CONVERTED + 4 * n + c);
+                f.a.store(off, 1);
+            }
+        }
+        dynasm!(f.a.ops ; .arch x64 ; xor eax, eax);
+        f.leave();
+        at
+    });
+    let mut entries = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let at = a.ops.offset().0;
+        let mut f = Function::new(&mut a, mxcsr);
+        match f.block(block) {
+            Ok(()) => entries.push(Some(at)),
+            Err(JitError::Lowering(_)) => {
+                // Nothing jumps here; the driver hands this block over.
+                entries.push(None);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    a.emit_pool();
+    let bytes = a
+        .ops
+        .finalize()
+        .map_err(|e| JitError::Assemble(format!("{e:?}")))?;
+    Ok(WideCode {
+        bytes,
+        entries,
+        prologue,
+    })
+}
+
+/// Where a value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    None,
+    Reg(u8),
+    Spill(u16),
+    /// Evicted; emitted again when needed.
+    Remat,
+}
+
+/// Out-of-line code of one function.
+struct ExactMul {
+    label: DynamicLabel,
+    back: DynamicLabel,
+    d: u8,
+    a: u8,
+    b: u8,
+}
+
+/// One generated function.
+struct Function<'a> {
+    a: &'a mut WideAsm,
+    lanes: usize,
+    mxcsr: DynamicLabel,
+    loc: Vec<Loc>,
+    last_use: Vec<u32>,
+    remat: Vec<bool>,
+    holder: [Option<LaneRef>; 16],
+    free_spills: Vec<u16>,
+    gathered: Vec<bool>,
+    cold: Vec<ExactMul>,
+    /// The block's operations (to emit an evicted one again).
+    ops: Vec<LaneOp>,
+}
+
+/// `last_use` of values the exit reads (after every operation).
+const AT_EXIT: u32 = u32::MAX - 1;
+const NEVER: u32 = u32::MAX;
+
+impl<'a> Function<'a> {
+    fn new(a: &'a mut WideAsm, mxcsr: DynamicLabel) -> Function<'a> {
+        let lanes = a.width.lanes();
+        Function {
+            a,
+            lanes,
+            mxcsr,
+            loc: Vec::new(),
+            last_use: Vec::new(),
+            remat: Vec::new(),
+            holder: [None; 16],
+            free_spills: (0..layout::SPILL_SLOTS as u16).rev().collect(),
+            gathered: Vec::new(),
+            cold: Vec::new(),
+            ops: Vec::new(),
+        }
+    }
+
+    fn row(&self, row: usize) -> i32 {
+        layout::row_offset(row, self.lanes)
+    }
+
+    /// Runs with the default floating-point environment whatever the host set.
+    fn enter(&mut self) {
+        let saved = layout::SAVED_FP;
+        let mxcsr = self.mxcsr;
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; stmxcsr [rdi + saved]
+            ; cmp DWORD [rdi + saved], 0x1F80
+            ; je >fp_ok
+            ; ldmxcsr [=>mxcsr]
+            ; fp_ok:
+        );
+    }
+
+    /// Restores the host's floating-point environment and returns `eax`.
+    fn leave(&mut self) {
+        let saved = layout::SAVED_FP;
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp DWORD [rdi + saved], 0x1F80
+            ; je >fp_restored
+            ; ldmxcsr [rdi + saved]
+            ; fp_restored:
+        );
+        self.a.leave();
+        dynasm!(self.a.ops ; .arch x64 ; ret);
+        for cold in std::mem::take(&mut self.cold) {
+            dynasm!(self.a.ops ; .arch x64 ; =>cold.label);
+            self.exact_pica_mul(cold.d, cold.a, cold.b);
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>cold.back);
+        }
+    }
+
+    fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        if block.gathers as usize > layout::MAX_GATHERS {
+            return Err(JitError::Lowering(
+                "too many relative reads in a block".into(),
+            ));
+        }
+        let n = block.ops.len();
+        self.loc = vec![Loc::None; n];
+        self.last_use = vec![NEVER; n];
+        for (k, op) in block.ops.iter().enumerate() {
+            for o in op.operands() {
+                self.last_use[o as usize] = k as u32;
+            }
+        }
+        let exit_values = block
+            .exit_cond
+            .into_iter()
+            .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
+        for v in exit_values {
+            self.last_use[v as usize] = AT_EXIT;
+        }
+        self.remat = block
+            .ops
+            .iter()
+            .map(|op| match *op {
+                LaneOp::Const(_) | LaneOp::Uniform(_) | LaneOp::UniformByte { .. } => true,
+                LaneOp::Row(row) => !block.writes.contains(row),
+                _ => false,
+            })
+            .collect();
+        self.gathered = vec![false; block.gathers as usize];
+        self.ops = block.ops.clone();
+        self.enter();
+        for (k, op) in block.ops.iter().enumerate() {
+            self.lower(k as LaneRef, *op)?;
+        }
+        match block.exit_cond {
+            Some(cond) => {
+                let r = self.reg_of(cond, &[])?;
+                self.a.movmsk(r);
+            }
+            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
+        }
+        if let Some((count, increment)) = block.loop_values {
+            let r = self.reg_of(count, &[])?;
+            self.a.store_lane0(layout::LOOP_COUNT, r);
+            let r = self.reg_of(increment, &[count])?;
+            self.a.store_lane0(layout::LOOP_INCREMENT, r);
+        }
+        self.leave();
+        Ok(())
+    }
+
+    fn release(&mut self, operands: &[LaneRef], at: LaneRef) {
+        for &v in operands {
+            if self.last_use[v as usize] == at {
+                match self.loc[v as usize] {
+                    Loc::Reg(r) => self.holder[r as usize] = None,
+                    Loc::Spill(slot) => self.free_spills.push(slot),
+                    Loc::None | Loc::Remat => {}
+                }
+                self.loc[v as usize] = Loc::None;
+            }
+        }
+    }
+
+    /// A free register, evicting the value used last (never one of `keep`).
+    fn alloc(&mut self, keep: &[LaneRef]) -> Result<u8, JitError> {
+        if let Some(r) = (FIRST_REG..=LAST_REG).find(|&r| self.holder[r as usize].is_none()) {
+            return Ok(r);
+        }
+        let victim = (FIRST_REG..=LAST_REG)
+            .filter_map(|r| self.holder[r as usize].map(|v| (r, v)))
+            .filter(|(_, v)| !keep.contains(v))
+            .max_by_key(|&(_, v)| (self.remat[v as usize], self.last_use[v as usize]));
+        let Some((r, v)) = victim else {
+            return Err(JitError::Lowering("no register to evict".into()));
+        };
+        self.holder[r as usize] = None;
+        if self.remat[v as usize] {
+            self.loc[v as usize] = Loc::Remat;
+        } else {
+            let slot = self
+                .free_spills
+                .pop()
+                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+            self.loc[v as usize] = Loc::Spill(slot);
+            let off = self.row(layout::SPILL + slot as usize);
+            self.a.store(off, r);
+        }
+        Ok(r)
+    }
+
+    /// The register holding `v`, loading it again if it was evicted.
+    fn reg_of(&mut self, v: LaneRef, keep: &[LaneRef]) -> Result<u8, JitError> {
+        match self.loc[v as usize] {
+            Loc::Reg(r) => Ok(r),
+            Loc::Spill(slot) => {
+                let r = self.alloc(keep)?;
+                let off = self.row(layout::SPILL + slot as usize);
+                self.a.load(r, off);
+                self.free_spills.push(slot);
+                self.loc[v as usize] = Loc::Reg(r);
+                self.holder[r as usize] = Some(v);
+                Ok(r)
+            }
+            Loc::Remat => {
+                let r = self.alloc(keep)?;
+                self.emit(self.ops[v as usize], r, &[])?;
+                self.loc[v as usize] = Loc::Reg(r);
+                self.holder[r as usize] = Some(v);
+                Ok(r)
+            }
+            Loc::None => Err(JitError::Lowering(format!(
+                "lane value {v} used before it is computed"
+            ))),
+        }
+    }
+
+    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
+        let mut operands = [0; 3];
+        let mut count = 0;
+        for o in op.operands() {
+            operands[count] = o;
+            count += 1;
+        }
+        let operands = &operands[..count];
+        let mut regs = [0u8; 3];
+        for (i, &o) in operands.iter().enumerate() {
+            regs[i] = self.reg_of(o, operands)?;
+        }
+        if let LaneOp::Store(row, _) = op {
+            let off = self.row(row as usize);
+            self.a.store(off, regs[0]);
+            self.release(operands, k);
+            return Ok(());
+        }
+        let d = self.alloc(operands)?;
+        self.holder[d as usize] = Some(k);
+        self.loc[k as usize] = Loc::Reg(d);
+        self.emit(op, d, &regs[..count])?;
+        self.release(operands, k);
+        if self.last_use[k as usize] == NEVER {
+            self.holder[d as usize] = None;
+            self.loc[k as usize] = Loc::None;
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, op: LaneOp, d: u8, r: &[u8]) -> Result<(), JitError> {
+        match op {
+            LaneOp::Const(bits) => self.a.constant(d, bits),
+            LaneOp::Row(row) => {
+                let off = self.row(row as usize);
+                self.a.load(d, off);
+            }
+            LaneOp::Uniform(off) => self.a.broadcast(d, off as i32),
+            LaneOp::UniformByte { offset, mask } => {
+                let off = offset as i32;
+                dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [rsi + off]);
+                if mask {
+                    dynasm!(self.a.ops ; .arch x64 ; neg eax);
+                }
+                self.a.broadcast_eax(d);
+            }
+            LaneOp::Gather { comp, group, .. } => {
+                if !self.gathered[group as usize] {
+                    self.gather(r[0], group);
+                    self.gathered[group as usize] = true;
+                }
+                let off = self.row(layout::GATHER + 4 * group as usize + comp as usize);
+                self.a.load(d, off);
+            }
+            LaneOp::Unary(u, _) => self.unary(u, d, r[0]),
+            LaneOp::Binary(b, _, _) => self.binary(b, d, r[0], r[1]),
+            LaneOp::FCmp(c, _, _) => {
+                let (swap, p) = match c {
+                    CmpOp::True6 | CmpOp::True7 => {
+                        self.a.constant(d, u32::MAX);
+                        return Ok(());
+                    }
+                    CmpOp::Eq => (false, 0),
+                    CmpOp::Ne => (false, 4), // unordered or not equal
+                    CmpOp::Lt => (false, 1),
+                    CmpOp::Le => (false, 2),
+                    CmpOp::Gt => (true, 1),
+                    CmpOp::Ge => (true, 2),
+                };
+                let (x, y) = if swap { (r[1], r[0]) } else { (r[0], r[1]) };
+                self.a.v3(V::Cmpps(p), d, x, y);
+            }
+            LaneOp::ICmp(c, _, _) => {
+                let (x, y) = (r[0], r[1]);
+                let (op, x, y, invert) = match c {
+                    CmpOp::True6 | CmpOp::True7 => {
+                        self.a.constant(d, u32::MAX);
+                        return Ok(());
+                    }
+                    CmpOp::Eq => (V::Pcmpeqd, x, y, false),
+                    CmpOp::Ne => (V::Pcmpeqd, x, y, true),
+                    CmpOp::Gt => (V::Pcmpgtd, x, y, false),
+                    CmpOp::Lt => (V::Pcmpgtd, y, x, false),
+                    CmpOp::Le => (V::Pcmpgtd, x, y, true),
+                    CmpOp::Ge => (V::Pcmpgtd, y, x, true),
+                };
+                self.a.v3(op, d, x, y);
+                if invert {
+                    self.a.not(d);
+                }
+            }
+            LaneOp::Select(..) => self.a.select(d, r[2], r[1], r[0]),
+            LaneOp::Store(..) => unreachable!("stores define no value"),
+        }
+        Ok(())
+    }
+
+    /// Gathers `c[slot]` per lane into the four rows of `group` (1.0 for a
+    /// slot outside `0..96`).
+    fn gather(&mut self, slot: u8, group: u16) {
+        let index = self.row(layout::INDEX);
+        self.a.store(index, slot);
+        let rows = self.row(layout::GATHER + 4 * group as usize);
+        let stride = (4 * self.lanes) as i32;
+        let floats = offset_of!(Uniforms, f) as i32;
+        let ones = self.a.pool_label(1.0f32.to_bits());
+        for lane in 0..self.lanes as i32 {
+            let at = index + 4 * lane;
+            let out = rows + 4 * lane;
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; mov eax, [rdi + at]
+                ; mov ecx, eax
+                ; shl ecx, 4
+                ; lea rcx, [rsi + rcx + floats]
+                ; lea rdx, [=>ones]
+                ; cmp eax, 95
+                ; cmova rcx, rdx
+                ; mov eax, [rcx]
+                ; mov [rdi + out], eax
+                ; mov eax, [rcx + 4]
+                ; mov [rdi + out + stride], eax
+                ; mov eax, [rcx + 8]
+                ; mov [rdi + out + 2 * stride], eax
+                ; mov eax, [rcx + 12]
+                ; mov [rdi + out + 3 * stride], eax
+            );
+        }
+    }
+
+    fn unary(&mut self, u: UnOp, d: u8, a: u8) {
+        match u {
+            UnOp::Floor => self.a.u(U::Floor, d, a),
+            UnOp::Sqrt => self.a.u(U::Sqrt, d, a),
+            UnOp::FlipSign => self.a.v3c(V::Xorps, d, a, 0x8000_0000),
+            UnOp::Canonicalize => {
+                self.a.copy(d, a);
+                self.canonicalize(d);
+            }
+            UnOp::F24Load => {
+                self.a.copy(d, a);
+                self.f24_load(d);
+            }
+            UnOp::F24Flush => {
+                // |x| < 2^-62 → +0, everything else unchanged.
+                self.a.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
+                self.a.v3c(V::Pcmpgtd, S1, S1, f24::MIN_NORMAL_BITS - 1);
+                self.a.v3(V::Andps, d, a, S1);
+            }
+            UnOp::F24Quantize => {
+                self.a.copy(d, a);
+                // S2 = |bits|, S3 = truncated mantissa, +0 below 2^-62.
+                self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+                self.a.v3c(V::Andps, S3, d, f24::MANTISSA_MASK);
+                self.a.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
+                self.a.v3(V::Andps, S3, S3, S1);
+                self.f24_tail(d, S3, S1);
+            }
+            UnOp::ToI32 => {
+                // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
+                // i32::MAX and NaN → 0 (`arith::mova`).
+                self.a.u(U::Cvttps2dq, d, a);
+                self.a.constant(S1, 0x4F00_0000);
+                self.a.v3(V::Cmpps(2), S1, S1, a); // 2^31 <= x
+                self.a.select_c(d, d, 0x7FFF_FFFF, S1);
+                self.a.v3(V::Cmpps(7), S1, a, a); // ordered
+                self.a.v3(V::Andps, d, d, S1);
+            }
+            UnOp::ToF32 => self.a.u(U::Cvtdq2ps, d, a),
+            UnOp::Bits | UnOp::FromBits => self.a.copy(d, a),
+            UnOp::Shl(n) => self.a.u(U::Pslld(n as i8), d, a),
+            UnOp::Sar(n) => self.a.u(U::Psrad(n as i8), d, a),
+            UnOp::Shr(n) => self.a.u(U::Psrld(n as i8), d, a),
+            UnOp::Not => {
+                self.a.copy(d, a);
+                self.a.not(d);
+            }
+        }
+    }
+
+    /// NaN lanes of `d` → the canonical NaN.
+    fn canonicalize(&mut self, d: u8) {
+        self.a.v3(V::Cmpps(3), S1, d, d);
+        self.a
+            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), S1);
+    }
+
+    /// `arith::f24::load` in place.
+    fn f24_load(&mut self, d: u8) {
+        // S2 = |bits|; S3 = normal path (truncated mantissa); S1 = subnormal
+        // path trunc(x * 2^78) * 2^-78.
+        self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+        self.a.v3c(V::Andps, S3, d, f24::MANTISSA_MASK);
+        self.a.v3c(V::Mulps, S1, d, f24::SUBNORMAL_SCALE.to_bits());
+        self.a.u(U::Cvttps2dq, S1, S1);
+        self.a.u(U::Cvtdq2ps, S1, S1);
+        self.a
+            .v3c(V::Mulps, S1, S1, f24::SUBNORMAL_QUANTUM.to_bits());
+        // At or above 2^-62: the normal path.
+        self.a.v3c(V::Pcmpgtd, 0, S2, f24::MIN_NORMAL_BITS - 1);
+        self.a.select(S1, S1, S3, 0);
+        self.f24_tail(d, S1, S3);
+    }
+
+    /// Shared tail of the float24 conversions: `S2` = |bits of d|, `fin` = the
+    /// finite result, `tmp` a free scratch register; writes `d` = ±inf for
+    /// |x| ≥ 2^64, canonical NaN for NaN, else `fin`.
+    fn f24_tail(&mut self, d: u8, fin: u8, tmp: u8) {
+        self.a.v3c(V::Andps, tmp, d, 0x8000_0000);
+        self.a.v3c(V::Orps, tmp, tmp, 0x7F80_0000);
+        self.a.v3c(V::Pcmpgtd, 0, S2, f24::OVERFLOW_BITS - 1);
+        self.a.select(fin, fin, tmp, 0);
+        self.a.v3c(V::Pcmpgtd, 0, S2, 0x7F80_0000);
+        self.a
+            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), 0);
+    }
+
+    /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →
+    /// +0, any other NaN → the canonical NaN.
+    fn exact_pica_mul(&mut self, d: u8, a: u8, b: u8) {
+        self.a.v3(V::Mulps, d, a, b);
+        self.a.v3(V::Cmpps(7), S2, a, b); // neither operand NaN
+        self.a.v3(V::Cmpps(3), S1, d, d); // product NaN
+        self.a.v3(V::Andps, S2, S2, S1); // inf * 0
+        self.a
+            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), S1);
+        self.a.v3(V::Andnps, S2, S2, d);
+        self.a.copy(d, S2);
+    }
+
+    fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
+        match op {
+            BinOp::FAdd => self.a.v3(V::Addps, d, a, b),
+            BinOp::FSub => self.a.v3(V::Subps, d, a, b),
+            BinOp::FMul => self.a.v3(V::Mulps, d, a, b),
+            BinOp::FDiv => self.a.v3(V::Divps, d, a, b),
+            BinOp::PicaMul => {
+                // The IEEE product is the PICA one unless a lane is NaN: then
+                // the exact sequence runs out of line.
+                self.a.v3(V::Mulps, d, a, b);
+                self.a.v3(V::Cmpps(3), S1, d, d);
+                self.a.test_zero(S1);
+                let label = self.a.ops.new_dynamic_label();
+                let back = self.a.ops.new_dynamic_label();
+                dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
+                self.cold.push(ExactMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                });
+            }
+            // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
+            BinOp::PicaMax => self.a.v3(V::Maxps, d, a, b),
+            BinOp::PicaMin => self.a.v3(V::Minps, d, a, b),
+            BinOp::IAdd => self.a.v3(V::Paddd, d, a, b),
+            BinOp::ISub => self.a.v3(V::Psubd, d, a, b),
+            BinOp::And | BinOp::BAnd => self.a.v3(V::Andps, d, a, b),
+            BinOp::Or | BinOp::BOr => self.a.v3(V::Orps, d, a, b),
+        }
+    }
+}
