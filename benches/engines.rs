@@ -109,32 +109,7 @@ fn default_subject() -> Subject {
     u.apply_constants(&dvle.constants);
     support::apply_demo_uniforms(&mut u);
     let mut rng = Rng(0x5eed_0001);
-    let vertices = (0..BATCH)
-        .map(|_| {
-            let mut v: Vertex = [[0.0; 4]; 16];
-            v[0] = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(0.5, 1.5),
-                1.0,
-            ];
-            let n = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(0.1, 1.0),
-            ];
-            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-            v[1] = [n[0] / len, n[1] / len, n[2] / len, 0.0];
-            v[2] = [
-                rng.range(0.0, 1.0),
-                rng.range(0.0, 1.0),
-                rng.range(0.0, 1.0),
-                1.0,
-            ];
-            v[3] = [rng.range(0.0, 1.0), rng.range(0.0, 1.0), 0.0, 0.0];
-            v
-        })
-        .collect();
+    let vertices = (0..BATCH).map(|_| rng.demo_vertex()).collect();
     Subject {
         name: "default".to_owned(),
         program,

@@ -250,26 +250,7 @@ fn default_draw() -> Draw {
     uniforms.apply_constants(&dvle.constants);
     support::apply_demo_uniforms(&mut uniforms);
     let mut rng = Rng(0x5eed_0101);
-    let inputs = (0..DRAW)
-        .map(|_| {
-            let mut v: VertexRegisters = [[0.0; 4]; 16];
-            v[0] = [
-                rng.range(-1.0, 1.0),
-                rng.range(-1.0, 1.0),
-                rng.range(0.5, 1.5),
-                1.0,
-            ];
-            v[1] = rng.normal();
-            v[2] = [
-                rng.range(0.0, 1.0),
-                rng.range(0.0, 1.0),
-                rng.range(0.0, 1.0),
-                1.0,
-            ];
-            v[3] = [rng.range(0.0, 1.0), rng.range(0.0, 1.0), 0.0, 0.0];
-            v
-        })
-        .collect();
+    let inputs = (0..DRAW).map(|_| rng.demo_vertex()).collect();
     Draw {
         name: "default".into(),
         id_prefix: String::new(),

@@ -83,6 +83,27 @@ impl Rng {
         v
     }
 
+    /// A plausible vertex for the embedded default shader: a position in front
+    /// of the camera, a unit normal, a colour, a texture coordinate.
+    pub fn demo_vertex(&mut self) -> [pica_jit::Vec4; 16] {
+        let mut v = [[0.0; 4]; 16];
+        v[0] = [
+            self.range(-1.0, 1.0),
+            self.range(-1.0, 1.0),
+            self.range(0.5, 1.5),
+            1.0,
+        ];
+        v[1] = self.normal();
+        v[2] = [
+            self.range(0.0, 1.0),
+            self.range(0.0, 1.0),
+            self.range(0.0, 1.0),
+            1.0,
+        ];
+        v[3] = [self.range(0.0, 1.0), self.range(0.0, 1.0), 0.0, 0.0];
+        v
+    }
+
     /// A unit vector in `(x, y, z)` with `w = 0`, z away from the viewer.
     pub fn normal(&mut self) -> [f32; 4] {
         let n = [
