@@ -28,6 +28,7 @@
 pub(crate) mod batch;
 pub mod lanes;
 pub mod layout;
+pub(crate) mod plan;
 mod transpose;
 pub(crate) mod width;
 
@@ -40,6 +41,8 @@ use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{Uniforms, UnitState};
 use lanes::RowSet;
+pub(crate) use plan::{KernelPlan, StatePlan};
+use transpose::File;
 
 use super::JitError;
 #[cfg(target_arch = "x86_64")]
@@ -56,6 +59,18 @@ std::thread_local! {
 /// engine ran.
 pub fn vertices_shaded() -> u64 {
     SHADED.with(std::cell::Cell::get)
+}
+
+std::thread_local! {
+    /// Vertices the batch kernel shaded on this thread (see [`kernel_vertices`]).
+    static KERNEL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many vertices the batch kernel (one call for every whole group of a
+/// straight-line program's batch: no driver between blocks) has shaded on
+/// this thread; they count in [`vertices_shaded`] too.
+pub fn kernel_vertices() -> u64 {
+    KERNEL.with(std::cell::Cell::get)
 }
 
 fn count_shaded(n: u32) {
@@ -150,59 +165,54 @@ impl LaneState {
         transpose::from_rows(rows, self.lanes, count, mask, |lane, v| out[lane][reg] = v);
     }
 
-    /// Loads lanes `0..states.len()` from `states`: the inputs, temporaries
-    /// and outputs in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
-    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16, outputs: u16) {
+    /// Loads lanes `0..states.len()` from `states`, as `plan` says: the rows
+    /// of the other lanes and registers keep whatever they held (no path
+    /// reads them before writing them).
+    pub(crate) fn load_states(&mut self, states: &[UnitState], plan: &StatePlan) {
         let lanes = self.lanes;
-        let count = states.len().min(lanes);
-        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::INPUT, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].inputs[n]);
+        let files = [
+            (layout::INPUT, File::Input, plan.inputs),
+            (layout::TEMP, File::Temp, plan.temps),
+            (layout::OUTPUT, File::Output, plan.outputs),
+        ];
+        for (base, file, mask) in files {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                let rows = self.rows4_mut(base, n);
+                transpose::states_to_rows(rows, lanes, states, file, n);
+            }
         }
-        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::TEMP, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].temps[n]);
-        }
-        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::OUTPUT, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].outputs[n]);
-        }
-        for (lane, state) in states.iter().enumerate().take(count) {
-            self.load_small(lane, state);
+        if plan.small {
+            for (lane, state) in states.iter().enumerate() {
+                self.load_small(lane, state);
+            }
         }
     }
 
-    /// Stores the lanes of `mask` into `states[lane]`: every temporary and
-    /// output with a row in `rows` (the rows their path wrote; the whole
-    /// register, so the caller loads the registers some instruction writes),
-    /// and `a0`, `aL`, `cmp`.
+    /// Stores the lanes of `mask` into `states[lane]`: the temporary, output,
+    /// address register and flag components in `rows` (the rows their path
+    /// wrote; the others keep the state's values).
     pub fn store_states(&self, states: &mut [UnitState], mask: u32, rows: &RowSet) {
-        let count = states.len().min(self.lanes);
-        for (base, is_temp) in [(layout::TEMP, true), (layout::OUTPUT, false)] {
+        for (base, file) in [(layout::TEMP, File::Temp), (layout::OUTPUT, File::Output)] {
+            if !rows.any_in(base, 64) {
+                continue;
+            }
             for n in 0..16 {
-                let first = (base + 4 * n) as u16;
-                if !(0..4).any(|c| rows.contains(first + c)) {
-                    continue;
+                let comps = rows.register(base, n);
+                if comps != 0 {
+                    let flat = self.rows4_flat(base, n);
+                    transpose::rows_to_states(flat, self.lanes, states, mask, file, n, comps);
                 }
-                let flat = self.rows4_flat(base, n);
-                transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
-                    let regs = if is_temp {
-                        &mut states[lane].temps
-                    } else {
-                        &mut states[lane].outputs
-                    };
-                    regs[n] = v;
-                });
             }
         }
-        for (lane, state) in states.iter_mut().enumerate().take(count) {
-            if mask >> lane & 1 != 0 {
-                state.a0 = [
-                    self.row(layout::A0X)[lane] as i32,
-                    self.row(layout::A0Y)[lane] as i32,
-                ];
-                state.al = self.row(layout::AL)[lane] as i32;
-                state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
+        if !rows.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X) {
+            return;
+        }
+        let small = (layout::A0X..layout::STATE_ROWS).filter(|&r| rows.contains(r as u16));
+        for row in small {
+            for (lane, state) in states.iter_mut().enumerate() {
+                if mask >> lane & 1 != 0 {
+                    set_row(state, row, self.row(row)[lane]);
+                }
             }
         }
     }
@@ -302,6 +312,12 @@ pub struct WideShader {
     reads: RowSet,
     /// Rows some block writes.
     writes: RowSet,
+    /// What a batch of independent states loads.
+    plan: StatePlan,
+    /// The batch kernel's code offset and the instructions it executes per
+    /// vertex.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    kernel: Option<(usize, u64)>,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -318,11 +334,36 @@ impl std::fmt::Debug for WideShader {
 #[cfg(target_arch = "x86_64")]
 type BlockFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms) -> u32;
 
+/// Signature of the batch kernel: `(register file, uniforms, states, groups) -> 0`.
+#[cfg(target_arch = "x86_64")]
+type KernelFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms, *mut UnitState, usize) -> u32;
+
 /// The wide code could not keep lanes independent (state policy `Carry`): a
 /// register was read before the lane wrote it, or a lane had to be handed
 /// over. The caller runs the vertices one after another instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotIndependent;
+
+/// Where the lanes of a run go when they stop.
+pub(crate) trait LaneSink {
+    /// The lanes `mask` stopped with `stop`; `file` holds their final state
+    /// in the rows their path wrote (`rows`).
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet);
+
+    /// Sets `state` to the state lane `lane` started from (after the entry
+    /// conversion) and returns true, for a lane handed over to the
+    /// interpreter; false when the register file was loaded with every row of
+    /// the lane's state instead.
+    fn start_state(&mut self, _lane: usize, _state: &mut UnitState) -> bool {
+        false
+    }
+}
+
+impl<F: FnMut(u32, &LaneState, Stop, &RowSet)> LaneSink for F {
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet) {
+        self(mask, file, stop, rows)
+    }
+}
 
 /// What a run needs besides the register file.
 pub(crate) struct RunContext<'a> {
@@ -392,16 +433,43 @@ impl WideShader {
                 }
             }
         }
+        let registers_read = |base: usize| {
+            (0..16).fold(0u16, |m, n| {
+                m | u16::from(reads.register(base, n) != 0) << n
+            })
+        };
+        let plan = StatePlan {
+            inputs: program.inputs_read(),
+            temps: registers_read(layout::TEMP),
+            outputs: registers_read(layout::OUTPUT),
+            small: (layout::A0X..layout::STATE_ROWS).any(|r| reads.contains(r as u16)),
+        };
         let mut block_at = vec![0u32; program.len()];
         for (k, b) in ir.blocks.iter().enumerate() {
             for pc in b.start..=b.last {
                 block_at[pc as usize] = k as u32;
             }
         }
+        let kernel_plan = straight_path(&ir, &block_at, config.entry).map(|path| {
+            let mut store = RowSet::default();
+            for &k in &path {
+                store.union_with(&facts[k].1);
+            }
+            KernelPlan {
+                instructions: path.iter().map(|&k| ir.blocks[k].instrs.len() as u64).sum(),
+                blocks: path,
+                load: plan,
+                store,
+            }
+        });
         #[cfg(target_arch = "x86_64")]
         {
             let inputs = if f24 { program.inputs_read() } else { 0 };
-            let code = super::x64::wide::compile(&blocks, inputs, width)?;
+            let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
+            let kernel = code
+                .kernel
+                .zip(kernel_plan)
+                .map(|(at, plan)| (at, plan.instructions));
             let region = ExecRegion::new(&code.bytes)?;
             Ok(WideShader {
                 width,
@@ -415,6 +483,8 @@ impl WideShader {
                 temps_written,
                 reads,
                 writes,
+                plan,
+                kernel,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -427,6 +497,8 @@ impl WideShader {
                 outputs_written,
                 temps_written,
                 reads,
+                plan,
+                kernel_plan,
             );
             Err(JitError::Unsupported(
                 "no wide code generator for this host",
@@ -455,6 +527,18 @@ impl WideShader {
     /// reports these as written).
     pub fn rows_written(&self) -> &RowSet {
         &self.writes
+    }
+
+    /// What a batch of independent states loads into the register file.
+    pub(crate) fn state_plan(&self) -> &StatePlan {
+        &self.plan
+    }
+
+    /// Whether the program has a batch kernel: it runs straight from its
+    /// entry point to `end`, and `run_batch` shades each whole group of
+    /// states with one call of generated code ([`kernel_vertices`]).
+    pub fn has_batch_kernel(&self) -> bool {
+        self.kernel.is_some()
     }
 
     /// The width it was compiled for.
@@ -502,6 +586,64 @@ impl WideShader {
         unsafe { f(state.as_mut_ptr(), uniforms) }
     }
 
+    /// Runs whole groups of states (`states.len()` is a multiple of the
+    /// width) through the batch kernel, each from its own state (entry
+    /// conversion done) to `end`, and leaves each with its final state. False, with nothing done,
+    /// when there is no kernel or `budget` does not cover it.
+    pub(crate) fn run_kernel(
+        &self,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+        budget: u64,
+    ) -> bool {
+        let Some((offset, instructions)) = self.kernel else {
+            return false;
+        };
+        if budget < instructions || !states.len().is_multiple_of(self.width.lanes()) {
+            return false;
+        }
+        self.call_kernel(offset, file, uniforms, states);
+        count_shaded(states.len() as u32);
+        KERNEL.with(|c| c.set(c.get() + states.len() as u64));
+        true
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn call_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+    ) {
+        let lanes = self.width.lanes();
+        assert!(file.lanes() == lanes && states.len().is_multiple_of(lanes));
+        let groups = states.len() / lanes;
+        // SAFETY: `offset` is the start of the batch kernel, compiled with
+        // the `KernelFn` signature into this region, which lives as long as
+        // `self`.
+        let f: KernelFn =
+            unsafe { std::mem::transmute::<*const u8, KernelFn>(self.region.as_ptr().add(offset)) };
+        // SAFETY: the kernel reads and writes the register file (this
+        // width's rows, which `file` has), reads the uniforms, and reads and
+        // writes `UnitState` fields of `states[0..groups * W]` (that many
+        // exist, as asserted); all outlive the call and nothing else accesses
+        // them.
+        unsafe { f(file.as_mut_ptr(), uniforms, states.as_mut_ptr(), groups) };
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn call_kernel(
+        &self,
+        _offset: usize,
+        _file: &mut LaneState,
+        _uniforms: &Uniforms,
+        _states: &mut [UnitState],
+    ) {
+        unreachable!("no wide code exists on this host")
+    }
+
     #[cfg(not(target_arch = "x86_64"))]
     fn call(&self, _offset: usize, _state: &mut LaneState, _uniforms: &Uniforms) -> u32 {
         unreachable!("no wide code exists on this host")
@@ -516,7 +658,7 @@ impl WideShader {
         state: &mut LaneState,
         active: u32,
         cx: &RunContext<'_>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
         if let Some(prologue) = self.prologue {
             self.call(prologue, state, cx.uniforms);
@@ -552,18 +694,18 @@ impl WideShader {
         group: &mut Group,
         cx: &RunContext<'_>,
         work: &mut Vec<Group>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
         if let Some((k, taken)) = group.pending.take()
             && let Err(stop) = self.apply_exit(k, taken, lanes, group)
         {
-            finish(group.active, lanes, stop, &group.written);
+            finish.finish(group.active, lanes, stop, &group.written);
             return Ok(());
         }
         loop {
             let pc = group.progress.flow.pc;
             let Some(&k) = self.block_at.get(pc as usize) else {
-                finish(group.active, lanes, Stop::EndOfCode, &group.written);
+                finish.finish(group.active, lanes, Stop::EndOfCode, &group.written);
                 return Ok(());
             };
             let k = k as usize;
@@ -607,7 +749,7 @@ impl WideShader {
                 group.active = taken_lanes;
             }
             if let Err(stop) = self.apply_exit(k, taken_lanes != 0, lanes, group) {
-                finish(group.active, lanes, stop, &group.written);
+                finish.finish(group.active, lanes, stop, &group.written);
                 return Ok(());
             }
         }
@@ -660,20 +802,65 @@ impl WideShader {
         lanes: &mut LaneState,
         group: &Group,
         cx: &RunContext<'_>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) {
         let mut unit = UnitState::default();
         for lane in 0..lanes.lanes() {
             if group.active >> lane & 1 == 0 {
                 continue;
             }
-            lanes.store_lane(lane, &mut unit);
+            if finish.start_state(lane, &mut unit) {
+                // The rows this group's path wrote are the lane's; the others
+                // are still the state it started from.
+                for row in group.written.rows() {
+                    set_row(&mut unit, row as usize, lanes.row(row as usize)[lane]);
+                }
+            } else {
+                lanes.store_lane(lane, &mut unit);
+            }
             let mut progress = group.progress;
             let stop = cx.invocation.run(&mut unit, &mut (), &mut progress);
             super::frame::count_rust_call();
             lanes.load_lane(lane, &unit);
             // The interpreter may have written any register the program writes.
-            finish(1 << lane, lanes, stop, &self.writes);
+            finish.finish(1 << lane, lanes, stop, &self.writes);
+        }
+    }
+}
+
+/// Sets the state register component of wide-register-file row `row`.
+pub(crate) fn set_row(state: &mut UnitState, row: usize, bits: u32) {
+    let f = f32::from_bits(bits);
+    match row {
+        r if r < layout::CONVERTED => state.inputs[r / 4][r % 4] = f,
+        r if r < layout::TEMP => {}
+        r if r < layout::OUTPUT => state.temps[(r - layout::TEMP) / 4][r % 4] = f,
+        r if r < layout::A0X => state.outputs[(r - layout::OUTPUT) / 4][r % 4] = f,
+        layout::A0X => state.a0[0] = bits as i32,
+        layout::A0Y => state.a0[1] = bits as i32,
+        layout::AL => state.al = bits as i32,
+        r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
+        _ => {}
+    }
+}
+
+/// The blocks of the only path from `entry` when it is straight: every block
+/// falls through to the next (stacks stay empty, so a stack check changes
+/// nothing) until one ends the invocation.
+fn straight_path(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<usize>> {
+    let mut path = Vec::new();
+    let mut pc = entry;
+    loop {
+        let k = *block_at.get(pc as usize)? as usize;
+        let block = &ir.blocks[k];
+        if block.start != pc {
+            return None;
+        }
+        path.push(k);
+        match block.exit {
+            Exit::End => return Some(path),
+            Exit::Next => pc = block.last + 1,
+            _ => return None,
         }
     }
 }

@@ -13,6 +13,7 @@
 //! operations, same order, same constants from [`crate::arith`].
 
 mod isa;
+mod kernel;
 
 use crate::arith::f24;
 use crate::ir::{BinOp, UnOp};
@@ -20,6 +21,7 @@ use crate::isa::CmpOp;
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
@@ -40,6 +42,8 @@ pub(crate) struct WideCode {
     pub entries: Vec<Option<usize>>,
     /// Offset of the F24 input conversion, when there is one.
     pub prologue: Option<usize>,
+    /// Offset of the batch kernel, when one was asked for and lowered.
+    pub kernel: Option<usize>,
 }
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
@@ -48,6 +52,7 @@ pub(crate) fn compile(
     blocks: &[LaneBlock],
     convert_inputs: u16,
     width: Width,
+    kernel: Option<&KernelPlan>,
 ) -> Result<WideCode, JitError> {
     let mut a = WideAsm::new(width);
     let mxcsr = a.pool_label(0x1F80);
@@ -55,18 +60,7 @@ pub(crate) fn compile(
         let at = a.ops.offset().0;
         let mut f = Function::new(&mut a, mxcsr);
         f.enter();
-        for n in 0..16 {
-            if convert_inputs >> n & 1 == 0 {
-                continue;
-            }
-            for c in 0..4 {
-                let off = f.row(layout::INPUT + 4 * n + c);
-                f.a.load(1, off);
-                f.f24_load(1);
-                let off = f.row(layout::CONVERTED + 4 * n + c);
-                f.a.store(off, 1);
-            }
-        }
+        f.convert_inputs(convert_inputs);
         dynasm!(f.a.ops ; .arch x64 ; xor eax, eax);
         f.leave();
         at
@@ -84,6 +78,22 @@ pub(crate) fn compile(
             Err(e) => return Err(e),
         }
     }
+    // Only over blocks that lowered on their own (the same lowering again
+    // cannot fail half-way and leave a cold path's label undefined).
+    let kernel = kernel.filter(|plan| plan.blocks.iter().all(|&k| entries[k].is_some()));
+    let kernel = match kernel {
+        Some(plan) => {
+            let at = a.ops.offset().0;
+            let mut f = Function::new(&mut a, mxcsr);
+            match f.kernel(plan, blocks, convert_inputs) {
+                Ok(()) => Some(at),
+                // The driver runs the blocks one by one instead.
+                Err(JitError::Lowering(_)) => None,
+                Err(e) => return Err(e),
+            }
+        }
+        None => None,
+    };
     a.emit_pool();
     let bytes = a
         .ops
@@ -93,6 +103,7 @@ pub(crate) fn compile(
         bytes,
         entries,
         prologue,
+        kernel,
     })
 }
 
@@ -190,7 +201,45 @@ impl<'a> Function<'a> {
         }
     }
 
+    /// F24: the inputs of `mask`, converted (`f24::load`) into their
+    /// `CONVERTED` rows.
+    fn convert_inputs(&mut self, mask: u16) {
+        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = self.row(layout::INPUT + 4 * n + c);
+                self.a.load(1, off);
+                self.f24_load(1);
+                let off = self.row(layout::CONVERTED + 4 * n + c);
+                self.a.store(off, 1);
+            }
+        }
+    }
+
+    /// A block's function: its operations, then its exit condition's lane
+    /// mask in `eax` (and a `loop`'s values in the header).
     fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        self.enter();
+        self.body(block)?;
+        match block.exit_cond {
+            Some(cond) => {
+                let r = self.reg_of(cond, &[])?;
+                self.a.movmsk(r);
+            }
+            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
+        }
+        if let Some((count, increment)) = block.loop_values {
+            let r = self.reg_of(count, &[])?;
+            self.a.store_lane0(layout::LOOP_COUNT, r);
+            let r = self.reg_of(increment, &[count])?;
+            self.a.store_lane0(layout::LOOP_INCREMENT, r);
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// A block's operations, from an empty register allocation; values its
+    /// exit reads stay live.
+    fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
         if block.gathers as usize > layout::MAX_GATHERS {
             return Err(JitError::Lowering(
                 "too many relative reads in a block".into(),
@@ -222,24 +271,11 @@ impl<'a> Function<'a> {
             .collect();
         self.gathered = vec![false; block.gathers as usize];
         self.ops = block.ops.clone();
-        self.enter();
+        self.holder = [None; 16];
+        self.free_spills = (0..layout::SPILL_SLOTS as u16).rev().collect();
         for (k, op) in block.ops.iter().enumerate() {
             self.lower(k as LaneRef, *op)?;
         }
-        match block.exit_cond {
-            Some(cond) => {
-                let r = self.reg_of(cond, &[])?;
-                self.a.movmsk(r);
-            }
-            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
-        }
-        if let Some((count, increment)) = block.loop_values {
-            let r = self.reg_of(count, &[])?;
-            self.a.store_lane0(layout::LOOP_COUNT, r);
-            let r = self.reg_of(increment, &[count])?;
-            self.a.store_lane0(layout::LOOP_INCREMENT, r);
-        }
-        self.leave();
         Ok(())
     }
 

@@ -1,0 +1,311 @@
+//! The batch kernel ([`KernelPlan`]): one function
+//! `(register file, uniforms, states, groups) -> 0` that, for each of
+//! `groups` whole groups of `W` consecutive `UnitState`s, transposes the
+//! group into the register file, runs a straight run of blocks and
+//! transposes the rows they wrote back: a straight-line shader costs one
+//! call per batch (and one floating-point environment switch) instead of the
+//! driver's calls and loops per group.
+//!
+//! Registers move in blocks of four lanes with a 4×4 transpose of `xmm`
+//! registers (VEX-encoded on the wider widths, so no SSE/AVX transition
+//! occurs); the state of lane `k` of the current group is at
+//! `r8 + k * size_of::<UnitState>()` and `r9` counts the groups left (block
+//! code never touches `r8` or `r9`).
+
+use super::Function;
+use crate::jit::JitError;
+use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
+use crate::state::UnitState;
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use std::mem::{offset_of, size_of};
+
+/// `rdi` (the register file) or `r8` (the states) plus a displacement.
+#[derive(Clone, Copy)]
+struct Mem {
+    base: u8,
+    disp: i32,
+}
+
+const FILE: u8 = 7;
+const STATES: u8 = 8;
+
+fn state_offset(lane: usize, field: usize) -> i32 {
+    (lane * size_of::<UnitState>() + field) as i32
+}
+
+/// The register files of `UnitState` and of the wide register file.
+fn files() -> [(usize, usize); 3] {
+    [
+        (offset_of!(UnitState, inputs), layout::INPUT),
+        (offset_of!(UnitState, temps), layout::TEMP),
+        (offset_of!(UnitState, outputs), layout::OUTPUT),
+    ]
+}
+
+/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
+/// `cmp.x`, `cmp.y`.
+fn small_rows() -> [(usize, usize, bool); 5] {
+    let a0 = offset_of!(UnitState, a0);
+    let cmp = offset_of!(UnitState, cmp);
+    [
+        (layout::A0X, a0, false),
+        (layout::A0Y, a0 + 4, false),
+        (layout::AL, offset_of!(UnitState, al), false),
+        (layout::CMP, cmp, true),
+        (layout::CMP + 1, cmp + 1, true),
+    ]
+}
+
+impl Function<'_> {
+    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks);
+    /// `convert_inputs` (F24) are the inputs converted after loading.
+    pub(super) fn kernel(
+        &mut self,
+        plan: &KernelPlan,
+        blocks: &[LaneBlock],
+        convert_inputs: u16,
+    ) -> Result<(), JitError> {
+        self.enter();
+        let stride = (self.lanes * size_of::<UnitState>()) as i32;
+        let (group, done) = (
+            self.a.ops.new_dynamic_label(),
+            self.a.ops.new_dynamic_label(),
+        );
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; mov r8, rdx
+            ; mov r9, rcx
+            ; test r9, r9
+            ; jz =>done
+            ; =>group
+        );
+        let load = plan.load;
+        for ((field, base), mask) in
+            files()
+                .into_iter()
+                .zip([load.inputs, load.temps, load.outputs])
+        {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                self.load_register(field + 16 * n, base + 4 * n);
+            }
+        }
+        if load.small {
+            for (row, field, flag) in small_rows() {
+                for lane in 0..self.lanes {
+                    let from = state_offset(lane, field);
+                    let to = self.row(row) + 4 * lane as i32;
+                    if flag {
+                        dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
+                    } else {
+                        dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
+                    }
+                    dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
+                }
+            }
+        }
+        self.convert_inputs(convert_inputs);
+        for &k in &plan.blocks {
+            self.body(&blocks[k])?;
+        }
+        for (field, base) in files().into_iter().skip(1) {
+            for n in 0..16 {
+                let comps = plan.store.register(base, n);
+                if comps == 0xF {
+                    self.store_register(base + 4 * n, field + 16 * n);
+                    continue;
+                }
+                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
+                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
+                }
+            }
+        }
+        for (row, field, flag) in small_rows() {
+            if plan.store.contains(row as u16) {
+                self.store_scalars(row, field, flag);
+            }
+        }
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; add r8, stride
+            ; dec r9
+            ; jnz =>group
+            ; =>done
+            ; xor eax, eax
+        );
+        self.leave();
+        Ok(())
+    }
+
+    /// Lanes moved by one transpose: 8 in `ymm` halves where the rows are
+    /// at least that wide (a row then comes from one 32-byte store, which
+    /// the block's loads of it can forward from), else 4.
+    fn chunk(&self) -> usize {
+        if self.lanes >= 8 { 8 } else { 4 }
+    }
+
+    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
+    fn load_register(&mut self, field: usize, row: usize) {
+        let chunk = self.chunk();
+        for first in (0..self.lanes).step_by(chunk) {
+            let states = self.state_slots(first, chunk, field);
+            let rows = self.row_slots(first, row);
+            self.transpose_in(states, rows, chunk == 8);
+        }
+    }
+
+    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
+    fn store_register(&mut self, row: usize, field: usize) {
+        let chunk = self.chunk();
+        for first in (0..self.lanes).step_by(chunk) {
+            let states = self.state_slots(first, chunk, field);
+            let rows = self.row_slots(first, row);
+            self.transpose_out(rows, states, chunk == 8);
+        }
+    }
+
+    /// The `Vec4` at `field` of lanes `first..first + chunk` (the last four
+    /// unused with a chunk of 4).
+    fn state_slots(&self, first: usize, chunk: usize, field: usize) -> [Mem; 8] {
+        std::array::from_fn(|k| Mem {
+            base: STATES,
+            disp: state_offset(first + k % chunk, field),
+        })
+    }
+
+    /// Lanes from `first` of rows `row..row + 4`.
+    fn row_slots(&self, first: usize, row: usize) -> [Mem; 4] {
+        std::array::from_fn(|c| Mem {
+            base: FILE,
+            disp: self.row(row + c) + 4 * first as i32,
+        })
+    }
+
+    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
+    /// `row` of its lane.
+    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = self.row(row) + 4 * lane as i32;
+            let to = state_offset(lane, field);
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
+            }
+        }
+    }
+
+    /// Rows `rows` (4 or, when `wide`, 8 lanes each) = the transpose of the
+    /// vectors `states` (vector `k`'s element `c` is lane `k` of row `c`).
+    /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`; every address is aligned.
+    fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        for r in 0..4u8 {
+            let (lo, hi) = (states[r as usize], states[r as usize + 4]);
+            if !vex {
+                dynasm!(self.a.ops ; .arch x64 ; movaps Rx(r), [Rq(lo.base) + lo.disp]);
+                continue;
+            }
+            dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(r), [Rq(lo.base) + lo.disp]);
+            if wide {
+                // Lane k + 4 in the upper half.
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vinsertf128 Ry(r), Ry(r), [Rq(hi.base) + hi.disp], 1
+                );
+            }
+        }
+        let out = self.transpose_registers(vex, wide);
+        for (&r, m) in out.iter().zip(&rows) {
+            self.store_vector(vex, wide, *m, r);
+        }
+    }
+
+    /// The vectors `states` = the transpose of rows `rows`.
+    fn transpose_out(&mut self, rows: [Mem; 4], states: [Mem; 8], wide: bool) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        for (r, m) in rows.iter().enumerate() {
+            let (r, b, d) = (r as u8, m.base, m.disp);
+            match (vex, wide) {
+                (false, _) => dynasm!(self.a.ops ; .arch x64 ; movaps Rx(r), [Rq(b) + d]),
+                (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(r), [Rq(b) + d]),
+                (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovaps Ry(r), [Rq(b) + d]),
+            }
+        }
+        let out = self.transpose_registers(vex, wide);
+        for (k, &r) in out.iter().enumerate() {
+            let (lo, hi) = (states[k], states[k + 4]);
+            self.store_vector(vex, false, lo, r);
+            if wide {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vextractf128 [Rq(hi.base) + hi.disp], Ry(r), 1
+                );
+            }
+        }
+    }
+
+    fn store_vector(&mut self, vex: bool, wide: bool, m: Mem, r: u8) {
+        let (b, d) = (m.base, m.disp);
+        match (vex, wide) {
+            (false, _) => dynasm!(self.a.ops ; .arch x64 ; movaps [Rq(b) + d], Rx(r)),
+            (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Rx(r)),
+            (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Ry(r)),
+        }
+    }
+
+    /// Transposes the 4×4 matrices in registers 0–3 (each 128-bit half on
+    /// its own when `wide`): element `c` of register `k` goes to element `k`
+    /// of the register returned at index `c`. Uses registers 0–5.
+    fn transpose_registers(&mut self, vex: bool, wide: bool) -> [u8; 4] {
+        match (vex, wide) {
+            (true, true) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vunpcklps ymm4, ymm0, ymm1
+                    ; vunpckhps ymm0, ymm0, ymm1
+                    ; vunpcklps ymm5, ymm2, ymm3
+                    ; vunpckhps ymm2, ymm2, ymm3
+                    ; vunpcklpd ymm1, ymm4, ymm5
+                    ; vunpckhpd ymm3, ymm4, ymm5
+                    ; vunpcklpd ymm4, ymm0, ymm2
+                    ; vunpckhpd ymm5, ymm0, ymm2
+                );
+            }
+            (true, false) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vunpcklps xmm4, xmm0, xmm1
+                    ; vunpckhps xmm0, xmm0, xmm1
+                    ; vunpcklps xmm5, xmm2, xmm3
+                    ; vunpckhps xmm2, xmm2, xmm3
+                    ; vunpcklpd xmm1, xmm4, xmm5
+                    ; vunpckhpd xmm3, xmm4, xmm5
+                    ; vunpcklpd xmm4, xmm0, xmm2
+                    ; vunpckhpd xmm5, xmm0, xmm2
+                );
+            }
+            (false, _) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; movaps xmm4, xmm0
+                    ; unpcklps xmm4, xmm1
+                    ; unpckhps xmm0, xmm1
+                    ; movaps xmm5, xmm2
+                    ; unpcklps xmm5, xmm3
+                    ; unpckhps xmm2, xmm3
+                    ; movaps xmm1, xmm4
+                    ; unpcklpd xmm1, xmm5
+                    ; unpckhpd xmm4, xmm5
+                    ; movaps xmm3, xmm0
+                    ; unpcklpd xmm3, xmm2
+                    ; unpckhpd xmm0, xmm2
+                );
+                return [1, 4, 3, 0];
+            }
+        }
+        [1, 3, 4, 5]
+    }
+}
