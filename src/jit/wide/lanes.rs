@@ -113,7 +113,10 @@ impl RowSet {
     /// in the set (bit `c`: component `c`).
     pub fn register(&self, base: usize, reg: usize) -> u8 {
         let first = base + 4 * reg;
-        debug_assert!(first.is_multiple_of(4), "a register's four rows share a word");
+        debug_assert!(
+            first.is_multiple_of(4),
+            "a register's four rows share a word"
+        );
         (self.0[first / 64] >> (first % 64)) as u8 & 0xF
     }
 
