@@ -439,7 +439,11 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
-        self.run_batch_prepared(&uniforms.prepare(self.config.precision), states, sink)
+        self.run_batch_prepared(
+            &uniforms.prepare_cached(self.config.precision),
+            states,
+            sink,
+        )
     }
 
     /// [`run_batch`](Shader::run_batch) with uniforms prepared once per draw.

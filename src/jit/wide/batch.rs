@@ -46,20 +46,21 @@ pub(crate) fn run_states(
     let plan = *wide.state_plan();
     let converted = config.precision == crate::Precision::F24
         && program.temps_converted_on_entry(config.entry) != 0;
-    if converted {
-        for state in states.iter_mut() {
-            enter(config.precision, program, config.entry, state);
-        }
-    }
     with_file(lanes, |file| {
         // Whole groups in one kernel call where the program is straight
-        // (every lane then ends at `end`), the rest group by group.
+        // (every lane then ends at `end`; the kernel converts on entry), the
+        // rest group by group.
         let whole = states.len() / lanes * lanes;
         let done = if wide.run_kernel(file, uniforms, &mut states[..whole], config.budget) {
             whole
         } else {
             0
         };
+        if converted {
+            for state in states[done..].iter_mut() {
+                enter(config.precision, program, config.entry, state);
+            }
+        }
         let rest = states[done..]
             .chunks_mut(lanes)
             .zip(stops[done..].chunks_mut(lanes));

@@ -455,10 +455,28 @@ impl WideShader {
             for &k in &path {
                 store.union_with(&facts[k].1);
             }
+            // F24 entry conversion in the kernel: a converted register is
+            // loaded if some component is read or survives the invocation,
+            // and then comes out whole.
+            let mut load = plan;
+            let converted = if f24 {
+                program.temps_converted_on_entry(config.entry)
+            } else {
+                0
+            };
+            for n in (0..16).filter(|n| converted >> n & 1 != 0) {
+                if store.register(layout::TEMP, n) != 0xF {
+                    load.temps |= 1 << n;
+                    for c in 0..4 {
+                        store.insert((layout::TEMP + 4 * n + c) as u16);
+                    }
+                }
+            }
             KernelPlan {
                 instructions: path.iter().map(|&k| ir.blocks[k].instrs.len() as u64).sum(),
                 blocks: path,
-                load: plan,
+                convert_temps: converted & load.temps,
+                load,
                 store,
             }
         });
@@ -587,8 +605,9 @@ impl WideShader {
     }
 
     /// Runs whole groups of states (`states.len()` is a multiple of the
-    /// width) through the batch kernel, each from its own state (entry
-    /// conversion done) to `end`, and leaves each with its final state. False, with nothing done,
+    /// width) through the batch kernel, each from its own state (the kernel
+    /// does the F24 entry conversion) to `end`, and leaves each with its
+    /// final state. False, with nothing done,
     /// when there is no kernel or `budget` does not cover it.
     pub(crate) fn run_kernel(
         &self,

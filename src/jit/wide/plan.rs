@@ -33,4 +33,8 @@ pub(crate) struct KernelPlan {
     pub store: RowSet,
     /// Instructions one invocation executes (the budget it needs).
     pub instructions: u64,
+    /// F24: the temporaries converted as the invocation starts (loaded,
+    /// converted in place, and stored back unless every component is
+    /// written), so the caller does no entry conversion.
+    pub convert_temps: u16,
 }

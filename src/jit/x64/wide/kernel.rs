@@ -106,6 +106,14 @@ impl Function<'_> {
             }
         }
         self.convert_inputs(convert_inputs);
+        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = self.row(layout::TEMP + 4 * n + c);
+                self.a.load(1, off);
+                self.f24_load(1);
+                self.a.store(off, 1);
+            }
+        }
         for &k in &plan.blocks {
             self.body(&blocks[k])?;
         }

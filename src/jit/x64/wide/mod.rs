@@ -117,13 +117,24 @@ enum Loc {
     Remat,
 }
 
-/// Out-of-line code of one function.
-struct ExactMul {
-    label: DynamicLabel,
-    back: DynamicLabel,
-    d: u8,
-    a: u8,
-    b: u8,
+/// Out-of-line code of one function: rare lanes' slow paths, entered with
+/// `jnz label` and returning to `back`.
+enum Cold {
+    /// The exact PICA multiply `d = a * b` (some lane's product is NaN).
+    ExactMul {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
+    },
+    /// The float24 quantisation's tail in `d` (some lane is at or above
+    /// 2^64, infinite or NaN), with `S2` = |bits|.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
 }
 
 /// One generated function.
@@ -137,7 +148,7 @@ struct Function<'a> {
     holder: [Option<LaneRef>; 16],
     free_spills: Vec<u16>,
     gathered: Vec<bool>,
-    cold: Vec<ExactMul>,
+    cold: Vec<Cold>,
     /// The block's operations (to emit an evicted one again).
     ops: Vec<LaneOp>,
 }
@@ -195,9 +206,25 @@ impl<'a> Function<'a> {
         self.a.leave();
         dynasm!(self.a.ops ; .arch x64 ; ret);
         for cold in std::mem::take(&mut self.cold) {
-            dynasm!(self.a.ops ; .arch x64 ; =>cold.label);
-            self.exact_pica_mul(cold.d, cold.a, cold.b);
-            dynasm!(self.a.ops ; .arch x64 ; jmp =>cold.back);
+            let back = match cold {
+                Cold::ExactMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.exact_pica_mul(d, a, b);
+                    back
+                }
+                Cold::F24Overflow { label, back, d } => {
+                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.f24_tail(d, d, S3);
+                    back
+                }
+            };
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>back);
         }
     }
 
@@ -496,12 +523,19 @@ impl<'a> Function<'a> {
             }
             UnOp::F24Quantize => {
                 self.a.copy(d, a);
-                // S2 = |bits|, S3 = truncated mantissa, +0 below 2^-62.
+                // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the
+                // sign stays on the other lanes). Lanes of 2^64 and above
+                // (±inf, NaN included) are rare: the tail runs out of line.
                 self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
-                self.a.v3c(V::Andps, S3, d, f24::MANTISSA_MASK);
                 self.a.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
-                self.a.v3(V::Andps, S3, S3, S1);
-                self.f24_tail(d, S3, S1);
+                self.a.v3c(V::Andps, d, d, f24::MANTISSA_MASK);
+                self.a.v3(V::Andps, d, d, S1);
+                self.a.v3c(V::Pcmpgtd, S3, S2, f24::OVERFLOW_BITS - 1);
+                self.a.test_zero(S3);
+                let label = self.a.ops.new_dynamic_label();
+                let back = self.a.ops.new_dynamic_label();
+                dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
+                self.cold.push(Cold::F24Overflow { label, back, d });
             }
             UnOp::ToI32 => {
                 // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
@@ -590,7 +624,7 @@ impl<'a> Function<'a> {
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
                 dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
-                self.cold.push(ExactMul {
+                self.cold.push(Cold::ExactMul {
                     label,
                     back,
                     d,
