@@ -270,14 +270,14 @@ mod tests {
     fn cached_preparation_follows_every_bit_and_precision() {
         let mut u = Uniforms::default();
         u.f[7] = [1.0 + f32::EPSILON, -3.5, 0.0, 1e-30];
-        let mut changes: Vec<Box<dyn Fn(&mut Uniforms)>> = vec![
-            Box::new(|_| {}),
-            Box::new(|u| u.f[7][2] = -0.0),
-            Box::new(|u| u.f[95][3] = f32::from_bits(0x7FC0_0001)),
-            Box::new(|u| u.i[2][1] = 9),
-            Box::new(|u| u.b[15] = true),
+        let changes: [fn(&mut Uniforms); 6] = [
+            |_| {},
+            |u| u.f[7][2] = -0.0,
+            |u| u.f[95][3] = f32::from_bits(0x7FC0_0001),
+            |u| u.i[2][1] = 9,
+            |u| u.b[15] = true,
+            |u| u.f[0][0] = 1.0 + 2.0 * f32::EPSILON,
         ];
-        changes.push(Box::new(|u| u.f[0][0] = 1.0 + 2.0 * f32::EPSILON));
         for change in &changes {
             change(&mut u);
             for precision in [Precision::F24, Precision::F32, Precision::F24] {
