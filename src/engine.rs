@@ -206,8 +206,9 @@ impl Shader {
     /// ([`Width::best`](crate::jit::wide::Width::best)) where the wide engine is
     /// measured faster than one vertex at a time: `run_vertices` with
     /// [`StatePolicy::Reset`](crate::StatePolicy::Reset), and `run_batch` of
-    /// at least one whole group on a straight-line program (one with a
-    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel));
+    /// at least one whole group on a program with a
+    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel) (no
+    /// loops);
     /// other `run_batch` calls and `StatePolicy::Carry` batches run one vertex
     /// at a time unless a width is chosen here (`docs/benchmarks.md`). Every
     /// width gives the same results.

@@ -34,8 +34,11 @@ pub const MAX_GATHERS: usize = 32;
 pub const SPILL: usize = GATHER + 4 * MAX_GATHERS;
 /// Number of spill slots.
 pub const SPILL_SLOTS: usize = 192;
+/// Scratch: the batch kernel's saved branch condition (a lane mask) while
+/// it runs a region under it.
+pub const PREDICATE: usize = SPILL + SPILL_SLOTS;
 /// Rows in all.
-pub const ROWS: usize = SPILL + SPILL_SLOTS;
+pub const ROWS: usize = PREDICATE + 1;
 
 /// Header bytes before row 0.
 pub const HEADER_BYTES: usize = 64;

@@ -450,22 +450,36 @@ impl WideShader {
                 block_at[pc as usize] = k as u32;
             }
         }
-        let kernel_plan = straight_path(&ir, &block_at, config.entry).map(|path| {
+        let kernel_plan = plan::kernel_steps(&ir, &block_at, config.entry).map(|steps| {
             let mut store = RowSet::default();
-            for &k in &path {
-                store.union_with(&facts[k].1);
+            let mut load = plan;
+            for step in &steps {
+                let written = &facts[step.block()].1;
+                store.union_with(written);
+                if let plan::Step::Predicated { .. } = step {
+                    // Lanes a predicated block is not for keep their rows:
+                    // those must hold the state's values.
+                    for n in 0..16 {
+                        if written.register(layout::TEMP, n) != 0 {
+                            load.temps |= 1 << n;
+                        }
+                        if written.register(layout::OUTPUT, n) != 0 {
+                            load.outputs |= 1 << n;
+                        }
+                    }
+                    load.small |= written.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X);
+                }
             }
             // F24 entry conversion in the kernel: a converted register is
             // loaded if some component is read or survives the invocation,
             // and then comes out whole.
-            let mut load = plan;
             let converted = if f24 {
                 program.temps_converted_on_entry(config.entry)
             } else {
                 0
             };
             for n in (0..16).filter(|n| converted >> n & 1 != 0) {
-                if store.register(layout::TEMP, n) != 0xF {
+                if store.register(layout::TEMP, n) != 0xF || load.temps >> n & 1 != 0 {
                     load.temps |= 1 << n;
                     for c in 0..4 {
                         store.insert((layout::TEMP + 4 * n + c) as u16);
@@ -473,8 +487,11 @@ impl WideShader {
                 }
             }
             KernelPlan {
-                instructions: path.iter().map(|&k| ir.blocks[k].instrs.len() as u64).sum(),
-                blocks: path,
+                instructions: steps
+                    .iter()
+                    .map(|step| ir.blocks[step.block()].instrs.len() as u64)
+                    .sum(),
+                steps,
                 convert_temps: converted & load.temps,
                 load,
                 store,
@@ -552,9 +569,11 @@ impl WideShader {
         &self.plan
     }
 
-    /// Whether the program has a batch kernel: it runs straight from its
-    /// entry point to `end`, and `run_batch` shades each whole group of
-    /// states with one call of generated code ([`kernel_vertices`]).
+    /// Whether the program has a batch kernel (its flow from the entry point
+    /// is blocks falling through and forward branches, `if`s and calls with
+    /// straight parts, which the kernel runs under lane masks; no loops):
+    /// `run_batch` then shades its whole groups of states with one call of
+    /// generated code ([`kernel_vertices`]).
     pub fn has_batch_kernel(&self) -> bool {
         self.kernel.is_some()
     }
@@ -860,26 +879,5 @@ pub(crate) fn set_row(state: &mut UnitState, row: usize, bits: u32) {
         layout::AL => state.al = bits as i32,
         r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
         _ => {}
-    }
-}
-
-/// The blocks of the only path from `entry` when it is straight: every block
-/// falls through to the next (stacks stay empty, so a stack check changes
-/// nothing) until one ends the invocation.
-fn straight_path(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<usize>> {
-    let mut path = Vec::new();
-    let mut pc = entry;
-    loop {
-        let k = *block_at.get(pc as usize)? as usize;
-        let block = &ir.blocks[k];
-        if block.start != pc {
-            return None;
-        }
-        path.push(k);
-        match block.exit {
-            Exit::End => return Some(path),
-            Exit::Next => pc = block.last + 1,
-            _ => return None,
-        }
     }
 }

@@ -16,7 +16,7 @@ use super::Function;
 use crate::jit::JitError;
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::KernelPlan;
+use crate::jit::wide::plan::{KernelPlan, Step};
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::{offset_of, size_of};
@@ -114,8 +114,26 @@ impl Function<'_> {
                 self.a.store(off, 1);
             }
         }
-        for &k in &plan.blocks {
-            self.body(&blocks[k])?;
+        for &step in &plan.steps {
+            let block = &blocks[step.block()];
+            match step {
+                Step::Block(_) => self.body(block)?,
+                Step::Branch(_) => {
+                    self.body(block)?;
+                    let cond = block.exit_cond.ok_or_else(|| {
+                        JitError::Lowering("a kernel branch without a condition".into())
+                    })?;
+                    let r = self.reg_of(cond, &[])?;
+                    let off = self.row(layout::PREDICATE);
+                    self.a.store(off, r);
+                }
+                Step::Predicated { when, .. } => {
+                    self.predicate = Some(when);
+                    let result = self.body(block);
+                    self.predicate = None;
+                    result?;
+                }
+            }
         }
         for (field, base) in files().into_iter().skip(1) {
             for n in 0..16 {

@@ -80,7 +80,7 @@ pub(crate) fn compile(
     }
     // Only over blocks that lowered on their own (the same lowering again
     // cannot fail half-way and leave a cold path's label undefined).
-    let kernel = kernel.filter(|plan| plan.blocks.iter().all(|&k| entries[k].is_some()));
+    let kernel = kernel.filter(|plan| plan.steps.iter().all(|s| entries[s.block()].is_some()));
     let kernel = match kernel {
         Some(plan) => {
             let at = a.ops.offset().0;
@@ -151,6 +151,9 @@ struct Function<'a> {
     cold: Vec<Cold>,
     /// The block's operations (to emit an evicted one again).
     ops: Vec<LaneOp>,
+    /// Batch kernel: stores keep the new value only in the lanes whose
+    /// saved condition (`layout::PREDICATE`) is this.
+    predicate: Option<bool>,
 }
 
 /// `last_use` of values the exit reads (after every operation).
@@ -172,6 +175,7 @@ impl<'a> Function<'a> {
             gathered: Vec::new(),
             cold: Vec::new(),
             ops: Vec::new(),
+            predicate: None,
         }
     }
 
@@ -386,7 +390,23 @@ impl<'a> Function<'a> {
         }
         if let LaneOp::Store(row, _) = op {
             let off = self.row(row as usize);
-            self.a.store(off, regs[0]);
+            match self.predicate {
+                None => self.a.store(off, regs[0]),
+                // Only the lanes whose saved condition is `when` take the
+                // new value.
+                Some(when) => {
+                    let mask = self.row(layout::PREDICATE);
+                    self.a.load(S1, mask);
+                    self.a.load(S2, off);
+                    if when {
+                        self.a.select(S2, S2, regs[0], S1);
+                        self.a.store(off, S2);
+                    } else {
+                        self.a.select(S3, regs[0], S2, S1);
+                        self.a.store(off, S3);
+                    }
+                }
+            }
             self.release(operands, k);
             return Ok(());
         }
