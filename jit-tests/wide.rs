@@ -736,6 +736,14 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                     "{what} {width:?}: whole groups in the kernel"
                 );
                 kernel_runs += 1;
+            } else if what.starts_with("default ") {
+                // The default shader's loop, call and `ifu` all run in it.
+                assert_eq!(
+                    in_kernel,
+                    2 * lanes as u64,
+                    "{what} {width:?}: in the kernel"
+                );
+                branchy += 1;
             } else if in_kernel > 0 {
                 assert_eq!(
                     in_kernel,

@@ -207,8 +207,7 @@ impl Shader {
     /// measured faster than one vertex at a time: `run_vertices` with
     /// [`StatePolicy::Reset`](crate::StatePolicy::Reset), and `run_batch` of
     /// at least one whole group on a program with a
-    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel) (no
-    /// loops);
+    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel);
     /// other `run_batch` calls and `StatePolicy::Carry` batches run one vertex
     /// at a time unless a width is chosen here (`docs/benchmarks.md`). Every
     /// width gives the same results.

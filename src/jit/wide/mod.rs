@@ -454,7 +454,10 @@ impl WideShader {
             let mut store = RowSet::default();
             let mut load = plan;
             for step in &steps {
-                let written = &facts[step.block()].1;
+                let Some(k) = step.block() else {
+                    continue;
+                };
+                let written = &facts[k].1;
                 store.union_with(written);
                 if let plan::Step::Predicated { .. } = step {
                     // Lanes a predicated block is not for keep their rows:
@@ -487,10 +490,9 @@ impl WideShader {
                 }
             }
             KernelPlan {
-                instructions: steps
-                    .iter()
-                    .map(|step| ir.blocks[step.block()].instrs.len() as u64)
-                    .sum(),
+                instructions: plan::instructions_bound(&steps, |k| {
+                    ir.blocks[k].instrs.len() as u64
+                }),
                 steps,
                 convert_temps: converted & load.temps,
                 load,
@@ -570,8 +572,9 @@ impl WideShader {
     }
 
     /// Whether the program has a batch kernel (its flow from the entry point
-    /// is blocks falling through and forward branches, `if`s and calls with
-    /// straight parts, which the kernel runs under lane masks; no loops):
+    /// is blocks falling through, forward branches, `if`s and calls with
+    /// straight parts, which the kernel runs under lane masks, and loops
+    /// made of those; see `docs/semantics.md`):
     /// `run_batch` then shades its whole groups of states with one call of
     /// generated code ([`kernel_vertices`]).
     pub fn has_batch_kernel(&self) -> bool {

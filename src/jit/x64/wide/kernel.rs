@@ -9,10 +9,11 @@
 //! Registers move in blocks of four lanes with a 4×4 transpose of `xmm`
 //! registers (VEX-encoded on the wider widths, so no SSE/AVX transition
 //! occurs); the state of lane `k` of the current group is at
-//! `r8 + k * size_of::<UnitState>()` and `r9` counts the groups left (block
-//! code never touches `r8` or `r9`).
+//! `r8 + k * size_of::<UnitState>()`, `r9` counts the groups left and `r10`
+//! a loop's iterations left (block code never touches `r8`–`r10`).
 
-use super::Function;
+use super::isa::V;
+use super::{Function, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
@@ -114,11 +115,13 @@ impl Function<'_> {
                 self.a.store(off, 1);
             }
         }
+        // The first step of the loop body being emitted.
+        let mut body_start = None;
         for &step in &plan.steps {
-            let block = &blocks[step.block()];
-            match step {
-                Step::Block(_) => self.body(block)?,
-                Step::Branch(_) => {
+            let block = step.block().map(|k| &blocks[k]);
+            match (step, block) {
+                (Step::Block(_), Some(block)) => self.body(block)?,
+                (Step::Branch(_), Some(block)) => {
                     self.body(block)?;
                     let cond = block.exit_cond.ok_or_else(|| {
                         JitError::Lowering("a kernel branch without a condition".into())
@@ -127,11 +130,55 @@ impl Function<'_> {
                     let off = self.row(layout::PREDICATE);
                     self.a.store(off, r);
                 }
-                Step::Predicated { when, .. } => {
+                (Step::Predicated { when, .. }, Some(block)) => {
                     self.predicate = Some(when);
                     let result = self.body(block);
                     self.predicate = None;
                     result?;
+                }
+                (Step::LoopStart(_), Some(block)) => {
+                    self.body(block)?;
+                    let (count, increment) = block.loop_values.ok_or_else(|| {
+                        JitError::Lowering("a kernel loop without its values".into())
+                    })?;
+                    // r10d = iterations left after this one; the increment
+                    // waits in the header.
+                    let r = self.reg_of(count, &[])?;
+                    self.a.store_lane0(layout::LOOP_COUNT, r);
+                    let r = self.reg_of(increment, &[count])?;
+                    self.a.store_lane0(layout::LOOP_INCREMENT, r);
+                    let top = self.a.ops.new_dynamic_label();
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; mov r10d, [rdi + layout::LOOP_COUNT]
+                        ; =>top
+                    );
+                    body_start = Some(top);
+                }
+                (Step::LoopEnd, None) => {
+                    let top = body_start.take().ok_or_else(|| {
+                        JitError::Lowering("a kernel loop end without its start".into())
+                    })?;
+                    // aL += i.z in every lane (also after the last iteration),
+                    // then another iteration unless none is left.
+                    let al = self.row(layout::AL);
+                    self.a.load(S1, al);
+                    dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + layout::LOOP_INCREMENT]);
+                    self.a.broadcast_eax(S2);
+                    self.a.v3(V::Paddd, S1, S1, S2);
+                    self.a.store(al, S1);
+                    let done = self.a.ops.new_dynamic_label();
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; test r10d, r10d
+                        ; jz =>done
+                        ; dec r10d
+                        ; jmp =>top
+                        ; =>done
+                    );
+                }
+                _ => {
+                    return Err(JitError::Lowering("a malformed kernel step".into()));
                 }
             }
         }

@@ -80,7 +80,11 @@ pub(crate) fn compile(
     }
     // Only over blocks that lowered on their own (the same lowering again
     // cannot fail half-way and leave a cold path's label undefined).
-    let kernel = kernel.filter(|plan| plan.steps.iter().all(|s| entries[s.block()].is_some()));
+    let kernel = kernel.filter(|plan| {
+        plan.steps
+            .iter()
+            .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
+    });
     let kernel = match kernel {
         Some(plan) => {
             let at = a.ops.offset().0;
