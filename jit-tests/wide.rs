@@ -197,8 +197,6 @@ fn compare_vertices(
     policy: StatePolicy,
     rng: &mut Rng,
 ) -> BatchSummary {
-    let (interp, wide_shader) = shaders(case, width);
-    let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
     let input_mask = if rng.below(3) == 0 {
         rng.next() as u16
     } else {
@@ -209,6 +207,20 @@ fn compare_vertices(
     } else {
         0xffff
     };
+    compare_vertices_with_masks(case, states, width, policy, input_mask, output_mask)
+}
+
+/// [`compare_vertices`] with the given input and output masks.
+fn compare_vertices_with_masks(
+    case: &TestCase,
+    states: &[UnitState],
+    width: Width,
+    policy: StatePolicy,
+    input_mask: u16,
+    output_mask: u16,
+) -> BatchSummary {
+    let (interp, wide_shader) = shaders(case, width);
+    let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
     let untouched = [[-7.5f32; 4]; 16];
     let mut expected_out = vec![untouched; inputs.len()];
     let mut got_out = expected_out.clone();
@@ -756,6 +768,25 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
             for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
                 let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
                 assert!(diff.is_empty(), "{what} {width:?}: vertex {k}: {diff}");
+            }
+            // The emulator's layout (every input from the batch, some
+            // outputs): the kernel too, from one starting state.
+            let before = wide::kernel_vertices();
+            let output_mask = rng.next() as u16 | 1;
+            compare_vertices_with_masks(
+                &case,
+                &states,
+                width,
+                StatePolicy::Reset,
+                0xffff,
+                output_mask,
+            );
+            if in_kernel > 0 {
+                assert_eq!(
+                    wide::kernel_vertices() - before,
+                    2 * lanes as u64,
+                    "{what} {width:?}: run_vertices's whole groups in the kernel"
+                );
             }
         }
     }

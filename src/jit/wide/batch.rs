@@ -165,6 +165,40 @@ pub(crate) fn run_vertices(
     let kept_outputs = batch.output_mask & !wide.outputs_written();
     let mut start = state.clone();
     enter(config.precision, program, config.entry, &mut start);
+    // Reset: whole groups in one kernel call where the program has one and
+    // every input it reads comes from the batch.
+    let mut done = 0;
+    let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
+    if !carry && inputs_covered {
+        let whole = batch.inputs.len() / lanes * lanes;
+        let ran = whole > 0
+            && with_file(lanes, |file| {
+                wide.run_vertex_kernel(
+                    file,
+                    uniforms,
+                    &start,
+                    &batch.inputs[..whole],
+                    &mut batch.outputs[..whole],
+                    batch.output_mask,
+                    config.budget,
+                )
+            });
+        if ran {
+            // Outputs the kernel's paths do not write keep the given state's
+            // value.
+            let kept = batch.output_mask & !wide.kernel_outputs();
+            for vertex in batch.outputs[..whole].iter_mut() {
+                copy_masked(vertex, &start.outputs, kept);
+            }
+            for k in 0..whole {
+                record(k, Stop::End);
+            }
+            done = whole;
+        }
+        if done == batch.inputs.len() {
+            return done;
+        }
+    }
     let mut base = LaneState::new(lanes);
     for lane in 0..lanes {
         base.load_lane(lane, &start);
@@ -193,13 +227,12 @@ pub(crate) fn run_vertices(
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     // Carry: each lane's values of the rows its path wrote.
     let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
-    let mut shaded = 0;
-    let groups = batch
-        .inputs
+    let mut shaded = done;
+    let groups = batch.inputs[done..]
         .chunks(lanes)
-        .zip(batch.outputs.chunks_mut(lanes));
+        .zip(batch.outputs[done..].chunks_mut(lanes));
     for (g, (inputs, outputs)) in groups.enumerate() {
-        let first = g * lanes;
+        let first = done + g * lanes;
         if !carry_wide {
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
                 copy_masked(&mut state.inputs, vertex_in, batch.input_mask);

@@ -48,6 +48,10 @@ pub const SAVED_FP: i32 = 0;
 pub const LOOP_COUNT: i32 = 8;
 /// Header: a `loop` exit's increment (lane 0).
 pub const LOOP_INCREMENT: i32 = 12;
+/// Header: the vertex batch kernel's output mask (bit `n`: store `o{n}`).
+pub const OUTPUT_MASK: i32 = 16;
+/// Header: the vertex batch kernel's starting state (a `*const UnitState`).
+pub const START_STATE: i32 = 24;
 
 /// Byte offset of row `row` with `lanes` lanes per row.
 pub const fn row_offset(row: usize, lanes: usize) -> i32 {

@@ -318,6 +318,11 @@ pub struct WideShader {
     /// vertex.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     kernel: Option<(usize, u64)>,
+    /// The batch kernel for the vertex layout: its code offset.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    vertex_kernel: Option<usize>,
+    /// The outputs the kernel's paths write.
+    kernel_outputs: u16,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -337,6 +342,17 @@ type BlockFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms) -> u32;
 /// Signature of the batch kernel: `(register file, uniforms, states, groups) -> 0`.
 #[cfg(target_arch = "x86_64")]
 type KernelFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms, *mut UnitState, usize) -> u32;
+
+/// Signature of the vertex-layout batch kernel: `(register file, uniforms,
+/// inputs, groups, outputs) -> 0`.
+#[cfg(target_arch = "x86_64")]
+type VertexKernelFn = unsafe extern "sysv64" fn(
+    *mut u8,
+    *const Uniforms,
+    *const batch::Registers,
+    usize,
+    *mut batch::Registers,
+) -> u32;
 
 /// The wide code could not keep lanes independent (state policy `Carry`): a
 /// register was read before the lane wrote it, or a lane had to be handed
@@ -503,6 +519,12 @@ impl WideShader {
         {
             let inputs = if f24 { program.inputs_read() } else { 0 };
             let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
+            let vertex_kernel = code.vertex_kernel.filter(|_| code.kernel.is_some());
+            let kernel_outputs = kernel_plan.as_ref().map_or(0, |plan| {
+                (0..16).fold(0u16, |m, n| {
+                    m | u16::from(plan.store.register(layout::OUTPUT, n) != 0) << n
+                })
+            });
             let kernel = code
                 .kernel
                 .zip(kernel_plan)
@@ -522,6 +544,8 @@ impl WideShader {
                 writes,
                 plan,
                 kernel,
+                vertex_kernel,
+                kernel_outputs,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -569,6 +593,13 @@ impl WideShader {
     /// What a batch of independent states loads into the register file.
     pub(crate) fn state_plan(&self) -> &StatePlan {
         &self.plan
+    }
+
+    /// The outputs the batch kernel's paths write (bit `n`: `o{n}`): the
+    /// vertex-layout kernel stores these; every other output of a vertex is
+    /// the starting state's.
+    pub(crate) fn kernel_outputs(&self) -> u16 {
+        self.kernel_outputs
     }
 
     /// Whether the program has a batch kernel (its flow from the entry point
@@ -648,6 +679,107 @@ impl WideShader {
         count_shaded(states.len() as u32);
         KERNEL.with(|c| c.set(c.get() + states.len() as u64));
         true
+    }
+
+    /// Runs whole groups of vertices (`inputs.len()` is a multiple of the
+    /// width, `outputs` as long) through the vertex-layout batch kernel, each
+    /// from `start` (entry conversion done) with its inputs (`v{n}` from
+    /// `inputs` for every input the program reads: the caller checked its
+    /// input mask covers them) to `end`; the outputs of `output_mask` go to
+    /// `outputs` if the kernel's path writes them (the others are the
+    /// caller's to fill: see [`kernel_outputs`](Self::kernel_outputs)).
+    /// False, with nothing done, when there is no kernel or `budget` does not
+    /// cover it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_vertex_kernel(
+        &self,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        start: &UnitState,
+        inputs: &[batch::Registers],
+        outputs: &mut [batch::Registers],
+        output_mask: u16,
+        budget: u64,
+    ) -> bool {
+        let (Some(offset), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
+            return false;
+        };
+        let lanes = self.width.lanes();
+        if budget < instructions
+            || !inputs.len().is_multiple_of(lanes)
+            || inputs.len() != outputs.len()
+            || file.lanes() != lanes
+        {
+            return false;
+        }
+        self.call_vertex_kernel(offset, file, uniforms, start, inputs, outputs, output_mask);
+        count_shaded(inputs.len() as u32);
+        KERNEL.with(|c| c.set(c.get() + inputs.len() as u64));
+        true
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn call_vertex_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        start: &UnitState,
+        inputs: &[batch::Registers],
+        outputs: &mut [batch::Registers],
+        output_mask: u16,
+    ) {
+        let groups = inputs.len() / self.width.lanes();
+        let header = file.as_mut_ptr();
+        // SAFETY: the header is the first `layout::HEADER_BYTES` bytes of the
+        // 64-byte-aligned register file; `OUTPUT_MASK` and `START_STATE` are
+        // aligned slots inside it that no other code uses during this call.
+        unsafe {
+            header
+                .add(layout::OUTPUT_MASK as usize)
+                .cast::<u32>()
+                .write(output_mask as u32);
+            header
+                .add(layout::START_STATE as usize)
+                .cast::<*const UnitState>()
+                .write(start);
+        }
+        // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
+        // with the `VertexKernelFn` signature into this region, which lives
+        // as long as `self`.
+        let f: VertexKernelFn = unsafe {
+            std::mem::transmute::<*const u8, VertexKernelFn>(self.region.as_ptr().add(offset))
+        };
+        // SAFETY: the kernel reads and writes the register file (this width's
+        // rows), reads the uniforms and `start`, reads `inputs[0..groups * W]`
+        // and writes `outputs[0..groups * W]` (the caller checked both have
+        // that many records); all outlive the call and nothing else accesses
+        // them.
+        unsafe {
+            f(
+                header,
+                uniforms,
+                inputs.as_ptr(),
+                groups,
+                outputs.as_mut_ptr(),
+            )
+        };
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_vertex_kernel(
+        &self,
+        _offset: usize,
+        _file: &mut LaneState,
+        _uniforms: &Uniforms,
+        _start: &UnitState,
+        _inputs: &[batch::Registers],
+        _outputs: &mut [batch::Registers],
+        _output_mask: u16,
+    ) {
+        unreachable!("no wide code exists on this host")
     }
 
     #[cfg(target_arch = "x86_64")]

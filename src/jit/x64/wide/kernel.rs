@@ -9,8 +9,10 @@
 //! Registers move in blocks of four lanes with a 4×4 transpose of `xmm`
 //! registers (VEX-encoded on the wider widths, so no SSE/AVX transition
 //! occurs); the state of lane `k` of the current group is at
-//! `r8 + k * size_of::<UnitState>()`, `r9` counts the groups left and `r10`
-//! a loop's iterations left (block code never touches `r8`–`r10`).
+//! `r8 + k * size_of::<UnitState>()` (for the vertex layout: its inputs at
+//! `r8`, its outputs at `r11`, `VertexRegisters` each), `r9` counts the
+//! groups left and `r10` a loop's iterations left (block code never touches
+//! `r8`–`r11`).
 
 use super::isa::V;
 use super::{Function, S1, S2};
@@ -19,6 +21,9 @@ use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
 use crate::state::UnitState;
+
+/// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
+type VertexRegisters = [crate::Vec4; 16];
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::{offset_of, size_of};
 
@@ -31,6 +36,7 @@ struct Mem {
 
 const FILE: u8 = 7;
 const STATES: u8 = 8;
+const OUTPUTS: u8 = 11;
 
 fn state_offset(lane: usize, field: usize) -> i32 {
     (lane * size_of::<UnitState>() + field) as i32
@@ -59,21 +65,73 @@ fn small_rows() -> [(usize, usize, bool); 5] {
     ]
 }
 
+/// What a kernel's groups are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KernelShape {
+    /// `UnitState`s (`Shader::run_batch`): `(file, uniforms, states,
+    /// groups)`; each lane from its own state, to its own state.
+    States,
+    /// The emulator's layout (`Shader::run_vertices` with
+    /// `StatePolicy::Reset`): `(file, uniforms, inputs, groups, outputs)`
+    /// with `VertexRegisters` records; every lane starts from the state at
+    /// the header's `START_STATE` (converted for F24), its inputs from its
+    /// record; the outputs of the header's `OUTPUT_MASK` go to its output
+    /// record.
+    Vertices,
+}
+
+/// Where a group's per-lane records are.
+#[derive(Clone, Copy)]
+enum LaneSource {
+    /// `UnitState`s at `r8`.
+    States,
+    /// Input `VertexRegisters` at `r8`.
+    Vertices,
+    /// Output `VertexRegisters` at `r11`.
+    Outputs,
+}
+
+impl LaneSource {
+    /// The `Vec4` at `field` of lanes `first..first + chunk` (the last four
+    /// unused with a chunk of 4).
+    fn slots(self, first: usize, chunk: usize, field: usize) -> [Mem; 8] {
+        let (base, record) = match self {
+            LaneSource::States => (STATES, size_of::<UnitState>()),
+            LaneSource::Vertices => (STATES, size_of::<VertexRegisters>()),
+            LaneSource::Outputs => (OUTPUTS, size_of::<VertexRegisters>()),
+        };
+        std::array::from_fn(|k| Mem {
+            base,
+            disp: ((first + k % chunk) * record + field) as i32,
+        })
+    }
+}
+
 impl Function<'_> {
-    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks);
-    /// `convert_inputs` (F24) are the inputs converted after loading.
+    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks) for
+    /// `shape`; `convert_inputs` (F24) are the inputs converted after loading.
     pub(super) fn kernel(
         &mut self,
         plan: &KernelPlan,
         blocks: &[LaneBlock],
         convert_inputs: u16,
+        shape: KernelShape,
     ) -> Result<(), JitError> {
         self.enter();
-        let stride = (self.lanes * size_of::<UnitState>()) as i32;
+        let record = match shape {
+            KernelShape::States => size_of::<UnitState>(),
+            KernelShape::Vertices => size_of::<VertexRegisters>(),
+        };
+        let stride = (self.lanes * record) as i32;
         let (group, done) = (
             self.a.ops.new_dynamic_label(),
             self.a.ops.new_dynamic_label(),
         );
+        if shape == KernelShape::Vertices {
+            // The outputs pointer arrives in r8, which the groups' records
+            // take over.
+            dynasm!(self.a.ops ; .arch x64 ; mov r11, r8);
+        }
         dynasm!(self.a.ops
             ; .arch x64
             ; mov r8, rdx
@@ -82,6 +140,43 @@ impl Function<'_> {
             ; jz =>done
             ; =>group
         );
+        match shape {
+            KernelShape::States => self.load_states(plan),
+            KernelShape::Vertices => self.load_vertices(plan),
+        }
+        self.convert_inputs(convert_inputs);
+        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = self.row(layout::TEMP + 4 * n + c);
+                self.a.load(1, off);
+                self.f24_load(1);
+                self.a.store(off, 1);
+            }
+        }
+        self.steps(plan, blocks)?;
+        match shape {
+            KernelShape::States => {
+                self.store_states(plan);
+                dynasm!(self.a.ops ; .arch x64 ; add r8, stride);
+            }
+            KernelShape::Vertices => {
+                self.store_vertices(plan);
+                dynasm!(self.a.ops ; .arch x64 ; add r8, stride ; add r11, stride);
+            }
+        }
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; dec r9
+            ; jnz =>group
+            ; =>done
+            ; xor eax, eax
+        );
+        self.leave();
+        Ok(())
+    }
+
+    /// A group of `UnitState`s (at `r8`) → the rows `plan` loads.
+    fn load_states(&mut self, plan: &KernelPlan) {
         let load = plan.load;
         for ((field, base), mask) in
             files()
@@ -106,15 +201,92 @@ impl Function<'_> {
                 }
             }
         }
-        self.convert_inputs(convert_inputs);
-        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
-            for c in 0..4 {
-                let off = self.row(layout::TEMP + 4 * n + c);
-                self.a.load(1, off);
-                self.f24_load(1);
-                self.a.store(off, 1);
+    }
+
+    /// The rows `plan` stores → the group's `UnitState`s.
+    fn store_states(&mut self, plan: &KernelPlan) {
+        for (field, base) in files().into_iter().skip(1) {
+            for n in 0..16 {
+                let comps = plan.store.register(base, n);
+                if comps == 0xF {
+                    self.store_register(base + 4 * n, field + 16 * n);
+                    continue;
+                }
+                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
+                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
+                }
             }
         }
+        for (row, field, flag) in small_rows() {
+            if plan.store.contains(row as u16) {
+                self.store_scalars(row, field, flag);
+            }
+        }
+    }
+
+    /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
+    /// and the starting state (every lane the same, at the header's
+    /// `START_STATE`, read into `rdx`) → the rows `plan` loads; output registers the program
+    /// writes only in part are loaded too (they come out whole).
+    fn load_vertices(&mut self, plan: &KernelPlan) {
+        let load = plan.load;
+        for n in (0..16).filter(|n| load.inputs >> n & 1 != 0) {
+            self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
+        }
+        let partial = (0..16).fold(0u16, |m, n| {
+            let comps = plan.store.register(layout::OUTPUT, n);
+            m | u16::from(comps != 0 && comps != 0xF) << n
+        });
+        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
+        for ((field, base), mask) in files()
+            .into_iter()
+            .skip(1)
+            .zip([load.temps, load.outputs | partial])
+        {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                for c in 0..4 {
+                    self.broadcast_state(field + 16 * n + 4 * c, base + 4 * n + c, false);
+                }
+            }
+        }
+        if load.small {
+            for (row, field, flag) in small_rows() {
+                self.broadcast_state(field, row, flag);
+            }
+        }
+    }
+
+    /// Row `row` = the 32 bits (a `bool` as a lane mask when `flag`) at
+    /// `field` of the starting state (at `rdx`), in every lane.
+    fn broadcast_state(&mut self, field: usize, row: usize, flag: bool) {
+        let field = field as i32;
+        if flag {
+            dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [rdx + field] ; neg eax);
+        } else {
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdx + field]);
+        }
+        self.a.broadcast_eax(S1);
+        let off = self.row(row);
+        self.a.store(off, S1);
+    }
+
+    /// The output registers the program writes → the group's vertices (at
+    /// `r11`), those in the header's `OUTPUT_MASK` only.
+    fn store_vertices(&mut self, plan: &KernelPlan) {
+        for n in (0..16).filter(|&n| plan.store.register(layout::OUTPUT, n) != 0) {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
+                ; jz =>skip
+            );
+            self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
+            dynasm!(self.a.ops ; .arch x64 ; =>skip);
+        }
+    }
+
+    /// Emits `plan`'s steps.
+    fn steps(&mut self, plan: &KernelPlan, blocks: &[LaneBlock]) -> Result<(), JitError> {
         // The first step of the loop body being emitted.
         let mut body_start = None;
         for &step in &plan.steps {
@@ -182,32 +354,6 @@ impl Function<'_> {
                 }
             }
         }
-        for (field, base) in files().into_iter().skip(1) {
-            for n in 0..16 {
-                let comps = plan.store.register(base, n);
-                if comps == 0xF {
-                    self.store_register(base + 4 * n, field + 16 * n);
-                    continue;
-                }
-                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
-                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
-                }
-            }
-        }
-        for (row, field, flag) in small_rows() {
-            if plan.store.contains(row as u16) {
-                self.store_scalars(row, field, flag);
-            }
-        }
-        dynasm!(self.a.ops
-            ; .arch x64
-            ; add r8, stride
-            ; dec r9
-            ; jnz =>group
-            ; =>done
-            ; xor eax, eax
-        );
-        self.leave();
         Ok(())
     }
 
@@ -220,31 +366,34 @@ impl Function<'_> {
 
     /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
     fn load_register(&mut self, field: usize, row: usize) {
-        let chunk = self.chunk();
-        for first in (0..self.lanes).step_by(chunk) {
-            let states = self.state_slots(first, chunk, field);
-            let rows = self.row_slots(first, row);
-            self.transpose_in(states, rows, chunk == 8);
-        }
+        self.load_lanes(LaneSource::States, field, row);
     }
 
     /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
     fn store_register(&mut self, row: usize, field: usize) {
+        self.store_lanes(row, LaneSource::States, field);
+    }
+
+    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of the
+    /// lane's record in `source`.
+    fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
         let chunk = self.chunk();
         for first in (0..self.lanes).step_by(chunk) {
-            let states = self.state_slots(first, chunk, field);
+            let records = source.slots(first, chunk, field);
             let rows = self.row_slots(first, row);
-            self.transpose_out(rows, states, chunk == 8);
+            self.transpose_in(records, rows, chunk == 8);
         }
     }
 
-    /// The `Vec4` at `field` of lanes `first..first + chunk` (the last four
-    /// unused with a chunk of 4).
-    fn state_slots(&self, first: usize, chunk: usize, field: usize) -> [Mem; 8] {
-        std::array::from_fn(|k| Mem {
-            base: STATES,
-            disp: state_offset(first + k % chunk, field),
-        })
+    /// The `Vec4` at `field` of each lane's record in `source` = rows
+    /// `row..row + 4` of the lane.
+    fn store_lanes(&mut self, row: usize, source: LaneSource, field: usize) {
+        let chunk = self.chunk();
+        for first in (0..self.lanes).step_by(chunk) {
+            let records = source.slots(first, chunk, field);
+            let rows = self.row_slots(first, row);
+            self.transpose_out(rows, records, chunk == 8);
+        }
     }
 
     /// Lanes from `first` of rows `row..row + 4`.

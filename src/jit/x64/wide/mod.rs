@@ -15,6 +15,8 @@
 mod isa;
 mod kernel;
 
+use kernel::KernelShape;
+
 use crate::arith::f24;
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
@@ -44,6 +46,8 @@ pub(crate) struct WideCode {
     pub prologue: Option<usize>,
     /// Offset of the batch kernel, when one was asked for and lowered.
     pub kernel: Option<usize>,
+    /// Offset of the batch kernel for the vertex layout.
+    pub vertex_kernel: Option<usize>,
 }
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
@@ -85,18 +89,30 @@ pub(crate) fn compile(
             .iter()
             .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
     });
-    let kernel = match kernel {
-        Some(plan) => {
-            let at = a.ops.offset().0;
-            let mut f = Function::new(&mut a, mxcsr);
-            match f.kernel(plan, blocks, convert_inputs) {
-                Ok(()) => Some(at),
-                // The driver runs the blocks one by one instead.
-                Err(JitError::Lowering(_)) => None,
-                Err(e) => return Err(e),
-            }
+    let mut lower_kernel = |plan: &KernelPlan, shape| {
+        let at = a.ops.offset().0;
+        let mut f = Function::new(&mut a, mxcsr);
+        match f.kernel(plan, blocks, convert_inputs, shape) {
+            Ok(()) => Ok(Some(at)),
+            // The driver runs the blocks one by one instead.
+            Err(JitError::Lowering(_)) => Ok(None),
+            Err(e) => Err(e),
         }
-        None => None,
+    };
+    let (kernel, vertex_kernel) = match kernel {
+        Some(plan) => {
+            // The vertex layout starts every lane from one state the caller
+            // converted already.
+            let reset = KernelPlan {
+                convert_temps: 0,
+                ..plan.clone()
+            };
+            (
+                lower_kernel(plan, KernelShape::States)?,
+                lower_kernel(&reset, KernelShape::Vertices)?,
+            )
+        }
+        None => (None, None),
     };
     a.emit_pool();
     let bytes = a
@@ -108,6 +124,7 @@ pub(crate) fn compile(
         entries,
         prologue,
         kernel,
+        vertex_kernel,
     })
 }
 
