@@ -1,6 +1,6 @@
 //! How [`super::plan`] sizes the spill area and which IR it lowers per block.
 
-use super::{BlockState, MAX_SPILL_SLOTS, plan};
+use super::{BlockState, plan};
 use crate::analysis::{self, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, opt};
@@ -8,6 +8,7 @@ use crate::isa::{
     AddrIndex, BinaryOp, CmpOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle,
     UnaryOp, WriteMask, encode,
 };
+use crate::jit::spill::MAX_SPILL_SLOTS;
 use crate::program::{Program, ShaderKind};
 
 #[cfg(feature = "testgen")]
