@@ -64,3 +64,65 @@ pub(crate) fn plan<'p, S>(
         spill_slots,
     })
 }
+
+/// A program with every instruction's recipe (every operation, relatively
+/// addressed negated and swizzled constants, a partial write mask): the
+/// unoptimised IR of each must fit the spill area on every backend.
+#[cfg(test)]
+pub(crate) fn every_recipe() -> crate::program::Program {
+    use crate::isa::{
+        AddrIndex, BinaryOp, CmpOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg,
+        Swizzle, UnaryOp, WriteMask, encode,
+    };
+    let relative = Source {
+        reg: SrcReg::Const(90),
+        index: AddrIndex::A0X,
+    };
+    let dst = DstReg::Temp(1);
+    let mut code = vec![Instruction::Unary {
+        op: UnaryOp::Mova,
+        dst,
+        src: Source::direct(SrcReg::Input(2)),
+        desc: 0,
+    }];
+    for op in BinaryOp::ALL {
+        code.push(Instruction::Binary {
+            op,
+            inverted: false,
+            dst,
+            src1: relative,
+            src2: Source::direct(SrcReg::Temp(2)),
+            desc: 0,
+        });
+    }
+    for op in UnaryOp::ALL {
+        code.push(Instruction::Unary {
+            op,
+            dst,
+            src: relative,
+            desc: 0,
+        });
+    }
+    for x in CmpOp::ALL {
+        code.push(Instruction::Cmp {
+            src1: relative,
+            src2: Source::direct(SrcReg::Input(1)),
+            x,
+            y: x,
+            desc: 0,
+        });
+    }
+    code.push(Instruction::Mad {
+        inverted: false,
+        dst,
+        src1: Source::direct(SrcReg::Input(0)),
+        src2: relative,
+        src3: Source::direct(SrcReg::Temp(3)),
+        desc: 0,
+    });
+    code.push(Instruction::End);
+    let odd = Swizzle::from_lanes([3, 1, 0, 2]);
+    let desc = OperandDescriptor::new(WriteMask(0b1011), [(true, odd); 3]).0;
+    let words = code.iter().map(|i| encode(i).unwrap()).collect();
+    crate::program::Program::new(words, vec![desc]).unwrap()
+}
