@@ -191,7 +191,7 @@ fn optimised_ir_evaluates_to_the_same_bits_as_built() {
 /// on AArch64), so both lower that block from the unoptimised IR. Every one is
 /// compiled from the IR and gives the interpreter's bits.
 #[test]
-fn ir_lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
+fn lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
     use pica_jit::jit::{self, Features};
     if jit::host_support().is_err() {
         return;

@@ -329,8 +329,8 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 /// interpreter too, whose batch path reads pre-converted uniforms — with one
 /// batch of all states when they are independent, one-state batches when
 /// [`TestCase::carry_state`] is set. The JIT also runs every smaller feature set
-/// ([`jit::compile_with`]: the baseline, in F24 the baseline with pre-converted
-/// uniforms, and on AArch64 the other code generator), and vertex shaders run
+/// ([`jit::compile_with`]: the baseline and, in F24, the baseline with
+/// pre-converted uniforms, where they differ from the host's), and vertex shaders run
 /// on the wide engine at every width the host has (`check_wide`: one
 /// `run_batch` of all states, or with carried state one `run_vertices` batch).
 ///
