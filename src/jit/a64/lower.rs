@@ -129,7 +129,8 @@ pub(super) fn plan<'p>(
     unoptimised: &'p Ir,
     data: impl Fn(u32) -> bool,
 ) -> Result<Plan<'p>, JitError> {
-    // Every block gets code (an unreachable one too, as before).
+    // Every block gets code, an unreachable one too: the backend emits every
+    // instruction (control never arrives at the unreachable ones).
     let plan = crate::jit::spill::plan(
         ir,
         unoptimised,
