@@ -1,7 +1,7 @@
 //! What the batch path moves between vertex states and the wide register
 //! file, decided once per compiled program.
 
-use super::lanes::RowSet;
+use super::lanes::{LaneBlock, RowSet};
 use crate::ir::{Exit, Ir};
 
 /// The registers a batch of independent states moves into the wide register
@@ -267,4 +267,34 @@ fn part(
         pc = block.last + 1;
     }
     Some(())
+}
+
+/// Whether the kernel `steps` over `blocks` can run a batch under
+/// `StatePolicy::Carry` as if every vertex started from the first one's
+/// state: no row a vertex may read before writing it is one any path
+/// writes (so what it reads is the starting state's, unchanged by the vertices
+/// before it), and every branch decides the same in every lane (so every
+/// vertex writes the same rows and leaves the others as they were).
+pub(crate) fn carries_independently(steps: &[Step], blocks: &[LaneBlock], store: &RowSet) -> bool {
+    let mut written = RowSet::default();
+    let mut read_first = RowSet::default();
+    for step in steps {
+        let Some(k) = step.block() else {
+            continue;
+        };
+        let block = &blocks[k];
+        read_first.union_with(&block.reads.difference(&written));
+        match step {
+            Step::Branch(_) => {
+                if !block.exit_cond.is_some_and(|c| block.is_uniform(c)) {
+                    return false;
+                }
+                written.union_with(&block.writes);
+            }
+            // A part may not run: its writes do not cover later reads.
+            Step::Predicated { .. } => {}
+            _ => written.union_with(&block.writes),
+        }
+    }
+    read_first.intersection(store).is_empty()
 }
