@@ -106,7 +106,11 @@ impl RowSet {
 
     /// Whether `row` is in the set.
     pub fn contains(&self, row: u16) -> bool {
-        self.0[row as usize / 64] >> (row % 64) & 1 != 0
+        // Scratch rows past the state (the batch kernel's hoisted values) are
+        // never in a set.
+        self.0
+            .get(row as usize / 64)
+            .is_some_and(|word| word >> (row % 64) & 1 != 0)
     }
 
     /// The components of register `reg` of the file starting at row `base`
@@ -215,6 +219,25 @@ pub struct LaneBlock {
 }
 
 impl LaneBlock {
+    /// Per operation: whether its value is the same in every lane (computed
+    /// from uniforms and constants only; stores and gathers never are).
+    pub fn uniform_ops(&self) -> Vec<bool> {
+        let mut uniform = Vec::with_capacity(self.ops.len());
+        for op in &self.ops {
+            let same = match op {
+                LaneOp::Const(_) | LaneOp::Uniform(_) | LaneOp::UniformByte { .. } => true,
+                LaneOp::Unary(..)
+                | LaneOp::Binary(..)
+                | LaneOp::FCmp(..)
+                | LaneOp::ICmp(..)
+                | LaneOp::Select(..) => op.operands().all(|o| uniform[o as usize]),
+                LaneOp::Row(_) | LaneOp::Gather { .. } | LaneOp::Store(..) => false,
+            };
+            uniform.push(same);
+        }
+        uniform
+    }
+
     /// Whether value `v` is the same in every lane: computed from uniforms
     /// and constants only.
     pub fn is_uniform(&self, v: LaneRef) -> bool {

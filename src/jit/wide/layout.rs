@@ -37,8 +37,13 @@ pub const SPILL_SLOTS: usize = 192;
 /// Scratch: the batch kernel's saved branch condition (a lane mask) while
 /// it runs a region under it.
 pub const PREDICATE: usize = SPILL + SPILL_SLOTS;
+/// Scratch: the batch kernel's hoisted values (computed from uniforms only,
+/// once per call).
+pub const HOIST: usize = PREDICATE + 1;
+/// Number of hoisted-value rows.
+pub const HOIST_ROWS: usize = 256;
 /// Rows in all.
-pub const ROWS: usize = PREDICATE + 1;
+pub const ROWS: usize = HOIST + HOIST_ROWS;
 
 /// Header bytes before row 0.
 pub const HEADER_BYTES: usize = 64;

@@ -398,6 +398,13 @@ impl<'a> Function<'a> {
     }
 
     fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
+        // A value nothing reads (the batch kernel's hoisting leaves those) is
+        // not computed, unless it has an effect (stores, a gather's rows).
+        if self.last_use[k as usize] == NEVER
+            && !matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. })
+        {
+            return Ok(());
+        }
         let mut operands = [0; 3];
         let mut count = 0;
         for o in op.operands() {
