@@ -377,6 +377,32 @@ fn integer_compares() {
     assert_eq!(k2, 1 << 2);
 }
 
+/// `vptestmd` sets a bit per lane with a common bit, `vpmovd2m` reads sign
+/// bits, and `vpmovm2d` turns mask bits back into all-ones lanes.
+#[test]
+fn opmask_vector_conversions() {
+    if !avx512("opmask_vector_conversions") {
+        return;
+    }
+    let mut data = int_data();
+    let d = data.clone();
+    let bits = |p: &dyn Fn(usize) -> bool| (0..16).fold(0u16, |m, i| m | u16::from(p(i)) << i);
+    let (_, k2) = run(|o| vptestmd(o, K2, A, Src::Zmm(B), None), &mut data, 0, 0);
+    assert_eq!(k2, bits(&|i| d.a[i] & d.b[i] != 0), "vptestmd");
+    let (_, k2) = run(
+        |o| vptestmd(o, K2, A, Src::Zmm(A), Some(K1)),
+        &mut data,
+        MASK,
+        0,
+    );
+    assert_eq!(k2, bits(&|i| d.a[i] != 0) & MASK, "vptestmd {{k1}}");
+    let (_, k2) = run(|o| vpmovd2m(o, K2, B), &mut data, 0, 0);
+    assert_eq!(k2, bits(&|i| d.b[i] >> 31 != 0), "vpmovd2m");
+    let (got, _) = run(|o| vpmovm2d(o, D, K3), &mut data, 0, MASK2);
+    let want = lanes(|i| if MASK2 >> i & 1 == 1 { u32::MAX } else { 0 });
+    assert_eq!(got, want, "vpmovm2d");
+}
+
 #[test]
 fn gather_with_per_lane_indices() {
     if !avx512("gather_with_per_lane_indices") {
