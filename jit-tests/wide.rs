@@ -65,6 +65,38 @@ fn widths() -> Vec<Width> {
     widths
 }
 
+/// The 16-lane width is there whenever the CPU has what it needs (AVX-512F
+/// and DQ), and `Width::best` picks it; with `PICA_REQUIRE_AVX512=1` (which
+/// `.ci/run` sets on AVX-512 hosts) its absence fails, so a lost detection
+/// cannot quietly leave the suites on 8 lanes.
+#[test]
+fn sixteen_lanes_where_the_cpu_has_avx512() {
+    let available = Width::available();
+    #[cfg(target_arch = "x86_64")]
+    let has_avx512 = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512dq");
+    #[cfg(not(target_arch = "x86_64"))]
+    let has_avx512 = false;
+    if std::env::var("PICA_REQUIRE_AVX512").as_deref() == Ok("1") {
+        assert!(
+            available.contains(&Width::Avx512),
+            "PICA_REQUIRE_AVX512=1 but the 16-lane width is unavailable ({available:?})"
+        );
+    }
+    if has_avx512 && !available.is_empty() {
+        assert!(
+            available.contains(&Width::Avx512),
+            "the CPU has AVX-512F/DQ but Width::available() is {available:?}"
+        );
+        assert_eq!(Width::best(), Some(Width::Avx512));
+    }
+    if available.contains(&Width::Avx512) {
+        assert_eq!(Width::Avx512.lanes(), 16);
+    } else {
+        eprintln!("NOTE: no 16-lane width on this host ({available:?})");
+    }
+}
+
 fn state_bits(s: &UnitState) -> Vec<u32> {
     let regs = s.inputs.iter().chain(&s.temps).chain(&s.outputs);
     let mut out: Vec<u32> = regs.flat_map(|r| r.map(f32::to_bits)).collect();

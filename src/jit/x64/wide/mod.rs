@@ -1,7 +1,7 @@
 //! The x86-64 wide lowering: each block of lane operations
 //! ([`crate::jit::wide::lanes`]) becomes one function
 //! `(register file, uniforms) -> exit mask` that runs the block for every
-//! lane at once (`xmm` for 4 lanes, `ymm` for 8).
+//! lane at once (`xmm` for 4 lanes, `ymm` for 8, `zmm` for 16).
 //!
 //! Values live in registers 1–11, allocated linearly in operation order (a
 //! register is freed at its value's last use; when none is free the value
