@@ -493,6 +493,50 @@ impl WideAsm {
         }
     }
 
+    /// With a vector gather (16 lanes): the four rows at `rows + c * stride`
+    /// (`c` = 0..4) = per lane, the four floats at `[rsi + floats + 16 *
+    /// slot]`, or `default` in all four where `slot` (unsigned) is above
+    /// `last`; registers `scratch` are clobbered. Returns false, emitting
+    /// nothing, for the other widths.
+    pub fn gather_rows(
+        &mut self,
+        slot: u8,
+        scratch: [u8; 2],
+        rows: i32,
+        stride: i32,
+        floats: i32,
+        last: u32,
+        default: u32,
+    ) -> bool {
+        if !self.evex() {
+            return false;
+        }
+        // k2 = the lanes in range; every gather takes a copy in k3, which it
+        // clears. Out-of-range lanes read nothing (masked lanes never fault).
+        const IN_RANGE: Kreg = Kreg::new(2);
+        const GATHER: Mask = Mask::new(3);
+        let (index, dst) = (z(scratch[0]), z(scratch[1]));
+        let label = self.pool_label(last);
+        self.with_label(label, |out, m| {
+            evex::vpcmpud(out, IN_RANGE, z(slot), Src::Mem(m), evex::icmp::LE, None);
+        });
+        // A vector register is 16 bytes: scale the slot (×16 is no VSIB scale).
+        evex::vpslld(&mut self.ops, index, Src::Zmm(z(slot)), 4, Masking::None);
+        for c in 0..4 {
+            self.constant(scratch[1], default);
+            evex::kmovw(&mut self.ops, GATHER.into(), IN_RANGE);
+            let src = evex::Vsib {
+                base: Gpr::RSI,
+                index,
+                scale: evex::Scale::X1,
+                disp: floats + 4 * c,
+            };
+            evex::vgatherdps(&mut self.ops, dst, src, GATHER);
+            evex::vmovaps_store(&mut self.ops, row(rows + c * stride), dst, None);
+        }
+        true
+    }
+
     /// Leaves vector code (clears the upper halves after 256- and 512-bit code).
     pub fn leave(&mut self) {
         if self.vex() || self.evex() {
@@ -618,13 +662,13 @@ mod tests {
                     OpKind::Register => {
                         let r = i.op_register(n);
                         let zmm = (Register::ZMM0..=Register::ZMM15).contains(&r);
-                        let k1 = r == Register::K1;
+                        let k = (Register::K1..=Register::K3).contains(&r);
                         let eax = r == Register::EAX && m == Mnemonic::Vpbroadcastd;
-                        assert!(zmm || k1 || eax, "{what}: `{i}`: operand {r:?}");
+                        assert!(zmm || k || eax, "{what}: `{i}`: operand {r:?}");
                     }
                     OpKind::Memory => {
                         let size = i.memory_size().size();
-                        let scalar = matches!(m, Mnemonic::Vbroadcastss);
+                        let scalar = matches!(m, Mnemonic::Vbroadcastss | Mnemonic::Vgatherdps);
                         assert_eq!(size, if scalar { 4 } else { 64 }, "{what}: `{i}`");
                     }
                     _ => {}
@@ -703,6 +747,39 @@ mod tests {
         // Lane 0 only: the VEX `vmovd` of the register's low 32 bits.
         let lane0 = decode_zmm(|a| a.store_lane0(8, 12));
         assert_eq!(format!("{}", lane0[0].0), "vmovd [rdi+8],xmm12");
+        assert_512_bits("gather_rows", |a| {
+            assert!(a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000));
+        });
+        let gather = decode_zmm(|a| {
+            a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000);
+        });
+        let text: Vec<_> = gather.iter().map(|(i, _)| format!("{i}")).collect();
+        assert!(text[0].starts_with("vpcmpleud k2,zmm3,"), "{text:?}");
+        assert_eq!(text[1], "vpslld zmm12,zmm3,4");
+        // Per component: 1.0, the in-range mask, the gather, the row.
+        for c in 0..4 {
+            let (load, gather, store) = (
+                &gather[2 + 4 * c].0,
+                gather[4 + 4 * c].0,
+                &gather[5 + 4 * c].0,
+            );
+            assert_eq!(load.mnemonic(), Mnemonic::Vmovaps);
+            assert_eq!(text[3 + 4 * c], "kmovw k3,k2");
+            assert_eq!(gather.mnemonic(), Mnemonic::Vgatherdps);
+            assert_eq!(gather.op_mask(), Register::K3);
+            assert_eq!(
+                (gather.memory_base(), gather.memory_index()),
+                (Register::RSI, Register::ZMM12)
+            );
+            assert_eq!(gather.memory_displacement64(), 0x10 + 4 * c as u64);
+            assert_eq!(store.mnemonic(), Mnemonic::Vmovaps);
+            assert_eq!(store.memory_displacement64(), 0x40 + 0x40 * c as u64);
+        }
+        for width in [Width::Sse41, Width::Avx2] {
+            let mut a = WideAsm::new(width);
+            assert!(!a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000));
+            assert_eq!(a.ops.offset().0, 0, "{width:?}");
+        }
         let leave = decode_zmm(|a| a.leave());
         assert_eq!(leave[0].0.mnemonic(), Mnemonic::Vzeroupper);
     }

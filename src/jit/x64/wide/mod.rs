@@ -409,12 +409,19 @@ impl<'a> Function<'a> {
     /// Gathers `c[slot]` per lane into the four rows of `group` (1.0 for a
     /// slot outside `0..96`).
     fn gather(&mut self, slot: u8, group: u16) {
-        let index = self.row(layout::INDEX);
-        self.a.store(index, slot);
         let rows = self.row(layout::GATHER + 4 * group as usize);
         let stride = (4 * self.lanes) as i32;
         let floats = offset_of!(Uniforms, f) as i32;
-        let ones = self.a.pool_label(1.0f32.to_bits());
+        let one = 1.0f32.to_bits();
+        if self
+            .a
+            .gather_rows(slot, [S1, S2], rows, stride, floats, 95, one)
+        {
+            return;
+        }
+        let index = self.row(layout::INDEX);
+        self.a.store(index, slot);
+        let ones = self.a.pool_label(one);
         for lane in 0..self.lanes as i32 {
             let at = index + 4 * lane;
             let out = rows + 4 * lane;
