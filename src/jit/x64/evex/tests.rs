@@ -801,6 +801,39 @@ fn opmask_vector_moves_decode_as_requested() {
     assert_eq!(oracle.checked, 8 * 32 * 2);
 }
 
+/// The named registers are the hardware numbers the encodings use.
+#[test]
+fn named_registers_are_hardware_numbers() {
+    let gprs = [
+        Gpr::RAX,
+        Gpr::RCX,
+        Gpr::RDX,
+        Gpr::RBX,
+        Gpr::RSP,
+        Gpr::RBP,
+        Gpr::RSI,
+        Gpr::RDI,
+        Gpr::R8,
+        Gpr::R9,
+        Gpr::R10,
+        Gpr::R11,
+        Gpr::R12,
+        Gpr::R13,
+        Gpr::R14,
+        Gpr::R15,
+    ];
+    for (n, g) in gprs.into_iter().enumerate() {
+        assert_eq!((g.num(), Gpr::new(n as u8)), (n as u8, g));
+    }
+    for n in 0..32 {
+        assert_eq!(Xmm::new(n).num(), n);
+        assert_eq!(Zmm::new(n).xmm(), Xmm::new(n));
+    }
+    for n in 0..8 {
+        assert_eq!(Kreg::new(n).num(), n);
+    }
+}
+
 /// A few encodings worked out by hand from the Intel SDM's EVEX layout, so a
 /// shared misreading of the manual by this module and iced would still show.
 #[test]

@@ -493,17 +493,15 @@ impl WideAsm {
         }
     }
 
-    /// With a vector gather (16 lanes): the four rows at `rows + c * stride`
-    /// (`c` = 0..4) = per lane, the four floats at `[rsi + floats + 16 *
-    /// slot]`, or `default` in all four where `slot` (unsigned) is above
-    /// `last`; registers `scratch` are clobbered. Returns false, emitting
-    /// nothing, for the other widths.
+    /// With a vector gather (16 lanes): the four rows at `rows` = per lane,
+    /// the four floats at `[rsi + floats + 16 * slot]`, or `default` in all
+    /// four where `slot` (unsigned) is above `last`; registers `scratch` are
+    /// clobbered. Returns false, emitting nothing, for the other widths.
     pub fn gather_rows(
         &mut self,
         slot: u8,
         scratch: [u8; 2],
-        rows: i32,
-        stride: i32,
+        rows: [i32; 4],
         floats: i32,
         last: u32,
         default: u32,
@@ -522,7 +520,7 @@ impl WideAsm {
         });
         // A vector register is 16 bytes: scale the slot (×16 is no VSIB scale).
         evex::vpslld(&mut self.ops, index, Src::Zmm(z(slot)), 4, Masking::None);
-        for c in 0..4 {
+        for (c, row_off) in (0..).zip(rows) {
             self.constant(scratch[1], default);
             evex::kmovw(&mut self.ops, GATHER.into(), IN_RANGE);
             let src = evex::Vsib {
@@ -532,7 +530,7 @@ impl WideAsm {
                 disp: floats + 4 * c,
             };
             evex::vgatherdps(&mut self.ops, dst, src, GATHER);
-            evex::vmovaps_store(&mut self.ops, row(rows + c * stride), dst, None);
+            evex::vmovaps_store(&mut self.ops, row(row_off), dst, None);
         }
         true
     }
@@ -748,10 +746,24 @@ mod tests {
         let lane0 = decode_zmm(|a| a.store_lane0(8, 12));
         assert_eq!(format!("{}", lane0[0].0), "vmovd [rdi+8],xmm12");
         assert_512_bits("gather_rows", |a| {
-            assert!(a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000));
+            assert!(a.gather_rows(
+                3,
+                [12, 13],
+                [0x40, 0x80, 0xC0, 0x100],
+                0x10,
+                95,
+                0x3F80_0000
+            ));
         });
         let gather = decode_zmm(|a| {
-            a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000);
+            a.gather_rows(
+                3,
+                [12, 13],
+                [0x40, 0x80, 0xC0, 0x100],
+                0x10,
+                95,
+                0x3F80_0000,
+            );
         });
         let text: Vec<_> = gather.iter().map(|(i, _)| format!("{i}")).collect();
         assert!(text[0].starts_with("vpcmpleud k2,zmm3,"), "{text:?}");
@@ -777,7 +789,14 @@ mod tests {
         }
         for width in [Width::Sse41, Width::Avx2] {
             let mut a = WideAsm::new(width);
-            assert!(!a.gather_rows(3, [12, 13], 0x40, 0x40, 0x10, 95, 0x3F80_0000));
+            assert!(!a.gather_rows(
+                3,
+                [12, 13],
+                [0x40, 0x80, 0xC0, 0x100],
+                0x10,
+                95,
+                0x3F80_0000
+            ));
             assert_eq!(a.ops.offset().0, 0, "{width:?}");
         }
         let leave = decode_zmm(|a| a.leave());

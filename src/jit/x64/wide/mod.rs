@@ -413,9 +413,10 @@ impl<'a> Function<'a> {
         let stride = (4 * self.lanes) as i32;
         let floats = offset_of!(Uniforms, f) as i32;
         let one = 1.0f32.to_bits();
+        let row_offs = [0, 1, 2, 3].map(|c| rows + c * stride);
         if self
             .a
-            .gather_rows(slot, [S1, S2], rows, stride, floats, 95, one)
+            .gather_rows(slot, [S1, S2], row_offs, floats, 95, one)
         {
             return;
         }

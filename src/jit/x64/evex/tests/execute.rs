@@ -296,7 +296,7 @@ fn compare_and_blend() {
     let mut data = float_data();
     let d = data.clone();
     type Predicate = (u8, fn(f32, f32) -> bool);
-    let predicates: [Predicate; 8] = [
+    let predicates: [Predicate; 9] = [
         (cmp::EQ_OQ, |a, b| a == b),
         (cmp::LT_OS, |a, b| a < b),
         (cmp::LE_OS, |a, b| a <= b),
@@ -305,6 +305,7 @@ fn compare_and_blend() {
         (cmp::NLT_US, |a, b| a >= b || a.is_nan() || b.is_nan()),
         (cmp::ORD_Q, |a, b| !a.is_nan() && !b.is_nan()),
         (cmp::GT_OS, |a, b| a > b),
+        (cmp::GE_OS, |a, b| a >= b),
     ];
     for (predicate, scalar) in predicates {
         let bits = (0..16).fold(0u16, |m, i| {
