@@ -509,12 +509,39 @@ impl WideAsm {
         if !self.evex() {
             return false;
         }
-        // k2 = the lanes in range; every gather takes a copy in k3, which it
-        // clears. Out-of-range lanes read nothing (masked lanes never fault).
         const IN_RANGE: Kreg = Kreg::new(2);
         const GATHER: Mask = Mask::new(3);
         let (index, dst) = (z(scratch[0]), z(scratch[1]));
-        let label = self.pool_label(last);
+        let vector = self.ops.new_dynamic_label();
+        let done = self.ops.new_dynamic_label();
+        // Every lane reading one slot (a loop's `aL`, the same `a0` in all
+        // vertices) is the common case: one scalar address and four
+        // broadcasts, no gather.
+        evex::vbroadcastss(&mut self.ops, index, z(slot).xmm(), Masking::None);
+        evex::vpcmpeqd(&mut self.ops, IN_RANGE, z(slot), Src::Zmm(index), None);
+        evex::kortestw(&mut self.ops, IN_RANGE, IN_RANGE);
+        let defaults = self.pool_label(default);
+        let last = last as i32;
+        dynasm!(self.ops
+            ; .arch x64
+            ; jnc =>vector
+            ; vmovd eax, Rx(slot)
+            ; mov ecx, eax
+            ; shl ecx, 4
+            ; lea rcx, [rsi + rcx + floats]
+            ; lea rdx, [=>defaults]
+            ; cmp eax, last
+            ; cmova rcx, rdx
+        );
+        for (c, row_off) in (0..).zip(rows) {
+            let src = Mem::base(Gpr::RCX, 4 * c);
+            evex::vbroadcastss_mem(&mut self.ops, dst, src, Masking::None);
+            evex::vmovaps_store(&mut self.ops, row(row_off), dst, None);
+        }
+        dynasm!(self.ops ; .arch x64 ; jmp =>done ; =>vector);
+        // k2 = the lanes in range; every gather takes a copy in k3, which it
+        // clears. Out-of-range lanes read nothing (masked lanes never fault).
+        let label = self.pool_label(last as u32);
         self.with_label(label, |out, m| {
             evex::vpcmpud(out, IN_RANGE, z(slot), Src::Mem(m), evex::icmp::LE, None);
         });
@@ -532,6 +559,7 @@ impl WideAsm {
             evex::vgatherdps(&mut self.ops, dst, src, GATHER);
             evex::vmovaps_store(&mut self.ops, row(row_off), dst, None);
         }
+        dynasm!(self.ops ; .arch x64 ; =>done);
         true
     }
 
@@ -643,10 +671,18 @@ mod tests {
         let mut vector = 0;
         for (i, bytes) in &code {
             let m = i.mnemonic();
-            if matches!(
-                m,
-                Mnemonic::Kmovw | Mnemonic::Kortestw | Mnemonic::Vzeroupper
-            ) {
+            // Opmask and general-register instructions, and `vmovd` of lane 0
+            // into a general register.
+            let general = (0..i.op_count()).all(|n| {
+                i.op_kind(n) != OpKind::Register
+                    || (Register::EAX..=Register::R15).contains(&i.op_register(n))
+            });
+            if general && bytes[0] != 0x62
+                || matches!(
+                    m,
+                    Mnemonic::Kmovw | Mnemonic::Kortestw | Mnemonic::Vzeroupper | Mnemonic::Vmovd
+                )
+            {
                 continue;
             }
             vector += 1;
@@ -662,7 +698,9 @@ mod tests {
                         let zmm = (Register::ZMM0..=Register::ZMM15).contains(&r);
                         let k = (Register::K1..=Register::K3).contains(&r);
                         let eax = r == Register::EAX && m == Mnemonic::Vpbroadcastd;
-                        assert!(zmm || k || eax, "{what}: `{i}`: operand {r:?}");
+                        let xmm = (Register::XMM0..=Register::XMM15).contains(&r)
+                            && m == Mnemonic::Vbroadcastss;
+                        assert!(zmm || k || eax || xmm, "{what}: `{i}`: operand {r:?}");
                     }
                     OpKind::Memory => {
                         let size = i.memory_size().size();
@@ -765,27 +803,29 @@ mod tests {
                 0x3F80_0000,
             );
         });
-        let text: Vec<_> = gather.iter().map(|(i, _)| format!("{i}")).collect();
-        assert!(text[0].starts_with("vpcmpleud k2,zmm3,"), "{text:?}");
-        assert_eq!(text[1], "vpslld zmm12,zmm3,4");
-        // Per component: 1.0, the in-range mask, the gather, the row.
-        for c in 0..4 {
-            let (load, gather, store) = (
-                &gather[2 + 4 * c].0,
-                gather[4 + 4 * c].0,
-                &gather[5 + 4 * c].0,
-            );
-            assert_eq!(load.mnemonic(), Mnemonic::Vmovaps);
-            assert_eq!(text[3 + 4 * c], "kmovw k3,k2");
-            assert_eq!(gather.mnemonic(), Mnemonic::Vgatherdps);
-            assert_eq!(gather.op_mask(), Register::K3);
+        use Mnemonic as M;
+        let mnemonics: Vec<_> = gather.iter().map(|(i, _)| i.mnemonic()).collect();
+        let uniform = [M::Vbroadcastss, M::Vmovaps];
+        let gathered = [M::Vmovaps, M::Kmovw, M::Vgatherdps, M::Vmovaps];
+        let mut expected = vec![M::Vbroadcastss, M::Vpcmpeqd, M::Kortestw, M::Jae, M::Vmovd];
+        expected.extend([M::Mov, M::Shl, M::Lea, M::Lea, M::Cmp, M::Cmova]);
+        expected.extend(uniform.repeat(4));
+        expected.extend([M::Jmp, M::Vpcmpud, M::Vpslld]);
+        expected.extend(gathered.repeat(4));
+        assert_eq!(mnemonics, expected);
+        let stores = gather
+            .iter()
+            .filter(|(i, _)| i.mnemonic() == M::Vmovaps && i.op0_kind() == OpKind::Memory);
+        let rows: Vec<_> = stores.map(|(i, _)| i.memory_displacement64()).collect();
+        assert_eq!(rows, [0x40, 0x80, 0xC0, 0x100].repeat(2));
+        let gathers = gather.iter().filter(|(i, _)| i.mnemonic() == M::Vgatherdps);
+        for (c, (g, _)) in gathers.enumerate() {
+            assert_eq!(g.op_mask(), Register::K3);
             assert_eq!(
-                (gather.memory_base(), gather.memory_index()),
-                (Register::RSI, Register::ZMM12)
+                (g.memory_base(), g.memory_index(), g.memory_index_scale()),
+                (Register::RSI, Register::ZMM12, 1)
             );
-            assert_eq!(gather.memory_displacement64(), 0x10 + 4 * c as u64);
-            assert_eq!(store.mnemonic(), Mnemonic::Vmovaps);
-            assert_eq!(store.memory_displacement64(), 0x40 + 0x40 * c as u64);
+            assert_eq!(g.memory_displacement64(), 0x10 + 4 * c as u64);
         }
         for width in [Width::Sse41, Width::Avx2] {
             let mut a = WideAsm::new(width);
