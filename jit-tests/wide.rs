@@ -460,7 +460,8 @@ fn relative_reads_with_one_slot_or_many() {
     uniforms.i[0] = [3, 0, 7, 0];
     // Per vertex a0.x: one slot for all (in range, then outside the 96
     // constants on either side), then a different slot per lane.
-    let cases: [(&str, fn(usize) -> f32); 5] = [
+    type Case = (&'static str, fn(usize) -> f32);
+    let cases: [Case; 5] = [
         ("one slot", |_| 3.0),
         ("one slot, too high for c90", |_| 7.0),
         ("one slot, negative", |_| -5.0),

@@ -10,7 +10,9 @@
 //! lowering expects: with AVX-512 a compare writes the opmask `k1`, which
 //! `vpmovm2d` turns into such a vector at once, and a select or a mask test
 //! reads the vector's sign bits back into `k1` with `vpmovd2m`, which is what
-//! `blendvps`/`movmskps` read. `k1` holds nothing between two methods.
+//! `blendvps`/`movmskps` read. The one exception is register [`MASK`] (0, the
+//! implicit mask of SSE's `blendvps`): a compare into it is read by selects
+//! only, so with AVX-512 it stays in `k1` and the selects use `k1` directly.
 //! `dynasm` cannot encode EVEX: the 16-lane arms call [`evex`](super::super::evex).
 
 use super::super::Asm;
@@ -59,7 +61,14 @@ pub(super) struct WideAsm {
     /// Broadcast constants (a whole register each, at least 32 bytes),
     /// emitted after the code.
     pool: Vec<(u32, DynamicLabel)>,
+    /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
+    /// check that a select by [`MASK`] has one to read).
+    mask_in_k1: bool,
 }
+
+/// The mask register: SSE's implicit `blendvps` operand; a compare into it is
+/// only ever read by selects by it (with AVX-512 it is `k1`, not a vector).
+pub(super) const MASK: u8 = 0;
 
 /// The opmask the AVX-512 arms compare into and select by.
 const K: Kreg = Kreg::new(1);
@@ -108,6 +117,7 @@ impl WideAsm {
             ops: Asm::new(0),
             width,
             pool: Vec::new(),
+            mask_in_k1: false,
         }
     }
 
@@ -167,9 +177,7 @@ impl WideAsm {
     pub fn v3(&mut self, op: V, d: u8, a: u8, b: u8) {
         if self.evex() {
             evex_v3(&mut self.ops, op, z(d), z(a), Src::Zmm(z(b)));
-            if is_compare(op) {
-                evex::vpmovm2d(&mut self.ops, z(d), K);
-            }
+            self.evex_compare_result(op, d);
             return;
         }
         if self.vex() {
@@ -220,9 +228,7 @@ impl WideAsm {
         let label = self.pool_label(bits);
         if self.evex() {
             self.with_label(label, |out, m| evex_v3(out, op, z(d), z(a), Src::Mem(m)));
-            if is_compare(op) {
-                evex::vpmovm2d(&mut self.ops, z(d), K);
-            }
+            self.evex_compare_result(op, d);
             return;
         }
         if self.vex() {
@@ -250,6 +256,33 @@ impl WideAsm {
                 dynasm!(self.ops ; .arch x64 ; movaps Rx(SCRATCH_CONST), [=>label]);
                 self.v3(op, d, d, SCRATCH_CONST);
             }
+        }
+    }
+
+    /// After an AVX-512 `evex_v3` into `d`: a compare's `k1` becomes the vector
+    /// `d`, unless `d` is [`MASK`].
+    fn evex_compare_result(&mut self, op: V, d: u8) {
+        if !is_compare(op) {
+            self.mask_in_k1 &= d != MASK;
+        } else if d == MASK {
+            self.mask_in_k1 = true;
+        } else {
+            evex::vpmovm2d(&mut self.ops, z(d), K);
+            self.mask_in_k1 = false;
+        }
+    }
+
+    /// AVX-512: `k1` = the sign bits of `mask` (for [`MASK`], the compare
+    /// already there).
+    fn evex_mask(&mut self, mask: u8) {
+        if mask == MASK {
+            debug_assert!(
+                self.mask_in_k1,
+                "a select by MASK without a compare into it"
+            );
+        } else {
+            evex::vpmovd2m(&mut self.ops, K, z(mask));
+            self.mask_in_k1 = false;
         }
     }
 
@@ -315,11 +348,11 @@ impl WideAsm {
     }
 
     /// `d = mask ? b : a` lane-wise; `d` may equal `a` but no other operand.
-    /// Clobbers register 0 (SSE's implicit mask).
+    /// Clobbers register 0 (SSE's implicit mask, [`MASK`]).
     pub fn select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
         if self.evex() {
             // The sign bits, as `blendvps` reads them.
-            evex::vpmovd2m(&mut self.ops, K, z(mask));
+            self.evex_mask(mask);
             let merge = Masking::Merge(K_MASK);
             evex::vblendmps(&mut self.ops, z(d), z(a), Src::Zmm(z(b)), merge);
             return;
@@ -339,7 +372,7 @@ impl WideAsm {
     pub fn select_c(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
         let label = self.pool_label(bits);
         if self.evex() {
-            evex::vpmovd2m(&mut self.ops, K, z(mask));
+            self.evex_mask(mask);
             let merge = Masking::Merge(K_MASK);
             self.with_label(label, |out, m| {
                 evex::vblendmps(out, z(d), z(a), Src::Mem(m), merge);
@@ -458,6 +491,7 @@ impl WideAsm {
         if self.evex() {
             evex::vpmovd2m(&mut self.ops, K, z(s));
             evex::kmovw_to_gpr(&mut self.ops, Gpr::RAX, K);
+            self.mask_in_k1 = false;
         } else if self.vex() {
             // vmovmskps eax, ymm{s} (VEX.256.0F 50 /r), written out: the
             // assembler's table has no 256-bit form.
@@ -486,6 +520,7 @@ impl WideAsm {
         if self.evex() {
             evex::vptestmd(&mut self.ops, K, z(s), Src::Zmm(z(s)), None);
             evex::kortestw(&mut self.ops, K, K);
+            self.mask_in_k1 = false;
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vptest Ry(s), Ry(s));
         } else {
@@ -561,6 +596,19 @@ impl WideAsm {
         }
         dynasm!(self.ops ; .arch x64 ; =>done);
         true
+    }
+
+    /// Sets ZF when no lane of `s` is NaN; clobbers `scratch`.
+    pub fn test_nan(&mut self, s: u8, scratch: u8) {
+        if self.evex() {
+            let unordered = evex::cmp::UNORD_Q;
+            evex::vcmpps(&mut self.ops, K, z(s), Src::Zmm(z(s)), unordered, None);
+            evex::kortestw(&mut self.ops, K, K);
+            self.mask_in_k1 = false;
+        } else {
+            self.v3(V::Cmpps(3), scratch, s, s);
+            self.test_zero(scratch);
+        }
     }
 
     /// Leaves vector code (clears the upper halves after 256- and 512-bit code).
@@ -839,6 +887,27 @@ mod tests {
             ));
             assert_eq!(a.ops.offset().0, 0, "{width:?}");
         }
+        // A compare into MASK stays in k1 for the selects by MASK.
+        let paired = decode_zmm(|a| {
+            a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+            a.select(1, 1, 3, MASK);
+            a.select_c(1, 1, 0x7FC0_0000, MASK);
+        });
+        let m: Vec<_> = paired.iter().map(|(i, _)| i.mnemonic()).collect();
+        assert_eq!(
+            m,
+            [Mnemonic::Vpcmpd, Mnemonic::Vblendmps, Mnemonic::Vblendmps]
+        );
+        assert!(
+            paired
+                .iter()
+                .skip(1)
+                .all(|(i, _)| i.op_mask() == Register::K1)
+        );
+        assert_512_bits("test_nan", |a| a.test_nan(12, 13));
+        let nan = decode_zmm(|a| a.test_nan(12, 13));
+        let m: Vec<_> = nan.iter().map(|(i, _)| format!("{i}")).collect();
+        assert_eq!(m, ["vcmpunordps k1,zmm12,zmm12", "kortestw k1,k1"]);
         let leave = decode_zmm(|a| a.leave());
         assert_eq!(leave[0].0.mnemonic(), Mnemonic::Vzeroupper);
     }
@@ -870,6 +939,17 @@ mod tests {
             }
         }
         assert_eq!(seen, [0x4000_0000, 0x3F80_0000, 0x7FC0_0000]);
+    }
+
+    /// A select by [`MASK`] needs a compare into it first (debug builds).
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "without a compare")]
+    fn a_select_by_mask_needs_a_compare() {
+        let mut a = WideAsm::new(Width::Avx512);
+        a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+        a.select(1, 1, 3, 4);
+        a.select(1, 1, 3, MASK);
     }
 
     /// `vmovmskps eax, ymm` is written out by hand: pin its bytes.

@@ -7,10 +7,11 @@
 //! register is freed at its value's last use; when none is free the value
 //! used last is evicted: loaded again if it is a constant, a uniform or a row
 //! the block does not write, else spilled to a spill row of the register
-//! file). Registers 0 and 12–15 are scratch inside one operation. The float24
-//! and PICA multiply sequences are the single-vertex lowering's
-//! (`lower/prims.rs`), instruction for instruction, on whole rows: same
-//! operations, same order, same constants from [`crate::arith`].
+//! file). Registers 0 (the select mask, `isa::MASK`) and 12–15 are scratch
+//! inside one operation. The float24 and PICA multiply sequences are the
+//! single-vertex lowering's (`lower/prims.rs`), instruction for instruction,
+//! on whole rows: same operations, same order, same constants from
+//! [`crate::arith`].
 
 mod isa;
 
@@ -23,7 +24,7 @@ use crate::jit::wide::layout;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
-use isa::{SCRATCH_CONST, U, V, WideAsm};
+use isa::{MASK, SCRATCH_CONST, U, V, WideAsm};
 use std::mem::offset_of;
 
 const FIRST_REG: u8 = 1;
@@ -480,8 +481,8 @@ impl<'a> Function<'a> {
                 // i32::MAX and NaN → 0 (`arith::mova`).
                 self.a.u(U::Cvttps2dq, d, a);
                 self.a.constant(S1, 0x4F00_0000);
-                self.a.v3(V::Cmpps(2), S1, S1, a); // 2^31 <= x
-                self.a.select_c(d, d, 0x7FFF_FFFF, S1);
+                self.a.v3(V::Cmpps(2), MASK, S1, a); // 2^31 <= x
+                self.a.select_c(d, d, 0x7FFF_FFFF, MASK);
                 self.a.v3(V::Cmpps(7), S1, a, a); // ordered
                 self.a.v3(V::Andps, d, d, S1);
             }
@@ -499,9 +500,9 @@ impl<'a> Function<'a> {
 
     /// NaN lanes of `d` → the canonical NaN.
     fn canonicalize(&mut self, d: u8) {
-        self.a.v3(V::Cmpps(3), S1, d, d);
+        self.a.v3(V::Cmpps(3), MASK, d, d);
         self.a
-            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), S1);
+            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), MASK);
     }
 
     /// `arith::f24::load` in place.
@@ -516,8 +517,8 @@ impl<'a> Function<'a> {
         self.a
             .v3c(V::Mulps, S1, S1, f24::SUBNORMAL_QUANTUM.to_bits());
         // At or above 2^-62: the normal path.
-        self.a.v3c(V::Pcmpgtd, 0, S2, f24::MIN_NORMAL_BITS - 1);
-        self.a.select(S1, S1, S3, 0);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+        self.a.select(S1, S1, S3, MASK);
         self.f24_tail(d, S1, S3);
     }
 
@@ -527,11 +528,11 @@ impl<'a> Function<'a> {
     fn f24_tail(&mut self, d: u8, fin: u8, tmp: u8) {
         self.a.v3c(V::Andps, tmp, d, 0x8000_0000);
         self.a.v3c(V::Orps, tmp, tmp, 0x7F80_0000);
-        self.a.v3c(V::Pcmpgtd, 0, S2, f24::OVERFLOW_BITS - 1);
-        self.a.select(fin, fin, tmp, 0);
-        self.a.v3c(V::Pcmpgtd, 0, S2, 0x7F80_0000);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::OVERFLOW_BITS - 1);
+        self.a.select(fin, fin, tmp, MASK);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, 0x7F80_0000);
         self.a
-            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), 0);
+            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), MASK);
     }
 
     /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →
@@ -557,8 +558,7 @@ impl<'a> Function<'a> {
                 // The IEEE product is the PICA one unless a lane is NaN: then
                 // the exact sequence runs out of line.
                 self.a.v3(V::Mulps, d, a, b);
-                self.a.v3(V::Cmpps(3), S1, d, d);
-                self.a.test_zero(S1);
+                self.a.test_nan(d, S1);
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
                 dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
