@@ -390,6 +390,33 @@ impl WideAsm {
         dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
     }
 
+    /// `d = mask ? a : 0` lane-wise (`mask` all ones or zero in each lane).
+    pub fn keep_where(&mut self, d: u8, a: u8, mask: u8) {
+        if self.evex() {
+            self.evex_mask(mask);
+            evex::vmovaps(&mut self.ops, z(d), z(a), Masking::Zero(K_MASK));
+            return;
+        }
+        self.v3(V::Andps, d, a, mask);
+    }
+
+    /// `d = mask ? a & c : 0` lane-wise with `c` the constant `bits`; `d` may
+    /// equal `a`, not `mask`.
+    pub fn and_c_where(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
+        if self.evex() {
+            self.evex_mask(mask);
+            let label = self.pool_label(bits);
+            let zero = Masking::Zero(K_MASK);
+            self.with_label(label, |out, m| {
+                evex::vandps(out, z(d), z(a), Src::Mem(m), zero)
+            });
+            return;
+        }
+        debug_assert_ne!(d, mask);
+        self.v3c(V::Andps, d, a, bits);
+        self.v3(V::Andps, d, d, mask);
+    }
+
     /// `d` = the constant `bits` in every lane.
     pub fn constant(&mut self, d: u8, bits: u32) {
         if self.evex() {
@@ -819,6 +846,20 @@ mod tests {
             assert_512_bits(what, |a| a.constant(5, bits));
         }
         assert_512_bits("not", |a| a.not(5));
+        assert_512_bits("keep_where", |a| a.keep_where(1, 2, 4));
+        assert_512_bits("and_c_where", |a| a.and_c_where(1, 2, 0x7F, 4));
+        let zeroing = decode_zmm(|a| {
+            a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+            a.keep_where(1, 2, MASK);
+            a.and_c_where(1, 2, 0x7F, MASK);
+        });
+        let m: Vec<_> = zeroing.iter().map(|(i, _)| i.mnemonic()).collect();
+        assert_eq!(m, [Mnemonic::Vpcmpd, Mnemonic::Vmovaps, Mnemonic::Vandps]);
+        assert!(
+            zeroing[1..]
+                .iter()
+                .all(|(i, _)| i.op_mask() == Register::K1 && i.zeroing_masking())
+        );
         assert_512_bits("load", |a| a.load(7, 0x40));
         assert_512_bits("store", |a| a.store(0x40, 7));
         assert_512_bits("broadcast", |a| a.broadcast(7, 0x44));

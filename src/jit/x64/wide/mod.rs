@@ -9,9 +9,9 @@
 //! the block does not write, else spilled to a spill row of the register
 //! file). Registers 0 (the select mask, `isa::MASK`) and 12–15 are scratch
 //! inside one operation. The float24 and PICA multiply sequences are the
-//! single-vertex lowering's (`lower/prims.rs`), instruction for instruction,
-//! on whole rows: same operations, same order, same constants from
-//! [`crate::arith`].
+//! single-vertex lowering's (`lower/prims.rs`) on whole rows: the same
+//! operations and constants from [`crate::arith`] (bit-wise steps merged
+//! where AVX-512 masking allows, which changes no bit).
 
 mod isa;
 
@@ -464,17 +464,15 @@ impl<'a> Function<'a> {
             UnOp::F24Flush => {
                 // |x| < 2^-62 → +0, everything else unchanged.
                 self.a.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
-                self.a.v3c(V::Pcmpgtd, S1, S1, f24::MIN_NORMAL_BITS - 1);
-                self.a.v3(V::Andps, d, a, S1);
+                self.a.v3c(V::Pcmpgtd, MASK, S1, f24::MIN_NORMAL_BITS - 1);
+                self.a.keep_where(d, a, MASK);
             }
             UnOp::F24Quantize => {
-                self.a.copy(d, a);
                 // S2 = |bits|, S3 = truncated mantissa, +0 below 2^-62.
-                self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
-                self.a.v3c(V::Andps, S3, d, f24::MANTISSA_MASK);
-                self.a.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
-                self.a.v3(V::Andps, S3, S3, S1);
-                self.f24_tail(d, S3, S1);
+                self.a.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
+                self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+                self.a.and_c_where(S3, a, f24::MANTISSA_MASK, MASK);
+                self.f24_tail(d, a, S3, S1);
             }
             UnOp::ToI32 => {
                 // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
@@ -519,14 +517,15 @@ impl<'a> Function<'a> {
         // At or above 2^-62: the normal path.
         self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
         self.a.select(S1, S1, S3, MASK);
-        self.f24_tail(d, S1, S3);
+        self.f24_tail(d, d, S1, S3);
     }
 
-    /// Shared tail of the float24 conversions: `S2` = |bits of d|, `fin` = the
-    /// finite result, `tmp` a free scratch register; writes `d` = ±inf for
-    /// |x| ≥ 2^64, canonical NaN for NaN, else `fin`.
-    fn f24_tail(&mut self, d: u8, fin: u8, tmp: u8) {
-        self.a.v3c(V::Andps, tmp, d, 0x8000_0000);
+    /// Shared tail of the float24 conversions of `x` (`d` or a register left
+    /// unchanged): `S2` = |bits of x|, `fin` = the finite result, `tmp` a free
+    /// scratch register; writes `d` = ±inf for |x| ≥ 2^64, canonical NaN for
+    /// NaN, else `fin`.
+    fn f24_tail(&mut self, d: u8, x: u8, fin: u8, tmp: u8) {
+        self.a.v3c(V::Andps, tmp, x, 0x8000_0000);
         self.a.v3c(V::Orps, tmp, tmp, 0x7F80_0000);
         self.a.v3c(V::Pcmpgtd, MASK, S2, f24::OVERFLOW_BITS - 1);
         self.a.select(fin, fin, tmp, MASK);
