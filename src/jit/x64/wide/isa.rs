@@ -263,13 +263,19 @@ impl WideAsm {
     /// `d`, unless `d` is [`MASK`].
     fn evex_compare_result(&mut self, op: V, d: u8) {
         if !is_compare(op) {
-            self.mask_in_k1 &= d != MASK;
+            self.evex_wrote(d);
         } else if d == MASK {
             self.mask_in_k1 = true;
         } else {
             evex::vpmovm2d(&mut self.ops, z(d), K);
             self.mask_in_k1 = false;
         }
+    }
+
+    /// AVX-512: a method other than a compare writes register `d`: when that
+    /// is [`MASK`], `k1` no longer holds what a select by it must read.
+    fn evex_wrote(&mut self, d: u8) {
+        self.mask_in_k1 &= d != MASK;
     }
 
     /// AVX-512: `k1` = the sign bits of `mask` (for [`MASK`], the compare
@@ -289,6 +295,7 @@ impl WideAsm {
     /// `d = op a`.
     pub fn u(&mut self, op: U, d: u8, a: u8) {
         if self.evex() {
+            self.evex_wrote(d);
             let (o, d, a, m) = (&mut self.ops, z(d), Src::Zmm(z(a)), Masking::None);
             match op {
                 // Toward −inf, precision exception suppressed: `roundps` 9.
@@ -339,6 +346,7 @@ impl WideAsm {
             return;
         }
         if self.evex() {
+            self.evex_wrote(d);
             evex::vmovaps(&mut self.ops, z(d), z(a), Masking::None);
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vmovaps Ry(d), Ry(a));
@@ -355,6 +363,7 @@ impl WideAsm {
             self.evex_mask(mask);
             let merge = Masking::Merge(K_MASK);
             evex::vblendmps(&mut self.ops, z(d), z(a), Src::Zmm(z(b)), merge);
+            self.evex_wrote(d);
             return;
         }
         if self.vex() {
@@ -377,6 +386,7 @@ impl WideAsm {
             self.with_label(label, |out, m| {
                 evex::vblendmps(out, z(d), z(a), Src::Mem(m), merge);
             });
+            self.evex_wrote(d);
             return;
         }
         if self.vex() {
@@ -395,6 +405,7 @@ impl WideAsm {
         if self.evex() {
             self.evex_mask(mask);
             evex::vmovaps(&mut self.ops, z(d), z(a), Masking::Zero(K_MASK));
+            self.evex_wrote(d);
             return;
         }
         self.v3(V::Andps, d, a, mask);
@@ -410,6 +421,7 @@ impl WideAsm {
             self.with_label(label, |out, m| {
                 evex::vandps(out, z(d), z(a), Src::Mem(m), zero)
             });
+            self.evex_wrote(d);
             return;
         }
         debug_assert_ne!(d, mask);
@@ -420,6 +432,7 @@ impl WideAsm {
     /// `d` = the constant `bits` in every lane.
     pub fn constant(&mut self, d: u8, bits: u32) {
         if self.evex() {
+            self.evex_wrote(d);
             let (o, r) = (&mut self.ops, z(d));
             match bits {
                 0 => evex::vpxord(o, r, r, Src::Zmm(r), Masking::None),
@@ -456,6 +469,7 @@ impl WideAsm {
             // three are `d`: 0b000 or 0b111).
             let r = z(d);
             evex::vpternlogd(&mut self.ops, r, r, Src::Zmm(r), 0x55, Masking::None);
+            self.evex_wrote(d);
             return;
         }
         self.constant(SCRATCH_CONST, u32::MAX);
@@ -469,6 +483,7 @@ impl WideAsm {
     /// `d` = the row at `off` of the register file.
     pub fn load(&mut self, d: u8, off: i32) {
         if self.evex() {
+            self.evex_wrote(d);
             evex::vmovaps_load(&mut self.ops, z(d), row(off), Masking::None);
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vmovaps Ry(d), [rdi + off]);
@@ -491,6 +506,7 @@ impl WideAsm {
     /// `d` = the 32 bits at `off` of the uniforms, in every lane.
     pub fn broadcast(&mut self, d: u8, off: i32) {
         if self.evex() {
+            self.evex_wrote(d);
             let m = Mem::base(Gpr::RSI, off);
             evex::vbroadcastss_mem(&mut self.ops, z(d), m, Masking::None);
         } else if self.vex() {
@@ -505,6 +521,7 @@ impl WideAsm {
     /// `d` = `eax` in every lane.
     pub fn broadcast_eax(&mut self, d: u8) {
         if self.evex() {
+            self.evex_wrote(d);
             evex::vpbroadcastd_gpr(&mut self.ops, z(d), Gpr::RAX, Masking::None);
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vmovd Rx(d), eax ; vpbroadcastd Ry(d), Rx(d));
@@ -573,6 +590,8 @@ impl WideAsm {
         }
         const IN_RANGE: Kreg = Kreg::new(2);
         const GATHER: Mask = Mask::new(3);
+        self.evex_wrote(scratch[0]);
+        self.evex_wrote(scratch[1]);
         let (index, dst) = (z(scratch[0]), z(scratch[1]));
         let vector = self.ops.new_dynamic_label();
         let done = self.ops.new_dynamic_label();
