@@ -119,10 +119,25 @@ fn has_jit() -> bool {
     jit
 }
 
+/// The wide engine's rows on this host, widest first.
+fn wide_engines() -> Vec<&'static str> {
+    pica_jit::jit::wide::Width::available()
+        .iter()
+        .map(|w| match w.lanes() {
+            4 => "wide-x4",
+            8 => "wide-x8",
+            16 => "wide-x16",
+            n => panic!("no row name for {n} lanes"),
+        })
+        .collect()
+}
+
 /// The rows `bench` prints by default on this host.
 fn default_engines() -> Vec<&'static str> {
     if has_jit() {
-        vec!["interp", "jit", "batch"]
+        let mut rows = vec!["interp", "jit", "batch"];
+        rows.extend(wide_engines());
+        rows
     } else {
         vec!["interp"]
     }
@@ -313,6 +328,11 @@ fn json_document_has_the_documented_keys() {
     assert!(v["seed"].as_str().is_some_and(|s| s.starts_with("0x")));
     let results = v["results"].as_array().expect("results");
     assert_eq!(results.len(), 2 * default_engines().len());
+    // Every row agrees with its reference (the wide rows, which start each
+    // vertex from the draw's starting state, with the interpreter doing so).
+    for r in results {
+        assert_eq!(r["outputs_match"], true, "{r}");
+    }
     let ns_of = |precision: &str, engine: &str| {
         results
             .iter()
@@ -417,6 +437,7 @@ fn engine_selection() {
     let mut all = vec!["interp", "ir"];
     if has_jit() {
         all.extend(["jit", "batch"]);
+        all.extend(wide_engines());
     }
     let v = bench(&[
         "--engine",

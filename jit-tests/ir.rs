@@ -187,18 +187,16 @@ fn optimised_ir_evaluates_to_the_same_bits_as_built() {
 /// instruction again later reuses that value, so every value reaches `r0`):
 /// 15 values spill a little; 60 need
 /// more spill slots than the registers leave; 192 are far more than the
-/// registers and the largest spill area together (12 + 64), so x86-64 lowers
-/// that block from the unoptimised IR. x86-64 compiles every one from the IR
-/// (it has no other code generator); AArch64 falls back to its hand-written
-/// generator for the largest. Every one gives the interpreter's bits.
+/// registers and the largest spill area together (12 + 64 on x86-64, 7 + 64
+/// on AArch64), so both lower that block from the unoptimised IR. Every one is
+/// compiled from the IR and gives the interpreter's bits.
 #[test]
-fn ir_lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
+fn lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
     use pica_jit::jit::{self, Features};
     if jit::host_support().is_err() {
         return;
     }
-    // (values, whether AArch64 lowers it from the IR)
-    for (distinct, a64_from_ir) in [(15usize, Some(true)), (60, None), (192, Some(false))] {
+    for distinct in [15usize, 60, 192] {
         let program = Arc::new(pica_jit::testgen::live_values(distinct));
         let mut uniforms = Uniforms::default();
         for (n, reg) in uniforms.f.iter_mut().enumerate() {
@@ -216,28 +214,10 @@ fn ir_lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_sl
             let mut expected = start.clone();
             let stop = interp.run(&uniforms, &mut expected, &mut ());
             assert_eq!(stop, Stop::End);
-            #[cfg(target_arch = "aarch64")]
-            let features = Features {
-                ir_lowering: true,
-                ..Features::baseline()
-            };
-            #[cfg(not(target_arch = "aarch64"))]
-            let features = Features::baseline();
-            for features in [features, Features::host()] {
+            for features in [Features::baseline(), Features::host()] {
                 let code = jit::compile_with(&program, &config, features)
                     .unwrap_or_else(|e| panic!("{distinct} values {precision:?}: {e}"));
-                let from_ir = if cfg!(target_arch = "aarch64") {
-                    a64_from_ir
-                } else {
-                    Some(true)
-                };
-                if let Some(from_ir) = from_ir {
-                    assert_eq!(
-                        code.lowered_from_ir(),
-                        from_ir,
-                        "{distinct} values {precision:?}"
-                    );
-                }
+                assert!(code.lowered_from_ir(), "{distinct} values {precision:?}");
                 let mut state = start.clone();
                 assert_eq!(
                     code.run(&program, &config, &uniforms, &mut state, &mut ()),

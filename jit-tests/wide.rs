@@ -229,8 +229,6 @@ fn compare_vertices(
     policy: StatePolicy,
     rng: &mut Rng,
 ) -> BatchSummary {
-    let (interp, wide_shader) = shaders(case, width);
-    let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
     let input_mask = if rng.below(3) == 0 {
         rng.next() as u16
     } else {
@@ -241,6 +239,20 @@ fn compare_vertices(
     } else {
         0xffff
     };
+    compare_vertices_with_masks(case, states, width, policy, input_mask, output_mask)
+}
+
+/// [`compare_vertices`] with the given input and output masks.
+fn compare_vertices_with_masks(
+    case: &TestCase,
+    states: &[UnitState],
+    width: Width,
+    policy: StatePolicy,
+    input_mask: u16,
+    output_mask: u16,
+) -> BatchSummary {
+    let (interp, wide_shader) = shaders(case, width);
+    let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
     let untouched = [[-7.5f32; 4]; 16];
     let mut expected_out = vec![untouched; inputs.len()];
     let mut got_out = expected_out.clone();
@@ -702,4 +714,200 @@ fn blocks_the_lowering_gives_up_on_are_handed_over() {
             assert_eq!(got[3].outputs[0][0], (1..=40).sum::<i32>() as f32);
         }
     }
+}
+
+/// Whether the code from `entry` runs straight to an `end`: no flow
+/// instruction on the way (the batch kernel's programs).
+fn straight_from(program: &pica_jit::Program, entry: u32) -> bool {
+    use pica_jit::isa::Instruction;
+    for instr in program.instructions().iter().skip(entry as usize) {
+        match instr {
+            Instruction::End => return true,
+            Instruction::Break { .. }
+            | Instruction::Call { .. }
+            | Instruction::If { .. }
+            | Instruction::Loop { .. }
+            | Instruction::Jmp { .. } => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A state with every register, address register and flag random (bits the
+/// program does not write must come back unchanged).
+fn random_state(rng: &mut Rng) -> UnitState {
+    let mut s = UnitState::default();
+    for reg in s
+        .inputs
+        .iter_mut()
+        .chain(&mut s.temps)
+        .chain(&mut s.outputs)
+    {
+        *reg = corpus_vec4(rng);
+    }
+    s.a0 = [rng.below(256) as i32 - 128, rng.below(256) as i32 - 128];
+    s.al = rng.below(256) as i32;
+    s.cmp = [rng.below(2) == 0, rng.below(2) == 0];
+    s
+}
+
+/// Straight-line programs (the default shader, most of the corpus, random
+/// programs without flow) run the whole groups of a batch in one call of the
+/// batch kernel, bit for bit as the interpreter, from states whose every
+/// register is random; so do programs whose forward branches, `if`s and
+/// calls the kernel runs under lane masks (the corpus's `ifu` and `jmpc`
+/// shaders, random ones with flag-decided branches where lanes disagree).
+#[test]
+fn programs_run_whole_groups_in_the_batch_kernel() {
+    let mut programs: Vec<(
+        String,
+        std::sync::Arc<pica_jit::Program>,
+        pica_jit::ShaderConfig,
+        pica_jit::Uniforms,
+    )> = Vec::new();
+    let mut files = vec![("default".to_string(), pica_jit::DEFAULT_SHADER.to_vec())];
+    if let Ok(dir) = std::fs::read_dir(CORPUS) {
+        let mut paths: Vec<_> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.retain(|p| p.extension().is_some_and(|x| x == "shbin"));
+        paths.sort();
+        for p in paths {
+            files.push((
+                p.display().to_string(),
+                std::fs::read(&p).expect("read corpus file"),
+            ));
+        }
+    } else {
+        corpus_skip::corpus_absent("programs_run_whole_groups_in_the_batch_kernel", CORPUS);
+    }
+    let mut rng = Rng(0x5eed_0004);
+    for (name, bytes) in &files {
+        let shbin = pica_jit::shbin::Shbin::parse(bytes).expect("corpus files parse");
+        let program = std::sync::Arc::new(
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .expect("corpus programs load"),
+        );
+        for (d, dvle) in shbin.dvles.iter().enumerate() {
+            if dvle.kind != ShaderKind::Vertex || dvle.main as usize >= program.len() {
+                continue;
+            }
+            for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+                let config = pica_jit::ShaderConfig {
+                    entry: dvle.main,
+                    kind: dvle.kind,
+                    precision,
+                    ..Default::default()
+                };
+                let mut uniforms = pica_jit::Uniforms::default();
+                for c in uniforms.f.iter_mut() {
+                    *c = corpus_vec4(&mut rng);
+                }
+                uniforms.apply_constants(&dvle.constants);
+                programs.push((
+                    format!("{name} DVLE {d} {precision:?}"),
+                    program.clone(),
+                    config,
+                    uniforms,
+                ));
+            }
+        }
+    }
+    let mut generated = 0;
+    while generated < case_count() / 4 {
+        let Ok(case) = generate(&mut Unstructured::new(&rng.bytes(2048))) else {
+            continue;
+        };
+        if case.config.kind == ShaderKind::Vertex {
+            generated += 1;
+            programs.push((
+                format!("{case:?}"),
+                case.program,
+                case.config,
+                case.uniforms,
+            ));
+        }
+    }
+    let (mut straight, mut kernel_runs, mut branchy) = (0, 0, 0);
+    for width in widths() {
+        let lanes = width.lanes();
+        for (what, program, config, uniforms) in &programs {
+            let is_straight = straight_from(program, config.entry);
+            let case = TestCase {
+                program: program.clone(),
+                config: *config,
+                uniforms: uniforms.clone(),
+                states: vec![],
+                carry_state: false,
+            };
+            let (interp, wide_shader) = shaders(&case, width);
+            // Two whole groups and a tail.
+            let states: Vec<UnitState> =
+                (0..2 * lanes + 3).map(|_| random_state(&mut rng)).collect();
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
+            let mut got = states.clone();
+            let before = wide::kernel_vertices();
+            let stops = wide_shader.run_batch(uniforms, &mut got, &mut ());
+            let in_kernel = wide::kernel_vertices() - before;
+            if is_straight && expected_stops.iter().all(|s| *s == Stop::End) {
+                straight += 1;
+                assert_eq!(
+                    in_kernel,
+                    2 * lanes as u64,
+                    "{what} {width:?}: whole groups in the kernel"
+                );
+                kernel_runs += 1;
+            } else if what.starts_with("default ") {
+                // The default shader's loop, call and `ifu` all run in it.
+                assert_eq!(
+                    in_kernel,
+                    2 * lanes as u64,
+                    "{what} {width:?}: in the kernel"
+                );
+                branchy += 1;
+            } else if in_kernel > 0 {
+                assert_eq!(
+                    in_kernel,
+                    2 * lanes as u64,
+                    "{what} {width:?}: whole groups in the kernel"
+                );
+                branchy += 1;
+            }
+            assert_eq!(stops, expected_stops, "{what} {width:?}");
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(diff.is_empty(), "{what} {width:?}: vertex {k}: {diff}");
+            }
+            // The emulator's layout (every input from the batch, some
+            // outputs): the kernel too, from one starting state.
+            let before = wide::kernel_vertices();
+            let output_mask = rng.next() as u16 | 1;
+            compare_vertices_with_masks(
+                &case,
+                &states,
+                width,
+                StatePolicy::Reset,
+                0xffff,
+                output_mask,
+            );
+            if in_kernel > 0 {
+                assert_eq!(
+                    wide::kernel_vertices() - before,
+                    2 * lanes as u64,
+                    "{what} {width:?}: run_vertices's whole groups in the kernel"
+                );
+            }
+        }
+    }
+    assert!(
+        straight > 0 || widths().is_empty(),
+        "some program is straight"
+    );
+    assert!(
+        branchy > 0 || widths().is_empty(),
+        "some program with branches runs in the kernel"
+    );
+    eprintln!(
+        "batch kernel: {kernel_runs} straight and {branchy} branching (program, width) pairs ran in it"
+    );
 }

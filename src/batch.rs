@@ -150,7 +150,7 @@ impl Shader {
             });
         }
         // Per-draw work once: no uniform is converted again inside the batch.
-        let uniforms = uniforms.prepare(self.config().precision);
+        let uniforms = uniforms.prepare_cached(self.config().precision);
         let mut summary = BatchSummary::default();
         if let Some(wide) = self.wide_for(&uniforms, policy == StatePolicy::Reset) {
             let batch = crate::jit::wide::batch::VertexBatch {

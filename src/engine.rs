@@ -205,9 +205,12 @@ impl Shader {
     /// engine. By default a JIT shader uses the widest width the host has
     /// ([`Width::best`](crate::jit::wide::Width::best)) where the wide engine is
     /// measured faster than one vertex at a time: `run_vertices` with
-    /// [`StatePolicy::Reset`](crate::StatePolicy::Reset); `run_batch` and
-    /// `StatePolicy::Carry` batches run one vertex at a time unless a width is
-    /// chosen here (`docs/benchmarks.md`). Every width gives the same results.
+    /// [`StatePolicy::Reset`](crate::StatePolicy::Reset), and `run_batch` of
+    /// at least one whole group on a program with a
+    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel);
+    /// other `run_batch` calls and `StatePolicy::Carry` batches run one vertex
+    /// at a time unless a width is chosen here (`docs/benchmarks.md`). Every
+    /// width gives the same results.
     /// Fails if this host cannot run `width` or the shader does not run on the
     /// JIT.
     ///
@@ -436,7 +439,11 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
-        self.run_batch_prepared(&uniforms.prepare(self.config.precision), states, sink)
+        self.run_batch_prepared(
+            &uniforms.prepare_cached(self.config.precision),
+            states,
+            sink,
+        )
     }
 
     /// [`run_batch`](Shader::run_batch) with uniforms prepared once per draw.
@@ -446,7 +453,13 @@ impl Shader {
         states: &mut [UnitState],
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
-        if let Some(wide) = self.wide_for(uniforms, false) {
+        // By default only where the batch kernel runs whole groups (measured
+        // faster than one vertex at a time; `docs/benchmarks.md`).
+        let wide = self.wide_for(uniforms, true).filter(|wide| {
+            self.batch_width_chosen
+                || (wide.has_batch_kernel() && states.len() >= wide.width().lanes())
+        });
+        if let Some(wide) = wide {
             return crate::jit::wide::batch::run_states(
                 wide,
                 &self.program,

@@ -101,6 +101,59 @@ impl Uniforms {
             precision,
         }
     }
+
+    /// Whether `self` and `other` hold the same bits (`==` compares floats:
+    /// `-0.0 == 0.0`, and NaN differs from itself).
+    ///
+    /// ```
+    /// use pica_jit::Uniforms;
+    /// let (mut a, mut b) = (Uniforms::default(), Uniforms::default());
+    /// b.f[3][1] = -0.0;
+    /// assert!(a == b && !a.same_bits(&b));
+    /// a.f[3][1] = -0.0;
+    /// assert!(a.same_bits(&b));
+    /// ```
+    pub fn same_bits(&self, other: &Uniforms) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+
+    /// The uniforms' bytes (one `memcmp` compares two sets).
+    fn as_bytes(&self) -> &[u8] {
+        const SIZE: usize = size_of::<[Vec4; FLOAT_UNIFORM_COUNT]>() + 16 + 16;
+        const _: () = assert!(size_of::<Uniforms>() == SIZE, "no padding bytes");
+        // SAFETY: `Uniforms` is `repr(C)` with no padding (asserted above: its
+        // fields' sizes add up to its size), so all `SIZE` bytes are
+        // initialised field bytes (floats, integers, `bool`s), readable as
+        // `u8` for as long as `self` is borrowed.
+        unsafe { std::slice::from_raw_parts((self as *const Uniforms).cast::<u8>(), SIZE) }
+    }
+
+    /// [`prepare`](Self::prepare), reused from this thread's previous call
+    /// when the uniforms have the same bits and precision: an emulator calls
+    /// the batch paths chunk after chunk of one draw with the same uniforms,
+    /// and converting all of them to float24 costs as much as shading a few
+    /// vertices.
+    pub(crate) fn prepare_cached(
+        &self,
+        precision: crate::Precision,
+    ) -> std::rc::Rc<PreparedUniforms> {
+        std::thread_local! {
+            static LAST: std::cell::RefCell<Option<std::rc::Rc<PreparedUniforms>>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            if let Some(prepared) = last.as_ref()
+                && prepared.precision == precision
+                && prepared.original.same_bits(self)
+            {
+                return prepared.clone();
+            }
+            let prepared = std::rc::Rc::new(self.prepare(precision));
+            *last = Some(prepared.clone());
+            prepared
+        })
+    }
 }
 
 /// Uniforms prepared once per draw for one precision (see [`Uniforms::prepare`]).
@@ -204,4 +257,42 @@ impl EmitSink for Vec<EmittedVertex> {
 /// A sink that discards emitted vertices (vertex shaders never emit).
 impl EmitSink for () {
     fn emit(&mut self, _vertex: &EmittedVertex) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Precision;
+
+    /// The per-thread reuse never hands out a stale conversion: any bit
+    /// change, including `0.0` → `-0.0`, and a precision change convert again.
+    #[test]
+    fn cached_preparation_follows_every_bit_and_precision() {
+        let mut u = Uniforms::default();
+        u.f[7] = [1.0 + f32::EPSILON, -3.5, 0.0, 1e-30];
+        let changes: [fn(&mut Uniforms); 6] = [
+            |_| {},
+            |u| u.f[7][2] = -0.0,
+            |u| u.f[95][3] = f32::from_bits(0x7FC0_0001),
+            |u| u.i[2][1] = 9,
+            |u| u.b[15] = true,
+            |u| u.f[0][0] = 1.0 + 2.0 * f32::EPSILON,
+        ];
+        for change in &changes {
+            change(&mut u);
+            for precision in [Precision::F24, Precision::F32, Precision::F24] {
+                let cached = u.prepare_cached(precision);
+                let fresh = u.prepare(precision);
+                assert_eq!(cached.precision(), precision);
+                assert!(cached.original().same_bits(fresh.original()));
+                assert!(cached.converted().same_bits(fresh.converted()));
+                // Again: the reused value.
+                assert!(
+                    u.prepare_cached(precision)
+                        .converted()
+                        .same_bits(fresh.converted())
+                );
+            }
+        }
+    }
 }

@@ -69,3 +69,63 @@ impl Liveness {
         Liveness { needed, last_use }
     }
 }
+
+/// How many spill slots allocating the values of a block in node order can
+/// need, with `registers` value registers, a register freed after its value's
+/// last use and the value read last evicted when none is free. `last_use` is
+/// [`Liveness::last_use`]; `occupies(v)` says whether value `v` takes a
+/// register at all (`None`: it has no value, or the backend folds it away) and
+/// if so whether evicting it takes a slot (`Some(true)`; `Some(false)` for a
+/// value the backend can compute again from the state instead).
+///
+/// A value takes a slot only while it is live (computed, read again later) and
+/// cannot be reloaded, so the most such values live at one node is enough. And
+/// nothing is evicted at all while fewer values than there are registers are
+/// live: at node `k`, every register holds a value computed before `k` and
+/// read at or after `k`, so reloading an operand (itself one of them) or
+/// placing the result needs such values in every register.
+///
+/// ```
+/// use pica_jit::ir::liveness::spill_slots;
+/// // v0 and v1 are read by node 2, v2 by node 3: two live at once at most.
+/// let last_use = [2, 2, 3, u32::MAX];
+/// assert_eq!(spill_slots(&last_use, 2, |_| Some(true)), 2);
+/// assert_eq!(spill_slots(&last_use, 3, |_| Some(true)), 0);
+/// assert_eq!(spill_slots(&last_use, 2, |v| Some(v != 0)), 1);
+/// ```
+pub fn spill_slots(
+    last_use: &[u32],
+    registers: usize,
+    occupies: impl Fn(usize) -> Option<bool>,
+) -> usize {
+    let n = last_use.len();
+    // Per node: the change in the number of values live there (all; those
+    // that cannot be reloaded), a value being live at its readers.
+    let mut delta = vec![(0i32, 0i32); n + 1];
+    for (v, &last) in last_use.iter().enumerate() {
+        let Some(spillable) = occupies(v) else {
+            continue;
+        };
+        if last == u32::MAX || last as usize >= n {
+            continue;
+        }
+        let spillable = i32::from(spillable);
+        delta[v + 1].0 += 1;
+        delta[v + 1].1 += spillable;
+        delta[last as usize + 1].0 -= 1;
+        delta[last as usize + 1].1 -= spillable;
+    }
+    let (mut live, mut spillable) = (0i32, 0i32);
+    let (mut most_live, mut most_spillable) = (0i32, 0i32);
+    for (all, unloadable) in delta {
+        live += all;
+        spillable += unloadable;
+        most_live = most_live.max(live);
+        most_spillable = most_spillable.max(spillable);
+    }
+    if (most_live as usize) < registers {
+        0
+    } else {
+        most_spillable as usize
+    }
+}

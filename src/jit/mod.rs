@@ -14,6 +14,8 @@
 pub(crate) mod frame;
 mod inline_flow;
 mod memory;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod spill;
 pub mod wide;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
 #[cfg(target_arch = "x86_64")]
@@ -52,9 +54,8 @@ pub enum JitError {
     /// The assembler rejected the generated code (a bug in pica-jit).
     #[error("internal assembler error: {0}")]
     Assemble(String),
-    /// The IR lowering met a block it cannot lower (a bug in pica-jit; on
-    /// AArch64 the hand-written code generator compiles the program instead and
-    /// this is never reported to callers).
+    /// The IR lowering met a block it cannot lower (a bug in pica-jit: every
+    /// code generator plans its spill area so that it lowers every block).
     #[error("IR lowering: {0}")]
     Lowering(String),
     /// Executable memory could not be provided.
@@ -100,14 +101,9 @@ pub struct Features {
     pub avx2: bool,
     /// Not a CPU feature but a code variant: the caller guarantees that float
     /// uniforms are already float24 values (F24 batches convert them once), so
-    /// constant reads skip the conversion. Never part of [`Features::host`].
+    /// constant reads skip the conversion (on x86-64; AArch64 converts them
+    /// anyway, which changes nothing). Never part of [`Features::host`].
     pub preconverted_uniforms: bool,
-    /// AArch64 only, a code variant: data instructions lowered from the
-    /// shared, optimised IR ([`crate::ir`], [`crate::ir::opt`]) instead of the
-    /// hand-written per-instruction sequences. x86-64 always lowers from the
-    /// IR (it has no other code generator), so the field does not exist there.
-    #[cfg(target_arch = "aarch64")]
-    pub ir_lowering: bool,
 }
 
 impl Features {
@@ -122,14 +118,7 @@ impl Features {
                 preconverted_uniforms: false,
             }
         }
-        #[cfg(target_arch = "aarch64")]
-        {
-            Features {
-                ir_lowering: ir_lowering_selected(),
-                ..Features::baseline()
-            }
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        #[cfg(not(target_arch = "x86_64"))]
         {
             Features::baseline()
         }
@@ -137,12 +126,11 @@ impl Features {
 
     /// The code variants worth testing on this host besides [`Features::host`]
     /// (which every engine suite runs): the baseline instruction set (SSE4.1
-    /// on x86-64, where the host's uses VEX encodings when it has AVX), and on
-    /// AArch64 the other code generator (IR lowering or
-    /// hand-written, whichever the host's is not) with the host's and the
-    /// baseline instruction sets. The pre-converted-uniform variants belong to
-    /// [`crate::Shader::run_batch`], which the suites run separately.
-    /// Every variant must give the interpreter's bits.
+    /// on x86-64, where the host's uses VEX encodings when it has AVX; on
+    /// AArch64 the host's is the baseline, so there is none). The
+    /// pre-converted-uniform variants belong to [`crate::Shader::run_batch`],
+    /// which the suites run separately. Every variant must give the
+    /// interpreter's bits.
     ///
     /// ```
     /// use pica_jit::jit::Features;
@@ -153,30 +141,11 @@ impl Features {
     ///     assert!(variants.iter().any(|(_, f)| !f.avx));
     /// }
     /// #[cfg(target_arch = "aarch64")]
-    /// assert!(variants.iter().any(|(_, f)| f.ir_lowering != Features::host().ir_lowering));
+    /// assert!(variants.is_empty());
     /// ```
     pub fn test_variants() -> Vec<(&'static str, Features)> {
         let host = Features::host();
-        #[allow(unused_mut)] // only AArch64 has more
-        let mut candidates = vec![("baseline instruction set", Features::baseline())];
-        #[cfg(target_arch = "aarch64")]
-        {
-            let other = !host.ir_lowering;
-            candidates.push((
-                "other code generator",
-                Features {
-                    ir_lowering: other,
-                    ..host
-                },
-            ));
-            candidates.push((
-                "other code generator, baseline instruction set",
-                Features {
-                    ir_lowering: other,
-                    ..Features::baseline()
-                },
-            ));
-        }
+        let candidates = [("baseline instruction set", Features::baseline())];
         let mut variants: Vec<(&'static str, Features)> = Vec::new();
         for (name, f) in candidates {
             if f != host && !variants.iter().any(|(_, g)| *g == f) {
@@ -192,31 +161,8 @@ impl Features {
             avx: false,
             avx2: false,
             preconverted_uniforms: false,
-            #[cfg(target_arch = "aarch64")]
-            ir_lowering: false,
         }
     }
-}
-
-/// Environment variable choosing the AArch64 code generator of
-/// [`Features::host`]: `ir` (lowered from the shared IR) or `handwritten`.
-/// Unset or anything else: [`A64_IR_LOWERING_BY_DEFAULT`]. Read once. x86-64
-/// has only the IR lowering and ignores it.
-pub const LOWERING_ENV: &str = "PICA_JIT_LOWERING";
-
-/// Whether [`Features::host`] lowers from the IR when [`LOWERING_ENV`] is unset
-/// on AArch64.
-pub const A64_IR_LOWERING_BY_DEFAULT: bool = true;
-
-#[cfg(target_arch = "aarch64")]
-fn ir_lowering_selected() -> bool {
-    const DEFAULT: bool = A64_IR_LOWERING_BY_DEFAULT;
-    static SELECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *SELECTED.get_or_init(|| match std::env::var(LOWERING_ENV).as_deref() {
-        Ok("ir") => true,
-        Ok("handwritten") => false,
-        _ => DEFAULT,
-    })
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -247,7 +193,6 @@ pub struct CompiledShader {
     /// The region's start as the function it holds (taken once: the mapping
     /// never moves).
     entry: EntryFn,
-    from_ir: bool,
     /// The code pushes a control-flow stack or calls a helper, so each call
     /// must initialise the frame's flow fields.
     uses_flow_state: bool,
@@ -348,7 +293,6 @@ pub fn compile_with(
         Ok(CompiledShader {
             region,
             entry,
-            from_ir: generated.from_ir,
             uses_flow_state: generated.uses_flow_state,
             lazy_progress: generated.lazy_progress,
             min_budget: if generated.budget_checks {
@@ -371,8 +315,6 @@ pub fn compile_with(
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 struct Generated {
     code: Vec<u8>,
-    /// The data instructions were lowered from the IR.
-    from_ir: bool,
     /// The code reads or writes the frame's flow fields.
     uses_flow_state: bool,
     /// The code initialises `progress` itself (`Frame::progress_ready`).
@@ -407,41 +349,31 @@ fn generate(
     )?;
     Ok(Generated {
         code: compiled.code,
-        from_ir: true,
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress: true,
         budget_checks,
     })
 }
 
-/// The host's code generator: machine code for `program`, with data
-/// instructions lowered from the optimised IR when [`Features::ir_lowering`]
-/// asks for it and the lowering manages every block, else from the
-/// hand-written sequences; and whether they were lowered.
+/// The host's code generator: machine code for `program`, its data
+/// instructions lowered from the IR (built here, optimised, per block the
+/// unoptimised one where the optimised one keeps too many values live; see
+/// `a64::lower`). No [`Features`] flag changes the AArch64 code.
 #[cfg(target_arch = "aarch64")]
 fn generate(
     program: &Program,
     analysis: &analysis::Analysis,
     config: &ShaderConfig,
-    features: Features,
+    _features: Features,
     // The AArch64 code always counts its budget.
     _budget_checks: bool,
 ) -> Result<Generated, JitError> {
     let precision = config.precision;
-    let ir = features.ir_lowering.then(|| {
-        let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
-        crate::ir::opt::optimize(&built)
-    });
-    let generate = |ir| a64::compile(program, analysis, precision, features, ir);
-    // The AArch64 IR lowering gives up on a block with more live values than
-    // spill slots; the hand-written generator then compiles the whole program.
-    let compiled = match generate(ir.as_ref()) {
-        Err(JitError::Lowering(_)) if ir.is_some() => generate(None)?,
-        other => other?,
-    };
+    let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
+    let optimised = crate::ir::opt::optimize(&built);
+    let compiled = a64::compile(program, analysis, precision, &optimised, &built)?;
     Ok(Generated {
         code: compiled.code,
-        from_ir: compiled.from_ir,
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress: false,
         budget_checks: true,
@@ -449,13 +381,11 @@ fn generate(
 }
 
 impl CompiledShader {
-    /// Whether the data instructions were lowered from the shared IR: always
-    /// on x86-64 (its only code generator); on AArch64 when
-    /// `Features::ir_lowering` asked for it and the lowering did not give up
-    /// on a block (the hand-written code generator then compiled the program
-    /// instead).
+    /// Whether the data instructions were lowered from the shared IR: always,
+    /// on every host (each code generator lowers every block from the IR and
+    /// has no other way to compile a data instruction).
     pub fn lowered_from_ir(&self) -> bool {
-        self.from_ir
+        true
     }
 
     /// Size of the generated code in bytes.

@@ -18,9 +18,8 @@ pub struct Mismatch {
     pub engine: EngineKind,
     /// How it ran: `host` ([`Shader::run`]), `host batch` ([`Shader::run_batch`]
     /// with one state), `whole batch` (all states in one `run_batch`), or for the
-    /// JIT an explicit code variant: `baseline`, `baseline preconverted`, on
-    /// AArch64 `other lowering`, `other lowering baseline`, `other lowering
-    /// preconverted`, or the wide engine at a width (`wide4`, `wide8`).
+    /// JIT an explicit code variant (`baseline`, `baseline preconverted`), or
+    /// the wide engine at a width (`wide4`, `wide8`).
     pub variant: String,
     /// The invocation (0-based) where it first disagreed; `None` when the
     /// engine failed to prepare the shader.
@@ -277,55 +276,28 @@ fn describe_state(s: &UnitState) -> String {
 }
 
 /// The JIT feature sets worth comparing on this host besides the host's own
-/// (run through [`Shader`]): the SSE4.1/NEON baseline, on AArch64 the other
-/// code generator (IR lowering or hand-written, whichever the host's is not)
-/// with the host's and the baseline instruction sets, and, in F24, the
-/// pre-converted-uniform variants (the host's is run through
-/// [`Shader::run_batch`]).
+/// (run through [`Shader`]): the SSE4.1/NEON baseline and, in F24, the
+/// pre-converted-uniform variant with it (the host's is run through
+/// [`Shader::run_batch`]), each unless it is one of the host's.
 fn jit_variants(precision: crate::Precision) -> Vec<(String, Features)> {
     let host = Features::host();
+    let batch = Features {
+        preconverted_uniforms: true,
+        ..host
+    };
     let mut variants: Vec<(String, Features)> = Vec::new();
     let mut add = |name: &str, f: Features| {
-        if f != host && !variants.iter().any(|(_, g)| *g == f) {
+        if f != host && f != batch && !variants.iter().any(|(_, g)| *g == f) {
             variants.push((name.to_string(), f));
         }
     };
     add("baseline", Features::baseline());
-    // The other code generator (lowered from the IR, or the hand-written one
-    // when that is the host's), with the host's and the baseline instruction
-    // sets: AArch64 only (x86-64 has one).
-    #[cfg(target_arch = "aarch64")]
-    {
-        add(
-            "other lowering",
-            Features {
-                ir_lowering: !host.ir_lowering,
-                ..host
-            },
-        );
-        add(
-            "other lowering baseline",
-            Features {
-                ir_lowering: !host.ir_lowering,
-                ..Features::baseline()
-            },
-        );
-    }
     if precision == crate::Precision::F24 {
         add(
             "baseline preconverted",
             Features {
                 preconverted_uniforms: true,
                 ..Features::baseline()
-            },
-        );
-        #[cfg(target_arch = "aarch64")]
-        add(
-            "other lowering preconverted",
-            Features {
-                preconverted_uniforms: true,
-                ir_lowering: !host.ir_lowering,
-                ..host
             },
         );
     }
@@ -357,8 +329,8 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 /// interpreter too, whose batch path reads pre-converted uniforms — with one
 /// batch of all states when they are independent, one-state batches when
 /// [`TestCase::carry_state`] is set. The JIT also runs every smaller feature set
-/// ([`jit::compile_with`]: the baseline, in F24 the baseline with pre-converted
-/// uniforms, and on AArch64 the other code generator), and vertex shaders run
+/// ([`jit::compile_with`]: the baseline and, in F24, the baseline with
+/// pre-converted uniforms, where they differ from the host's), and vertex shaders run
 /// on the wide engine at every width the host has (`check_wide`: one
 /// `run_batch` of all states, or with carried state one `run_vertices` batch).
 ///

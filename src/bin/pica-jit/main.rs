@@ -85,8 +85,10 @@ enum Command {
         dvle: usize,
         /// Engines to time, comma-separated or repeated: interp (reference
         /// interpreter), jit (native code, one call per vertex), batch (native code,
-        /// one `run_vertices` call per draw), ir (the IR evaluator; slow) or all.
-        /// Default: interp, jit and batch where this host has a JIT.
+        /// one `run_vertices` call per draw, state carried), wide (the wide engine at
+        /// every width this host has: one `run_vertices` call per draw, each vertex
+        /// from the draw's starting state), ir (the IR evaluator; slow) or all.
+        /// Default: interp, jit, batch and wide where this host has a JIT.
         #[arg(long, value_delimiter = ',', value_parser = PossibleValuesParser::new(bench::ENGINE_NAMES))]
         engine: Vec<String>,
         /// Arithmetic precision: f24, f32 or both.

@@ -1,25 +1,29 @@
-//! The AArch64 code generator that lowers the shared IR ([`crate::ir`]): every
-//! primitive is lowered once here with NEON; the floating-point rules live in
-//! the IR recipes and the optimisations are the shared IR passes
+//! The AArch64 code generator: it lowers the shared IR ([`crate::ir`]), every
+//! primitive once here with NEON; the floating-point rules live in the IR
+//! recipes and the optimisations are the shared IR passes
 //! ([`crate::ir::opt`]), exactly as on x86-64 (`x64/lower/`).
 //!
-//! It reuses the hand-written backend's frame, prologue, epilogue, dispatch,
-//! budget and control flow: only the spans of data instructions are lowered,
-//! and every write goes to memory at once, so the state is exact at every
-//! instruction boundary. Blocks are entered only at their start and run whole
-//! (the budget is charged per block), so a value may live across the
-//! instructions of its block.
+//! The backend around it (`mod.rs`, `flow.rs`) provides the frame, prologue,
+//! epilogue, dispatch, budget and control flow: only the spans of data
+//! instructions are lowered, and every write goes to memory at once, so the
+//! state is exact at every instruction boundary. Blocks are entered only at
+//! their start and run whole (the budget is charged per block), so a value may
+//! live across the instructions of its block.
 //!
-//! **Values** live in `v1..=v3` and `v28..=v31` (the registers the hand-written
-//! sequences use as sources and scratch, never across instructions), allocated
-//! in node order: a register is freed after its value's last use, and when
-//! none is free the value used last is spilled to a stack slot (the prologue
-//! reserves [`SPILL_BYTES`] at `sp`). When a block needs more live values than
-//! registers and slots, the lowering gives up and the whole program is
-//! compiled by the hand-written generator instead. `v0` and
-//! `v4..=v7` are scratch inside one primitive (the shared float24 sequences of
-//! `operands.rs` use them); `v16..=v27` hold the pinned constants. A scalar is
-//! held broadcast in all four lanes, a `bool` as a lane mask.
+//! **Values** live in `v1..=v3` and `v28..=v31`, allocated in node order: a
+//! register is freed after its value's last use, and when none is free the
+//! value used last is spilled to a stack slot.
+//!
+//! **The lowering is total.** Before any code is emitted, [`plan`] counts per
+//! block the spill slots it can need (the rule x86-64 uses,
+//! [`crate::ir::liveness::spill_slots`]; here every evicted value takes a
+//! slot) and the prologue reserves the most any block needs; a block of the
+//! optimised IR that would need more than
+//! [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS) is lowered from the
+//! unoptimised IR instead ([`crate::jit::spill::plan`]). `v0` and `v4..=v7`
+//! are scratch inside one primitive (the float24 sequences of `operands.rs`
+//! use them); `v16..=v25` hold the pinned constants. A scalar is held
+//! broadcast in all four lanes, a `bool` as a lane mask.
 //!
 //! NEON rules kept (see `tests.rs`): compares are ordered (`fcmeq`/`fcmgt`/
 //! `fcmge` are false on NaN, as in Rust), no fused multiply-add, `fdiv`/`fsqrt`
@@ -27,9 +31,8 @@
 
 use super::Emitter;
 use super::operands::{A0, AL, CMP, NAN, SIGN};
-use crate::arith::Precision;
 use crate::ir::liveness::Liveness;
-use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Node, Op, UnOp, Value};
+use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Ir, Node, Op, UnOp, Value};
 use crate::isa::CmpOp;
 use crate::jit::JitError;
 use crate::state::Uniforms;
@@ -44,10 +47,6 @@ const INTS: u32 = offset_of!(Uniforms, i) as u32;
 
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
-/// Stack slots for spilled values (16 bytes each, at `sp`).
-const SPILL_SLOTS: usize = 64;
-/// Bytes the IR lowering reserves on the stack below the saved registers.
-pub(super) const SPILL_BYTES: u32 = 16 * SPILL_SLOTS as u32;
 
 /// Where a value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +71,14 @@ pub(super) struct BlockState<'p> {
     loc: Vec<Loc>,
     /// Which value each `v` register holds.
     holder: [Option<Value>; 32],
-    /// Free spill slots.
+    /// Free spill slots (as many as the block can need, see
+    /// [`BlockState::spill_slots_needed`]).
     free_slots: Vec<u8>,
 }
 
 impl<'p> BlockState<'p> {
     /// Computes which nodes run and their last uses; `data[k]` says whether
-    /// span `k` is lowered (the others are emitted by the hand-written code).
+    /// span `k` is lowered (the others are emitted by the flow code).
     pub fn new(block: &'p Block, data: &[bool]) -> BlockState<'p> {
         let n = block.nodes.len();
         let Liveness { needed, last_use } = Liveness::of(block, data, |k| {
@@ -91,9 +91,65 @@ impl<'p> BlockState<'p> {
             last_use,
             loc: vec![Loc::None; n],
             holder: [None; 32],
-            free_slots: (0..SPILL_SLOTS as u8).rev().collect(),
+            free_slots: Vec::new(),
         }
     }
+
+    /// How many spill slots lowering this block can need.
+    pub fn spill_slots_needed(&self) -> usize {
+        crate::ir::liveness::spill_slots(&self.last_use, VALUE_REGS.len(), |v| {
+            (self.needed[v] && self.nodes[v].ty.is_some()).then_some(true)
+        })
+    }
+
+    /// Makes `slots` spill slots available (at least
+    /// [`BlockState::spill_slots_needed`]).
+    fn with_spill_slots(mut self, slots: usize) -> BlockState<'p> {
+        self.free_slots = (0..slots as u8).rev().collect();
+        self
+    }
+}
+
+/// The lowering of a whole program, decided before any code is emitted.
+pub(super) struct Plan<'p> {
+    /// Per block of the IR (in address order): its lowering state.
+    pub blocks: Vec<Option<BlockState<'p>>>,
+    /// Spill slots the prologue reserves: the most any block needs.
+    pub spill_slots: usize,
+}
+
+/// Chooses per block which IR to lower (the optimised `ir`, or `unoptimised`
+/// where the optimised block needs more than
+/// [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS); see
+/// [`crate::jit::spill::plan`]) and sizes the spill area. `data(pc)` says
+/// whether the instruction at `pc` is lowered (the others are emitted by the
+/// flow code).
+pub(super) fn plan<'p>(
+    ir: &'p Ir,
+    unoptimised: &'p Ir,
+    data: impl Fn(u32) -> bool,
+) -> Result<Plan<'p>, JitError> {
+    // Every block gets code, an unreachable one too: the backend emits every
+    // instruction (control never arrives at the unreachable ones).
+    let plan = crate::jit::spill::plan(
+        ir,
+        unoptimised,
+        |_| true,
+        |block| {
+            let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
+            let state = BlockState::new(block, &lowered);
+            let slots = state.spill_slots_needed();
+            (state, slots)
+        },
+    )?;
+    Ok(Plan {
+        blocks: plan
+            .blocks
+            .into_iter()
+            .map(|b| b.map(|(state, slots)| state.with_spill_slots(slots)))
+            .collect(),
+        spill_slots: plan.spill_slots,
+    })
 }
 
 impl<'p> Emitter<'p> {
@@ -141,14 +197,16 @@ impl<'p> Emitter<'p> {
             .filter_map(|&r| s.holder[r as usize].map(|v| (r, v)))
             .filter(|(_, v)| !keep.contains(v))
             .max_by_key(|(_, v)| s.last_use[v.0 as usize]);
+        // At most three values are kept, so one of seven registers holds
+        // another.
         let Some((r, v)) = victim else {
             return Err(JitError::Lowering("no register to spill".into()));
         };
         let s = self.state_mut();
-        let slot = s
-            .free_slots
-            .pop()
-            .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
+        // `plan` gave the block as many slots as it can need.
+        let slot = s.free_slots.pop().ok_or_else(|| {
+            JitError::Lowering("more live values than the block's spill slots".into())
+        })?;
         s.holder[r as usize] = None;
         s.loc[v.0 as usize] = Loc::Spill(slot);
         let off = 16 * u32::from(slot);
@@ -346,7 +404,7 @@ impl<'p> Emitter<'p> {
                     ; bsl V(d).b16, V(r(1)).b16, V(r(2)).b16
                 );
             }
-            Op::Unary(u, _) => self.unary(u, d, r(0))?,
+            Op::Unary(u, _) => self.unary(u, d, r(0)),
             Op::Binary(b, _, _) => self.binary(b, d, r(0), r(1)),
             Op::FCmp(c, _, _) => {
                 let (a, b) = (r(0), r(1));
@@ -405,8 +463,7 @@ impl<'p> Emitter<'p> {
         Ok(())
     }
 
-    fn unary(&mut self, u: UnOp, d: u8, a: u8) -> Result<(), JitError> {
-        let f24 = self.precision == Precision::F24;
+    fn unary(&mut self, u: UnOp, d: u8, a: u8) {
         match u {
             UnOp::Floor => dynasm!(self.ops ; .arch aarch64 ; frintm V(d).s4, V(a).s4),
             UnOp::Sqrt => dynasm!(self.ops ; .arch aarch64 ; fsqrt V(d).s4, V(a).s4),
@@ -417,20 +474,17 @@ impl<'p> Emitter<'p> {
                 self.copy(d, a);
                 self.canonicalize(d);
             }
-            UnOp::F24Load | UnOp::F24Flush | UnOp::F24Quantize if !f24 => {
-                return Err(JitError::Lowering(format!("{u:?} in an F32 program")));
-            }
             UnOp::F24Load => {
                 self.copy(d, a);
                 self.f24_load(d);
             }
             UnOp::F24Flush => {
                 self.copy(d, a);
-                self.arith_input(d);
+                self.f24_flush(d);
             }
             UnOp::F24Quantize => {
                 self.copy(d, a);
-                self.arith_result(d);
+                self.f24_quantize(d);
             }
             // Saturating, NaN → 0: `arith::mova` exactly.
             UnOp::ToI32 => dynasm!(self.ops ; .arch aarch64 ; fcvtzs V(d).s4, V(a).s4),
@@ -460,7 +514,6 @@ impl<'p> Emitter<'p> {
             }
             UnOp::Not => dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(a).b16),
         }
-        Ok(())
     }
 
     fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
@@ -513,5 +566,78 @@ fn addr_offset(reg: AddrReg) -> u32 {
         AddrReg::A0X => A0,
         AddrReg::A0Y => A0 + 4,
         AddrReg::AL => AL,
+    }
+}
+
+/// How [`plan`] sizes the spill area and which IR it lowers per block (the
+/// code it produces is checked against the interpreter in `tests.rs` and the
+/// engine suites).
+#[cfg(test)]
+mod plan_tests {
+    use super::{BlockState, plan};
+    use crate::analysis::{self, InstrClass};
+    use crate::arith::Precision;
+    use crate::ir::{Ir, opt};
+    use crate::jit::spill::MAX_SPILL_SLOTS;
+    use crate::program::ShaderKind;
+
+    #[cfg(feature = "testgen")]
+    #[test]
+    fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() {
+        for precision in [Precision::F32, Precision::F24] {
+            for (distinct, optimised, slots) in [
+                // Fewer live values than registers: no spill area at all.
+                (4, true, 0..=0),
+                // Each of the 60 negated constants needs a slot.
+                (60, true, 60..=MAX_SPILL_SLOTS),
+                // More than the largest spill area: the unoptimised block,
+                // whose values die within their instruction, needs none.
+                (192, false, 0..=0),
+            ] {
+                let program = crate::testgen::live_values(distinct);
+                let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+                let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
+                let ir = opt::optimize(&built);
+                let plan =
+                    plan(&ir, &built, |pc| a.class[pc as usize] == InstrClass::Data).unwrap();
+                let what = format!("{distinct} values {precision:?}");
+                assert_eq!(plan.blocks.len(), 1, "{what}");
+                let state = plan.blocks[0].as_ref().unwrap();
+                let chosen = if optimised { &ir } else { &built };
+                assert!(
+                    std::ptr::eq(state.nodes, &chosen.blocks[0].nodes[..]),
+                    "{what}: lowered from the wrong IR"
+                );
+                assert!(
+                    slots.contains(&plan.spill_slots),
+                    "{what}: {}",
+                    plan.spill_slots
+                );
+                assert_eq!(state.free_slots.len(), plan.spill_slots, "{what}");
+            }
+        }
+    }
+
+    /// The unoptimised IR a too-full block falls back to fits the spill area
+    /// (here every evicted value takes a slot, and there are fewer registers
+    /// than on x86-64).
+    #[test]
+    fn every_recipe_as_built_fits_the_spill_area() {
+        let program = crate::jit::spill::every_recipe();
+        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        for precision in [Precision::F32, Precision::F24] {
+            let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
+            for block in &built.blocks {
+                let data: Vec<bool> = (block.start..=block.last)
+                    .map(|pc| a.class[pc as usize] == InstrClass::Data)
+                    .collect();
+                let slots = BlockState::new(block, &data).spill_slots_needed();
+                assert!(
+                    slots <= MAX_SPILL_SLOTS / 4,
+                    "{precision:?}: the block at {} needs {slots} slots",
+                    block.start
+                );
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! Layout of the generated code:
 //! ```text
 //! 0:        b ->prologue
-//! ->consts: fixed constants, then the `tbl` index vectors of the swizzles used
+//! ->consts: the fixed constants
 //! ->table:  one i32 per PC: code offset of its entry relative to ->table
 //!           (patched after assembly)
 //! ->prologue, the instructions in PC order, ->dispatch and the shared exits
@@ -27,17 +27,17 @@
 //!   lowering's spill slots below it (SP stays 16-byte aligned at every call).
 //! - `x9..x12`, `x16` are scratch; `w0`/`w1` carry the PC and helper arguments.
 //!   Helpers are called with `blr` through `x16` (address from `movz`/`movk`).
-//! - `v1..v3` hold sources, `v0` is the select mask, `v4..v7` and `v28..v31`
-//!   are scratch, `v16..v27` hold the pinned constants (`consts::K`), reloaded
-//!   by `->dispatch` (after a helper, which may clobber them; the inline flow
-//!   paths branch to code labels or `->jump_pc` and skip the reload). The
-//!   callee-saved `v8..v15` are never touched. No vector
-//!   value lives across instructions: every PICA register stays in memory, so
-//!   runtime helpers can read and write the same state.
+//! - `v1..v3` and `v28..v31` hold the IR's values within a block (`lower.rs`),
+//!   `v0` and `v4..v7` are scratch, `v16..v25` hold the pinned constants
+//!   (`consts::K`), reloaded by `->dispatch` (after a helper, which may clobber
+//!   them; the inline flow paths branch to code labels or `->jump_pc` and skip
+//!   the reload). The callee-saved `v8..v15` are never touched. No vector
+//!   value lives across blocks: every PICA register is written to memory at
+//!   once, so runtime helpers can read and write the same state.
 //!
-//! Entry: in F24 mode the prologue converts the temporaries and outputs in
-//! place (`arith::load`, as `interp::enter` does); inputs and uniforms are
-//! converted when read.
+//! Entry: in F24 mode the prologue converts the temporaries the program reads
+//! in place (`arith::load`, as `interp::enter` does); inputs and uniforms are
+//! converted when read (the IR's `f24_load`).
 //!
 //! Floating-point environment: the prologue saves FPCR in
 //! `Frame::saved_fp_control` and sets FPCR = 0 (round to nearest even, FZ = 0 so
@@ -47,7 +47,6 @@
 //! operations that preserve NaN bits (selects, F32 negation, copies) are done
 //! with bitwise instructions only.
 
-mod alu;
 mod consts;
 mod flow;
 mod lower;
@@ -63,7 +62,6 @@ use super::frame::{
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::Ir;
-use crate::isa::Instruction;
 use crate::program::Program;
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -84,14 +82,10 @@ pub(crate) struct Emitter<'p> {
     analysis: &'p Analysis,
     pub precision: Precision,
     pc_labels: Vec<DynamicLabel>,
-    /// Distinct non-trivial swizzles, in pool order.
-    swizzles: Vec<[usize; 4]>,
-    /// Float uniforms are already float24 values (F24 batches): constant reads
-    /// skip the load conversion (which is idempotent, so this only saves time).
-    preconverted_uniforms: bool,
-    /// The (optimised) IR to lower data instructions from, instead of the
-    /// hand-written per-instruction sequences (`lower.rs`).
-    ir: Option<&'p Ir>,
+    /// The (optimised) IR the data instructions are lowered from (`lower.rs`).
+    ir: &'p Ir,
+    /// Per block of `ir`: its lowering state, until the block is lowered.
+    blocks: Vec<Option<lower::BlockState<'p>>>,
     /// The IR block being lowered.
     lowering: Option<lower::BlockState<'p>>,
     /// The first error of the IR lowering.
@@ -106,71 +100,45 @@ pub(crate) struct Emitter<'p> {
 /// A compiled function: machine code, entry at offset 0.
 pub(crate) struct Compiled {
     pub code: Vec<u8>,
-    /// Whether the data instructions were lowered from the IR.
-    pub from_ir: bool,
     /// Whether the code reads or writes the frame's `progress` (always, for now).
     pub uses_flow_state: bool,
 }
 
-/// Every swizzle the data instructions use that needs a `tbl` (not the
-/// identity, not a broadcast).
-fn collect_swizzles(program: &Program, analysis: &Analysis) -> Vec<[usize; 4]> {
-    let mut found = Vec::new();
-    for (i, instr) in program.instructions().iter().enumerate() {
-        if analysis.class[i] != InstrClass::Data {
-            continue;
-        }
-        let Some(desc) = instr.descriptor() else {
-            continue;
-        };
-        let d = program.descriptor(desc);
-        for slot in 0..3 {
-            let lanes = d.swizzle(slot).lanes();
-            if needs_tbl(lanes) && !found.contains(&lanes) {
-                found.push(lanes);
-            }
-        }
-    }
-    found
-}
-
-fn needs_tbl(lanes: [usize; 4]) -> bool {
-    lanes != [0, 1, 2, 3] && lanes.iter().any(|&l| l != lanes[0])
-}
-
-/// Compiles `program` (analysed for its entry and unit kind); with `ir` (an
-/// optimised IR of it, for this analysis and precision) data instructions are
-/// lowered from the IR; a block with more live values than spill slots is a
-/// [`JitError::Lowering`] (the caller then compiles without the IR). Of
-/// `features` only [`super::Features::preconverted_uniforms`] applies here (the
-/// x86-64 instruction-set flags do not exist on AArch64).
+/// Compiles `program` (analysed for its entry and unit kind), lowering its
+/// data instructions from `ir` (its optimised IR, for this analysis and
+/// precision), per block from `unoptimised` (the IR `ir` was optimised from)
+/// where an optimised block keeps too many values live (see `lower::plan`).
+/// No [`super::Features`] flag changes the AArch64 code (the x86-64
+/// instruction-set flags do not exist here, and float uniforms are converted
+/// when read whether or not they are float24 values already).
 pub(crate) fn compile(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
-    features: super::Features,
-    ir: Option<&Ir>,
+    ir: &Ir,
+    unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
+    let plan = lower::plan(ir, unoptimised, |pc| {
+        analysis.class[pc as usize] == InstrClass::Data
+    })?;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
-    let swizzles = collect_swizzles(program, analysis);
     let mut e = Emitter {
         ops,
         program,
         analysis,
         precision,
         pc_labels,
-        swizzles,
-        preconverted_uniforms: features.preconverted_uniforms,
         ir,
+        blocks: plan.blocks,
         lowering: None,
         lower_error: None,
-        stack_extra: if ir.is_some() { lower::SPILL_BYTES } else { 0 },
+        stack_extra: 16 * plan.spill_slots as u32,
         may_push: super::inline_flow::may_push(program, analysis),
     };
     dynasm!(e.ops ; .arch aarch64 ; b ->prologue);
-    consts::emit(&mut e.ops, &e.swizzles);
+    consts::emit(&mut e.ops);
     // The dispatch table, patched below once every label is known. PCs that do
     // not start a block go to `resume` (the interpreter continues there), which
     // keeps the budget exact.
@@ -210,7 +178,6 @@ pub(crate) fn compile(
     }
     Ok(Compiled {
         code,
-        from_ir: ir.is_some(),
         uses_flow_state: true,
     })
 }
@@ -251,7 +218,7 @@ impl<'p> Emitter<'p> {
         );
     }
 
-    /// Loads the pinned constants into `v16..v27`.
+    /// Loads the pinned constants into `v16..v25`.
     fn load_pinned(&mut self) {
         dynasm!(self.ops
             ; .arch aarch64
@@ -260,7 +227,6 @@ impl<'p> Emitter<'p> {
             ; ldp q20, q21, [x23, #64]
             ; ldp q22, q23, [x23, #96]
             ; ldp q24, q25, [x23, #128]
-            ; ldp q26, q27, [x23, #160]
         );
     }
 
@@ -317,7 +283,7 @@ impl<'p> Emitter<'p> {
             ; ldp x29, x30, [sp], #64
             ; ret
         );
-        const _: () = assert!(consts::PINNED == 12);
+        const _: () = assert!(consts::PINNED == 10);
     }
 
     /// Calls `helper(frame, pc)` and continues with its result.
@@ -365,13 +331,10 @@ impl<'p> Emitter<'p> {
                 ; =>ok
             );
         }
-        if let Some(ir) = self.ir
-            && let Some((block, 0)) = ir.locate(pc)
-        {
-            let data: Vec<bool> = (block.start..=block.last)
-                .map(|p| self.analysis.class[p as usize] == InstrClass::Data)
-                .collect();
-            self.lowering = Some(lower::BlockState::new(block, &data));
+        if let Some((block, 0)) = self.ir.locate(pc) {
+            // Blocks are in address order; this one starts at `pc`.
+            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
+            self.lowering = self.blocks.get_mut(index).and_then(Option::take);
         }
         let instr = self.program.instructions()[i];
         match self.analysis.class[i] {
@@ -384,32 +347,16 @@ impl<'p> Emitter<'p> {
                 return;
             }
             InstrClass::Nop => {}
-            InstrClass::Data if self.ir.is_some() => {
-                let span = self.ir.and_then(|ir| ir.locate(pc)).map_or(0, |(_, k)| k);
-                if let Err(err) = self.lower_span(span) {
+            InstrClass::Data => {
+                let lowered = match self.ir.locate(pc) {
+                    Some((_, span)) if self.lowering.is_some() => self.lower_span(span),
+                    _ => Err(JitError::Lowering(format!("no IR block lowered at {pc}"))),
+                };
+                if let Err(err) = lowered {
                     self.lower_error.get_or_insert(err);
                 }
             }
-            InstrClass::Data => self.data(instr),
         }
         self.checkpoint(pc);
-    }
-
-    fn data(&mut self, instr: Instruction) {
-        alu::emit(self, instr);
-    }
-
-    pub fn program(&self) -> &Program {
-        self.program
-    }
-
-    /// Pool offset of the `tbl` index vector of `lanes` (collected up front).
-    pub fn swizzle_offset(&self, lanes: [usize; 4]) -> u32 {
-        let index = self
-            .swizzles
-            .iter()
-            .position(|&s| s == lanes)
-            .expect("swizzle collected before emission");
-        consts::BYTES + index as u32 * 16
     }
 }

@@ -1,5 +1,6 @@
-//! Source loads (relative addressing, float24 load conversion, swizzle, negation),
-//! destination stores (write masks) and the shared float24/NaN sequences.
+//! Destination stores (write masks), the float24 sequences of the IR's
+//! `f24_load`/`f24_flush`/`f24_quantize` (the prologue's entry conversion
+//! too) and NaN canonicalisation.
 //!
 //! Every select is a bitwise `bsl`/`bit`/`bif` on a mask from an integer
 //! compare of the bits (`cmgt`/`cmge`/`cmeq`, exact for the absolute-value bits
@@ -10,122 +11,31 @@
 use super::Emitter;
 use super::consts::K;
 use crate::arith::Precision;
-use crate::isa::{AddrIndex, DstReg, OperandDescriptor, Source, SrcReg, WriteMask};
-use crate::state::{Uniforms, UnitState};
+use crate::isa::{DstReg, WriteMask};
+use crate::state::UnitState;
 use dynasmrt::{DynasmApi, dynasm};
 use std::mem::offset_of;
 
-const INPUTS: u32 = offset_of!(UnitState, inputs) as u32;
 const TEMPS: u32 = offset_of!(UnitState, temps) as u32;
 const OUTPUTS: u32 = offset_of!(UnitState, outputs) as u32;
 pub(super) const A0: u32 = offset_of!(UnitState, a0) as u32;
 pub(super) const AL: u32 = offset_of!(UnitState, al) as u32;
 pub(super) const CMP: u32 = offset_of!(UnitState, cmp) as u32;
-const FLOATS: u32 = offset_of!(Uniforms, f) as u32;
 
 // Pinned constant registers (see `consts::K`).
 pub(super) const SIGN: u8 = K::SignMask as u8 + 16;
 pub(super) const ABS: u8 = K::AbsMask as u8 + 16;
-pub(super) const ONES: u8 = K::Ones as u8 + 16;
 pub(super) const INF: u8 = K::Inf as u8 + 16;
-pub(super) const NEG_INF: u8 = K::NegInf as u8 + 16;
 pub(super) const NAN: u8 = K::CanonNan as u8 + 16;
 const MANT: u8 = K::F24MantMask as u8 + 16;
 const MIN_NORMAL: u8 = K::F24MinNormal as u8 + 16;
 const OVERFLOW: u8 = K::F24Overflow as u8 + 16;
 const SUB_SCALE: u8 = K::F24SubScale as u8 + 16;
 const SUB_QUANTUM: u8 = K::F24SubQuantum as u8 + 16;
-pub(super) const ZERO: u8 = K::Zero as u8 + 16;
 
-const _: () = assert!(ZERO == 27 && super::consts::PINNED == 12);
+const _: () = assert!(SUB_QUANTUM == 25 && super::consts::PINNED == 10);
 
 impl Emitter<'_> {
-    /// Loads source `slot` of `desc` into `v{x}` (x in 1..=3): fetch with the
-    /// precision's load conversion, then swizzle, then negate.
-    pub fn load_source(&mut self, x: u8, src: Source, desc: OperandDescriptor, slot: usize) {
-        match src.reg {
-            SrcReg::Input(n) => {
-                let off = INPUTS + n as u32 * 16;
-                dynasm!(self.ops ; .arch aarch64 ; ldr Q(x), [x20, off]);
-                self.f24_load(x);
-            }
-            SrcReg::Temp(n) => {
-                let off = TEMPS + n as u32 * 16;
-                dynasm!(self.ops ; .arch aarch64 ; ldr Q(x), [x20, off]);
-            }
-            SrcReg::Const(n) => {
-                if src.index == AddrIndex::None {
-                    let off = FLOATS + n as u32 * 16;
-                    dynasm!(self.ops ; .arch aarch64 ; ldr Q(x), [x21, off]);
-                } else {
-                    self.relative_constant_address(n, src.index);
-                    dynasm!(self.ops ; .arch aarch64 ; ldr Q(x), [x10]);
-                }
-                if !self.preconverted_uniforms {
-                    self.f24_load(x);
-                }
-            }
-        }
-        let lanes = desc.swizzle(slot).lanes();
-        if lanes != [0, 1, 2, 3] {
-            if lanes.iter().all(|&l| l == lanes[0]) {
-                let lane = lanes[0] as u32;
-                dynasm!(self.ops ; .arch aarch64 ; dup V(x).s4, V(x).s[lane]);
-            } else {
-                let off = self.swizzle_offset(lanes);
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; ldr q7, [x23, off]
-                    ; mov v6.b16, V(x).b16
-                    ; tbl V(x).b16, {v6.b16}, v7.b16
-                );
-            }
-        }
-        if desc.negate(slot) {
-            match self.precision {
-                // Sign-bit flip with an integer `eor` (never `fneg`, whose NaN
-                // handling depends on FPCR.AH).
-                Precision::F32 => dynasm!(self.ops
-                    ; .arch aarch64
-                    ; eor V(x).b16, V(x).b16, V(SIGN).b16
-                ),
-                // canonicalize(0 - x): no -0, NaN canonical.
-                Precision::F24 => {
-                    dynasm!(self.ops
-                        ; .arch aarch64
-                        ; fsub V(x).s4, V(ZERO).s4, V(x).s4
-                    );
-                    self.canonicalize(x);
-                }
-            }
-        }
-    }
-
-    /// `x10` = address of `c<base>[index]`, or of (1, 1, 1, 1) when the slot is
-    /// beyond c95 (spec, "Relative addressing").
-    fn relative_constant_address(&mut self, base: u8, index: AddrIndex) {
-        let reg = match index {
-            AddrIndex::A0X => A0,
-            AddrIndex::A0Y => A0 + 4,
-            _ => AL,
-        };
-        dynasm!(self.ops
-            ; .arch aarch64
-            ; ldr w9, [x20, reg]
-            // offset outside -128..=127 → 0
-            ; add w10, w9, #128
-            ; cmp w10, #255
-            ; csel w9, w9, wzr, ls
-            ; add w9, w9, base as u32
-            ; and w9, w9, #0x7F
-            ; add x10, x21, x9, lsl #4
-            ; add x10, x10, FLOATS
-            ; add x11, x23, K::Ones.offset()
-            ; cmp w9, #95
-            ; csel x10, x10, x11, ls
-        );
-    }
-
     /// Writes the lanes of `v{x}` selected by `mask` to `dst`.
     pub fn store(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
         let off = match dst {
@@ -163,11 +73,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// F24: converts a value entering the unit to float24 (`arith::f24::load`).
+    /// Converts `v{x}` to float24 as a value entering the unit does
+    /// (`arith::f24::load`).
     pub(super) fn f24_load(&mut self, x: u8) {
-        if self.precision != Precision::F24 {
-            return;
-        }
         dynasm!(self.ops
             ; .arch aarch64
             // v4 = |bits|
@@ -201,11 +109,8 @@ impl Emitter<'_> {
         );
     }
 
-    /// Arithmetic input step: F24 flushes |x| < 2^-62 to +0; F32 does nothing.
-    pub fn arith_input(&mut self, x: u8) {
-        if self.precision != Precision::F24 {
-            return;
-        }
+    /// `f24_flush` of `v{x}` (`arith::f24::flush_input`): |x| < 2^-62 becomes +0.
+    pub(super) fn f24_flush(&mut self, x: u8) {
         dynasm!(self.ops
             ; .arch aarch64
             ; and v4.b16, V(x).b16, V(ABS).b16
@@ -214,22 +119,17 @@ impl Emitter<'_> {
         );
     }
 
-    /// Arithmetic result step: F24 truncates to float24; F32 canonicalises NaN.
-    pub fn arith_result(&mut self, x: u8) {
-        match self.precision {
-            Precision::F32 => self.canonicalize(x),
-            Precision::F24 => {
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; and v4.b16, V(x).b16, V(ABS).b16
-                    ; and v5.b16, V(x).b16, V(MANT).b16
-                    // |r| < 2^-62 → +0
-                    ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
-                    ; bic v5.b16, v5.b16, v0.b16
-                );
-                self.f24_overflow_and_nan(x);
-            }
-        }
+    /// `f24_quantize` of `v{x}`: truncated to float24 (`arith::f24::quantize_result`).
+    pub(super) fn f24_quantize(&mut self, x: u8) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; and v4.b16, V(x).b16, V(ABS).b16
+            ; and v5.b16, V(x).b16, V(MANT).b16
+            // |r| < 2^-62 → +0
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic v5.b16, v5.b16, v0.b16
+        );
+        self.f24_overflow_and_nan(x);
     }
 
     /// Replaces NaN lanes of `v{x}` with the canonical NaN.

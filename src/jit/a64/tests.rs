@@ -782,14 +782,9 @@ fn generated_code_preserves_callee_saved_registers() {
             ..config(p)
         };
         let analysis = crate::analysis::analyse(&prog, cfg.entry, cfg.kind);
-        let compiled = super::compile(
-            &prog,
-            &analysis,
-            p,
-            super::super::Features::baseline(),
-            None,
-        )
-        .unwrap();
+        let built = crate::ir::Ir::from_analysis(&prog, &analysis, cfg.kind, p);
+        let optimised = crate::ir::opt::optimize(&built);
+        let compiled = super::compile(&prog, &analysis, p, &optimised, &built).unwrap();
         let region = ExecRegion::new(&compiled.code).unwrap();
         let mut u = Uniforms::default();
         u.i[0] = [2, 0, 1, 0];

@@ -2,7 +2,7 @@
 //! wide register file and out of it, tails included, under each state policy.
 
 use super::lanes::RowSet;
-use super::{LaneState, NotIndependent, RunContext, WideShader, layout};
+use super::{LaneSink, LaneState, NotIndependent, RunContext, WideShader, layout, set_row};
 use crate::interp::{Invocation, enter};
 use crate::machine::{ShaderConfig, Stop};
 use crate::program::Program;
@@ -38,44 +38,89 @@ pub(crate) fn run_states(
         entry: config.entry,
         carry: false,
     };
-    let mut file = LaneState::new(lanes);
     let mut stops = vec![Stop::End; states.len()];
-    // Only registers some instruction reads go in (no other can change a
-    // result; a lane handed over reads only those too), only the components
-    // each lane's path wrote come out (the others keep their values).
-    // (The optimised IR may read a register to blend it with a masked
-    // write: its blocks' reads count too.)
-    let ir_temps = wide
-        .rows_read()
-        .rows()
-        .filter(|&r| (layout::TEMP..layout::OUTPUT).contains(&(r as usize)))
-        .fold(0u16, |m, r| m | 1 << ((r as usize - layout::TEMP) / 4));
-    // Registers some instruction writes go in too: a lane handed over to the
-    // interpreter comes back whole, and its written registers are stored
-    // (the rows no path wrote must hold the state's values).
-    let temps = program.temps_read() | ir_temps | wide.temps_written();
-    let (inputs, outputs) = (program.inputs_read(), wide.outputs_written());
-    for (chunk, stops) in states.chunks_mut(lanes).zip(stops.chunks_mut(lanes)) {
-        for state in chunk.iter_mut() {
-            enter(config.precision, program, config.entry, state);
+    // Only registers some path reads before writing them go in (a lane handed
+    // over to the interpreter starts from its own state plus the rows its
+    // group wrote); only the components each lane's path wrote come out (the
+    // others keep their values).
+    let plan = *wide.state_plan();
+    let converted = config.precision == crate::Precision::F24
+        && program.temps_converted_on_entry(config.entry) != 0;
+    with_file(lanes, |file| {
+        // Whole groups in one kernel call where the program is straight
+        // (every lane then ends at `end`; the kernel converts on entry), the
+        // rest group by group.
+        let whole = states.len() / lanes * lanes;
+        let done = if wide.run_kernel(file, uniforms, &mut states[..whole], config.budget) {
+            whole
+        } else {
+            0
+        };
+        if converted {
+            for state in states[done..].iter_mut() {
+                enter(config.precision, program, config.entry, state);
+            }
         }
-        file.load_states(chunk, inputs, temps, outputs);
-        let result = wide.run(
-            &mut file,
-            active(chunk.len()),
-            &cx,
-            &mut |mask, f, stop, rows| {
-                f.store_states(chunk, mask, rows);
-                for (lane, slot) in stops.iter_mut().enumerate() {
-                    if mask >> lane & 1 != 0 {
-                        *slot = stop;
-                    }
-                }
-            },
-        );
-        debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
-    }
+        let rest = states[done..]
+            .chunks_mut(lanes)
+            .zip(stops[done..].chunks_mut(lanes));
+        for (chunk, stops) in rest {
+            file.load_states(chunk, &plan);
+            let mut sink = StatesSink {
+                states: chunk,
+                stops,
+            };
+            let result = wide.run(file, active(sink.states.len()), &cx, &mut sink);
+            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+        }
+    });
     stops
+}
+
+/// Stopped lanes of [`run_states`] go straight back to their states.
+struct StatesSink<'a> {
+    states: &'a mut [UnitState],
+    stops: &'a mut [Stop],
+}
+
+impl LaneSink for StatesSink<'_> {
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet) {
+        file.store_states(self.states, mask, rows);
+        for (lane, slot) in self.stops.iter_mut().enumerate() {
+            if mask >> lane & 1 != 0 {
+                *slot = stop;
+            }
+        }
+    }
+
+    fn start_state(&mut self, lane: usize, state: &mut UnitState) -> bool {
+        // A lane still running has not been stored to: its state is the one
+        // it started from.
+        state.clone_from(&self.states[lane]);
+        true
+    }
+}
+
+std::thread_local! {
+    /// Register files of earlier batches on this thread, reused: a file is
+    /// tens of kilobytes, too much to allocate and clear per batch call.
+    static SPARE_FILES: std::cell::RefCell<Vec<LaneState>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on a register file of `lanes` lanes whose rows hold arbitrary
+/// bits (left from an earlier batch).
+fn with_file<R>(lanes: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
+    let spare = SPARE_FILES.with(|s| s.borrow_mut().pop_if(|file| file.lanes() == lanes));
+    let mut file = spare.unwrap_or_else(|| LaneState::new(lanes));
+    let result = f(&mut file);
+    SPARE_FILES.with(|s| {
+        let mut spare = s.borrow_mut();
+        if spare.len() < 4 {
+            spare.push(file);
+        }
+    });
+    result
 }
 
 /// A batch in the emulator's layout (see [`crate::Shader::run_vertices`]).
@@ -120,6 +165,40 @@ pub(crate) fn run_vertices(
     let kept_outputs = batch.output_mask & !wide.outputs_written();
     let mut start = state.clone();
     enter(config.precision, program, config.entry, &mut start);
+    // Reset: whole groups in one kernel call where the program has one and
+    // every input it reads comes from the batch.
+    let mut done = 0;
+    let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
+    if !carry && inputs_covered {
+        let whole = batch.inputs.len() / lanes * lanes;
+        let ran = whole > 0
+            && with_file(lanes, |file| {
+                wide.run_vertex_kernel(
+                    file,
+                    uniforms,
+                    &start,
+                    &batch.inputs[..whole],
+                    &mut batch.outputs[..whole],
+                    batch.output_mask,
+                    config.budget,
+                )
+            });
+        if ran {
+            // Outputs the kernel's paths do not write keep the given state's
+            // value.
+            let kept = batch.output_mask & !wide.kernel_outputs();
+            for vertex in batch.outputs[..whole].iter_mut() {
+                copy_masked(vertex, &start.outputs, kept);
+            }
+            for k in 0..whole {
+                record(k, Stop::End);
+            }
+            done = whole;
+        }
+        if done == batch.inputs.len() {
+            return done;
+        }
+    }
     let mut base = LaneState::new(lanes);
     for lane in 0..lanes {
         base.load_lane(lane, &start);
@@ -148,13 +227,12 @@ pub(crate) fn run_vertices(
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     // Carry: each lane's values of the rows its path wrote.
     let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
-    let mut shaded = 0;
-    let groups = batch
-        .inputs
+    let mut shaded = done;
+    let groups = batch.inputs[done..]
         .chunks(lanes)
-        .zip(batch.outputs.chunks_mut(lanes));
+        .zip(batch.outputs[done..].chunks_mut(lanes));
     for (g, (inputs, outputs)) in groups.enumerate() {
-        let first = g * lanes;
+        let first = done + g * lanes;
         if !carry_wide {
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
                 copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
@@ -172,18 +250,23 @@ pub(crate) fn run_vertices(
             let mut written = RowSet::default();
             let mut handed_over = false;
             let mut stops = [Stop::End; 32];
-            let result = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
-                written.union_with(rows);
-                handed_over |= *rows == every_row;
-                for reg in bits(lane_outputs) {
-                    f.outputs_to(reg, mask, outputs);
-                }
-                for (lane, slot) in stops.iter_mut().enumerate().take(n) {
-                    if mask >> lane & 1 != 0 {
-                        *slot = stop;
+            let result = wide.run(
+                &mut file,
+                active(n),
+                &cx,
+                &mut |mask, f: &LaneState, stop, rows: &RowSet| {
+                    written.union_with(rows);
+                    handed_over |= *rows == every_row;
+                    for reg in bits(lane_outputs) {
+                        f.outputs_to(reg, mask, outputs);
                     }
-                }
-            });
+                    for (lane, slot) in stops.iter_mut().enumerate().take(n) {
+                        if mask >> lane & 1 != 0 {
+                            *slot = stop;
+                        }
+                    }
+                },
+            );
             // Outputs no instruction writes keep the given state's value.
             for vertex in outputs.iter_mut() {
                 copy_masked(vertex, &start.outputs, kept_outputs);
@@ -204,17 +287,22 @@ pub(crate) fn run_vertices(
         // Carry: each lane's own writes over the state the previous vertex
         // left (converted as the invocation starts).
         let mut stops = [None; 32];
-        let outcome = wide.run(&mut file, active(n), &cx, &mut |mask, f, stop, rows| {
-            for (lane, slot) in stops.iter_mut().enumerate().take(n) {
-                if mask >> lane & 1 != 0 {
-                    *slot = Some((stop, *rows));
-                    let values = &mut lane_values[lane];
-                    for r in rows.rows() {
-                        values[r as usize] = f.row(r as usize)[lane];
+        let outcome = wide.run(
+            &mut file,
+            active(n),
+            &cx,
+            &mut |mask, f: &LaneState, stop, rows: &RowSet| {
+                for (lane, slot) in stops.iter_mut().enumerate().take(n) {
+                    if mask >> lane & 1 != 0 {
+                        *slot = Some((stop, *rows));
+                        let values = &mut lane_values[lane];
+                        for r in rows.rows() {
+                            values[r as usize] = f.row(r as usize)[lane];
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
         match outcome {
             Ok(()) => {
                 let written = stops[0].map(|(_, rows)| rows);
@@ -277,22 +365,6 @@ pub(crate) fn run_vertices(
         }
     }
     shaded
-}
-
-/// Sets the state register component of wide-register-file row `row`.
-fn set_row(state: &mut UnitState, row: usize, bits: u32) {
-    let f = f32::from_bits(bits);
-    match row {
-        r if r < layout::CONVERTED => state.inputs[r / 4][r % 4] = f,
-        r if r < layout::TEMP => {}
-        r if r < layout::OUTPUT => state.temps[(r - layout::TEMP) / 4][r % 4] = f,
-        r if r < layout::A0X => state.outputs[(r - layout::OUTPUT) / 4][r % 4] = f,
-        layout::A0X => state.a0[0] = bits as i32,
-        layout::A0Y => state.a0[1] = bits as i32,
-        layout::AL => state.al = bits as i32,
-        r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
-        _ => {}
-    }
 }
 
 fn copy_masked(to: &mut Registers, from: &Registers, mask: u16) {

@@ -109,6 +109,39 @@ impl RowSet {
         self.0[row as usize / 64] >> (row % 64) & 1 != 0
     }
 
+    /// The components of register `reg` of the file starting at row `base`
+    /// in the set (bit `c`: component `c`).
+    pub fn register(&self, base: usize, reg: usize) -> u8 {
+        let first = base + 4 * reg;
+        debug_assert!(
+            first.is_multiple_of(4),
+            "a register's four rows share a word"
+        );
+        (self.0[first / 64] >> (first % 64)) as u8 & 0xF
+    }
+
+    /// Whether some row of `first..first + count` is in the set.
+    pub fn any_in(&self, first: usize, count: usize) -> bool {
+        let end = first + count;
+        let mut row = first;
+        while row < end {
+            let word = row / 64;
+            let upto = end.min((word + 1) * 64);
+            let width = upto - row;
+            let bits = self.0[word] >> (row % 64);
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1 << width) - 1
+            };
+            if bits & mask != 0 {
+                return true;
+            }
+            row = upto;
+        }
+        false
+    }
+
     /// The rows in both sets.
     pub fn intersection(&self, other: &RowSet) -> RowSet {
         RowSet(std::array::from_fn(|i| self.0[i] & other.0[i]))
@@ -467,6 +500,25 @@ mod tests {
         other.insert(6);
         assert!(!other.is_subset(&set));
         assert_eq!(RowSet::all().rows().count(), layout::STATE_ROWS);
+        // Registers: rows 64, 65 are components 0, 1 of the register at 64.
+        assert_eq!(set.register(64, 0), 0b0011);
+        assert_eq!(set.register(60, 0), 0b1000);
+        assert_eq!(set.register(256, 0), 0);
+        assert_eq!(set.register(256, 1), 0b0001);
+        assert_eq!(set.register(0, 1), 0b0011);
+        for (first, count, any) in [
+            (0, 3, false),
+            (0, 4, true),
+            (6, 57, false),
+            (6, 58, true),
+            (66, 134, false),
+            (66, 135, true),
+            (201, 59, false),
+            (201, 60, true),
+            (128, 64, false),
+        ] {
+            assert_eq!(set.any_in(first, count), any, "rows {first}..+{count}");
+        }
     }
 
     fn block_of(instrs: &[Instruction], precision: crate::Precision) -> LaneBlock {

@@ -34,8 +34,11 @@ pub const MAX_GATHERS: usize = 32;
 pub const SPILL: usize = GATHER + 4 * MAX_GATHERS;
 /// Number of spill slots.
 pub const SPILL_SLOTS: usize = 192;
+/// Scratch: the batch kernel's saved branch condition (a lane mask) while
+/// it runs a region under it.
+pub const PREDICATE: usize = SPILL + SPILL_SLOTS;
 /// Rows in all.
-pub const ROWS: usize = SPILL + SPILL_SLOTS;
+pub const ROWS: usize = PREDICATE + 1;
 
 /// Header bytes before row 0.
 pub const HEADER_BYTES: usize = 64;
@@ -45,6 +48,10 @@ pub const SAVED_FP: i32 = 0;
 pub const LOOP_COUNT: i32 = 8;
 /// Header: a `loop` exit's increment (lane 0).
 pub const LOOP_INCREMENT: i32 = 12;
+/// Header: the vertex batch kernel's output mask (bit `n`: store `o{n}`).
+pub const OUTPUT_MASK: i32 = 16;
+/// Header: the vertex batch kernel's starting state (a `*const UnitState`).
+pub const START_STATE: i32 = 24;
 
 /// Byte offset of row `row` with `lanes` lanes per row.
 pub const fn row_offset(row: usize, lanes: usize) -> i32 {

@@ -28,6 +28,7 @@
 pub(crate) mod batch;
 pub mod lanes;
 pub mod layout;
+pub(crate) mod plan;
 mod transpose;
 pub(crate) mod width;
 
@@ -40,6 +41,8 @@ use crate::machine::{Progress, ShaderConfig, Stop};
 use crate::program::{Program, ShaderKind};
 use crate::state::{Uniforms, UnitState};
 use lanes::RowSet;
+pub(crate) use plan::{KernelPlan, StatePlan};
+use transpose::File;
 
 use super::JitError;
 #[cfg(target_arch = "x86_64")]
@@ -56,6 +59,18 @@ std::thread_local! {
 /// engine ran.
 pub fn vertices_shaded() -> u64 {
     SHADED.with(std::cell::Cell::get)
+}
+
+std::thread_local! {
+    /// Vertices the batch kernel shaded on this thread (see [`kernel_vertices`]).
+    static KERNEL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many vertices the batch kernel (one call for every whole group of a
+/// straight-line program's batch: no driver between blocks) has shaded on
+/// this thread; they count in [`vertices_shaded`] too.
+pub fn kernel_vertices() -> u64 {
+    KERNEL.with(std::cell::Cell::get)
 }
 
 fn count_shaded(n: u32) {
@@ -150,59 +165,54 @@ impl LaneState {
         transpose::from_rows(rows, self.lanes, count, mask, |lane, v| out[lane][reg] = v);
     }
 
-    /// Loads lanes `0..states.len()` from `states`: the inputs, temporaries
-    /// and outputs in the masks (bit `n`: register `n`), `a0`, `aL`, `cmp`.
-    pub fn load_states(&mut self, states: &[UnitState], inputs: u16, temps: u16, outputs: u16) {
+    /// Loads lanes `0..states.len()` from `states`, as `plan` says: the rows
+    /// of the other lanes and registers keep whatever they held (no path
+    /// reads them before writing them).
+    pub(crate) fn load_states(&mut self, states: &[UnitState], plan: &StatePlan) {
         let lanes = self.lanes;
-        let count = states.len().min(lanes);
-        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::INPUT, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].inputs[n]);
+        let files = [
+            (layout::INPUT, File::Input, plan.inputs),
+            (layout::TEMP, File::Temp, plan.temps),
+            (layout::OUTPUT, File::Output, plan.outputs),
+        ];
+        for (base, file, mask) in files {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                let rows = self.rows4_mut(base, n);
+                transpose::states_to_rows(rows, lanes, states, file, n);
+            }
         }
-        for n in (0..16).filter(|n| temps >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::TEMP, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].temps[n]);
-        }
-        for n in (0..16).filter(|n| outputs >> n & 1 != 0) {
-            let rows = self.rows4_mut(layout::OUTPUT, n);
-            transpose::to_rows(rows, lanes, count, |lane| states[lane].outputs[n]);
-        }
-        for (lane, state) in states.iter().enumerate().take(count) {
-            self.load_small(lane, state);
+        if plan.small {
+            for (lane, state) in states.iter().enumerate() {
+                self.load_small(lane, state);
+            }
         }
     }
 
-    /// Stores the lanes of `mask` into `states[lane]`: every temporary and
-    /// output with a row in `rows` (the rows their path wrote; the whole
-    /// register, so the caller loads the registers some instruction writes),
-    /// and `a0`, `aL`, `cmp`.
+    /// Stores the lanes of `mask` into `states[lane]`: the temporary, output,
+    /// address register and flag components in `rows` (the rows their path
+    /// wrote; the others keep the state's values).
     pub fn store_states(&self, states: &mut [UnitState], mask: u32, rows: &RowSet) {
-        let count = states.len().min(self.lanes);
-        for (base, is_temp) in [(layout::TEMP, true), (layout::OUTPUT, false)] {
+        for (base, file) in [(layout::TEMP, File::Temp), (layout::OUTPUT, File::Output)] {
+            if !rows.any_in(base, 64) {
+                continue;
+            }
             for n in 0..16 {
-                let first = (base + 4 * n) as u16;
-                if !(0..4).any(|c| rows.contains(first + c)) {
-                    continue;
+                let comps = rows.register(base, n);
+                if comps != 0 {
+                    let flat = self.rows4_flat(base, n);
+                    transpose::rows_to_states(flat, self.lanes, states, mask, file, n, comps);
                 }
-                let flat = self.rows4_flat(base, n);
-                transpose::from_rows(flat, self.lanes, count, mask, |lane, v| {
-                    let regs = if is_temp {
-                        &mut states[lane].temps
-                    } else {
-                        &mut states[lane].outputs
-                    };
-                    regs[n] = v;
-                });
             }
         }
-        for (lane, state) in states.iter_mut().enumerate().take(count) {
-            if mask >> lane & 1 != 0 {
-                state.a0 = [
-                    self.row(layout::A0X)[lane] as i32,
-                    self.row(layout::A0Y)[lane] as i32,
-                ];
-                state.al = self.row(layout::AL)[lane] as i32;
-                state.cmp = [0, 1].map(|f| self.row(layout::CMP + f)[lane] != 0);
+        if !rows.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X) {
+            return;
+        }
+        let small = (layout::A0X..layout::STATE_ROWS).filter(|&r| rows.contains(r as u16));
+        for row in small {
+            for (lane, state) in states.iter_mut().enumerate() {
+                if mask >> lane & 1 != 0 {
+                    set_row(state, row, self.row(row)[lane]);
+                }
             }
         }
     }
@@ -302,6 +312,17 @@ pub struct WideShader {
     reads: RowSet,
     /// Rows some block writes.
     writes: RowSet,
+    /// What a batch of independent states loads.
+    plan: StatePlan,
+    /// The batch kernel's code offset and the instructions it executes per
+    /// vertex.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    kernel: Option<(usize, u64)>,
+    /// The batch kernel for the vertex layout: its code offset.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    vertex_kernel: Option<usize>,
+    /// The outputs the kernel's paths write.
+    kernel_outputs: u16,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -318,11 +339,47 @@ impl std::fmt::Debug for WideShader {
 #[cfg(target_arch = "x86_64")]
 type BlockFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms) -> u32;
 
+/// Signature of the batch kernel: `(register file, uniforms, states, groups) -> 0`.
+#[cfg(target_arch = "x86_64")]
+type KernelFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms, *mut UnitState, usize) -> u32;
+
+/// Signature of the vertex-layout batch kernel: `(register file, uniforms,
+/// inputs, groups, outputs) -> 0`.
+#[cfg(target_arch = "x86_64")]
+type VertexKernelFn = unsafe extern "sysv64" fn(
+    *mut u8,
+    *const Uniforms,
+    *const batch::Registers,
+    usize,
+    *mut batch::Registers,
+) -> u32;
+
 /// The wide code could not keep lanes independent (state policy `Carry`): a
 /// register was read before the lane wrote it, or a lane had to be handed
 /// over. The caller runs the vertices one after another instead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotIndependent;
+
+/// Where the lanes of a run go when they stop.
+pub(crate) trait LaneSink {
+    /// The lanes `mask` stopped with `stop`; `file` holds their final state
+    /// in the rows their path wrote (`rows`).
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet);
+
+    /// Sets `state` to the state lane `lane` started from (after the entry
+    /// conversion) and returns true, for a lane handed over to the
+    /// interpreter; false when the register file was loaded with every row of
+    /// the lane's state instead.
+    fn start_state(&mut self, _lane: usize, _state: &mut UnitState) -> bool {
+        false
+    }
+}
+
+impl<F: FnMut(u32, &LaneState, Stop, &RowSet)> LaneSink for F {
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet) {
+        self(mask, file, stop, rows)
+    }
+}
 
 /// What a run needs besides the register file.
 pub(crate) struct RunContext<'a> {
@@ -392,16 +449,86 @@ impl WideShader {
                 }
             }
         }
+        let registers_read = |base: usize| {
+            (0..16).fold(0u16, |m, n| {
+                m | u16::from(reads.register(base, n) != 0) << n
+            })
+        };
+        let plan = StatePlan {
+            inputs: program.inputs_read(),
+            temps: registers_read(layout::TEMP),
+            outputs: registers_read(layout::OUTPUT),
+            small: (layout::A0X..layout::STATE_ROWS).any(|r| reads.contains(r as u16)),
+        };
         let mut block_at = vec![0u32; program.len()];
         for (k, b) in ir.blocks.iter().enumerate() {
             for pc in b.start..=b.last {
                 block_at[pc as usize] = k as u32;
             }
         }
+        let kernel_plan = plan::kernel_steps(&ir, &block_at, config.entry).map(|steps| {
+            let mut store = RowSet::default();
+            let mut load = plan;
+            for step in &steps {
+                let Some(k) = step.block() else {
+                    continue;
+                };
+                let written = &facts[k].1;
+                store.union_with(written);
+                if let plan::Step::Predicated { .. } = step {
+                    // Lanes a predicated block is not for keep their rows:
+                    // those must hold the state's values.
+                    for n in 0..16 {
+                        if written.register(layout::TEMP, n) != 0 {
+                            load.temps |= 1 << n;
+                        }
+                        if written.register(layout::OUTPUT, n) != 0 {
+                            load.outputs |= 1 << n;
+                        }
+                    }
+                    load.small |= written.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X);
+                }
+            }
+            // F24 entry conversion in the kernel: a converted register is
+            // loaded if some component is read or survives the invocation,
+            // and then comes out whole.
+            let converted = if f24 {
+                program.temps_converted_on_entry(config.entry)
+            } else {
+                0
+            };
+            for n in (0..16).filter(|n| converted >> n & 1 != 0) {
+                if store.register(layout::TEMP, n) != 0xF || load.temps >> n & 1 != 0 {
+                    load.temps |= 1 << n;
+                    for c in 0..4 {
+                        store.insert((layout::TEMP + 4 * n + c) as u16);
+                    }
+                }
+            }
+            KernelPlan {
+                instructions: plan::instructions_bound(&steps, |k| {
+                    ir.blocks[k].instrs.len() as u64
+                }),
+                steps,
+                convert_temps: converted & load.temps,
+                load,
+                store,
+            }
+        });
         #[cfg(target_arch = "x86_64")]
         {
             let inputs = if f24 { program.inputs_read() } else { 0 };
-            let code = super::x64::wide::compile(&blocks, inputs, width)?;
+            let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
+            let vertex_kernel = code.vertex_kernel.filter(|_| code.kernel.is_some());
+            let kernel_outputs = kernel_plan.as_ref().map_or(0, |plan| {
+                (0..16).fold(0u16, |m, n| {
+                    m | u16::from(plan.store.register(layout::OUTPUT, n) != 0) << n
+                })
+            });
+            let kernel = code
+                .kernel
+                .zip(kernel_plan)
+                .map(|(at, plan)| (at, plan.instructions));
             let region = ExecRegion::new(&code.bytes)?;
             Ok(WideShader {
                 width,
@@ -415,6 +542,10 @@ impl WideShader {
                 temps_written,
                 reads,
                 writes,
+                plan,
+                kernel,
+                vertex_kernel,
+                kernel_outputs,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -427,6 +558,8 @@ impl WideShader {
                 outputs_written,
                 temps_written,
                 reads,
+                plan,
+                kernel_plan,
             );
             Err(JitError::Unsupported(
                 "no wide code generator for this host",
@@ -455,6 +588,28 @@ impl WideShader {
     /// reports these as written).
     pub fn rows_written(&self) -> &RowSet {
         &self.writes
+    }
+
+    /// What a batch of independent states loads into the register file.
+    pub(crate) fn state_plan(&self) -> &StatePlan {
+        &self.plan
+    }
+
+    /// The outputs the batch kernel's paths write (bit `n`: `o{n}`): the
+    /// vertex-layout kernel stores these; every other output of a vertex is
+    /// the starting state's.
+    pub(crate) fn kernel_outputs(&self) -> u16 {
+        self.kernel_outputs
+    }
+
+    /// Whether the program has a batch kernel (its flow from the entry point
+    /// is blocks falling through, forward branches, `if`s and calls with
+    /// straight parts, which the kernel runs under lane masks, and loops
+    /// made of those; see `docs/semantics.md`):
+    /// `run_batch` then shades its whole groups of states with one call of
+    /// generated code ([`kernel_vertices`]).
+    pub fn has_batch_kernel(&self) -> bool {
+        self.kernel.is_some()
     }
 
     /// The width it was compiled for.
@@ -502,6 +657,166 @@ impl WideShader {
         unsafe { f(state.as_mut_ptr(), uniforms) }
     }
 
+    /// Runs whole groups of states (`states.len()` is a multiple of the
+    /// width) through the batch kernel, each from its own state (the kernel
+    /// does the F24 entry conversion) to `end`, and leaves each with its
+    /// final state. False, with nothing done,
+    /// when there is no kernel or `budget` does not cover it.
+    pub(crate) fn run_kernel(
+        &self,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+        budget: u64,
+    ) -> bool {
+        let Some((offset, instructions)) = self.kernel else {
+            return false;
+        };
+        if budget < instructions || !states.len().is_multiple_of(self.width.lanes()) {
+            return false;
+        }
+        self.call_kernel(offset, file, uniforms, states);
+        count_shaded(states.len() as u32);
+        KERNEL.with(|c| c.set(c.get() + states.len() as u64));
+        true
+    }
+
+    /// Runs whole groups of vertices (`inputs.len()` is a multiple of the
+    /// width, `outputs` as long) through the vertex-layout batch kernel, each
+    /// from `start` (entry conversion done) with its inputs (`v{n}` from
+    /// `inputs` for every input the program reads: the caller checked its
+    /// input mask covers them) to `end`; the outputs of `output_mask` go to
+    /// `outputs` if the kernel's path writes them (the others are the
+    /// caller's to fill: see [`kernel_outputs`](Self::kernel_outputs)).
+    /// False, with nothing done, when there is no kernel or `budget` does not
+    /// cover it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_vertex_kernel(
+        &self,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        start: &UnitState,
+        inputs: &[batch::Registers],
+        outputs: &mut [batch::Registers],
+        output_mask: u16,
+        budget: u64,
+    ) -> bool {
+        let (Some(offset), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
+            return false;
+        };
+        let lanes = self.width.lanes();
+        if budget < instructions
+            || !inputs.len().is_multiple_of(lanes)
+            || inputs.len() != outputs.len()
+            || file.lanes() != lanes
+        {
+            return false;
+        }
+        self.call_vertex_kernel(offset, file, uniforms, start, inputs, outputs, output_mask);
+        count_shaded(inputs.len() as u32);
+        KERNEL.with(|c| c.set(c.get() + inputs.len() as u64));
+        true
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::too_many_arguments)]
+    fn call_vertex_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        start: &UnitState,
+        inputs: &[batch::Registers],
+        outputs: &mut [batch::Registers],
+        output_mask: u16,
+    ) {
+        let groups = inputs.len() / self.width.lanes();
+        let header = file.as_mut_ptr();
+        // SAFETY: the header is the first `layout::HEADER_BYTES` bytes of the
+        // 64-byte-aligned register file; `OUTPUT_MASK` and `START_STATE` are
+        // aligned slots inside it that no other code uses during this call.
+        unsafe {
+            header
+                .add(layout::OUTPUT_MASK as usize)
+                .cast::<u32>()
+                .write(output_mask as u32);
+            header
+                .add(layout::START_STATE as usize)
+                .cast::<*const UnitState>()
+                .write(start);
+        }
+        // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
+        // with the `VertexKernelFn` signature into this region, which lives
+        // as long as `self`.
+        let f: VertexKernelFn = unsafe {
+            std::mem::transmute::<*const u8, VertexKernelFn>(self.region.as_ptr().add(offset))
+        };
+        // SAFETY: the kernel reads and writes the register file (this width's
+        // rows), reads the uniforms and `start`, reads `inputs[0..groups * W]`
+        // and writes `outputs[0..groups * W]` (the caller checked both have
+        // that many records); all outlive the call and nothing else accesses
+        // them.
+        unsafe {
+            f(
+                header,
+                uniforms,
+                inputs.as_ptr(),
+                groups,
+                outputs.as_mut_ptr(),
+            )
+        };
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    #[allow(clippy::too_many_arguments)]
+    fn call_vertex_kernel(
+        &self,
+        _offset: usize,
+        _file: &mut LaneState,
+        _uniforms: &Uniforms,
+        _start: &UnitState,
+        _inputs: &[batch::Registers],
+        _outputs: &mut [batch::Registers],
+        _output_mask: u16,
+    ) {
+        unreachable!("no wide code exists on this host")
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn call_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+    ) {
+        let lanes = self.width.lanes();
+        assert!(file.lanes() == lanes && states.len().is_multiple_of(lanes));
+        let groups = states.len() / lanes;
+        // SAFETY: `offset` is the start of the batch kernel, compiled with
+        // the `KernelFn` signature into this region, which lives as long as
+        // `self`.
+        let f: KernelFn =
+            unsafe { std::mem::transmute::<*const u8, KernelFn>(self.region.as_ptr().add(offset)) };
+        // SAFETY: the kernel reads and writes the register file (this
+        // width's rows, which `file` has), reads the uniforms, and reads and
+        // writes `UnitState` fields of `states[0..groups * W]` (that many
+        // exist, as asserted); all outlive the call and nothing else accesses
+        // them.
+        unsafe { f(file.as_mut_ptr(), uniforms, states.as_mut_ptr(), groups) };
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    fn call_kernel(
+        &self,
+        _offset: usize,
+        _file: &mut LaneState,
+        _uniforms: &Uniforms,
+        _states: &mut [UnitState],
+    ) {
+        unreachable!("no wide code exists on this host")
+    }
+
     #[cfg(not(target_arch = "x86_64"))]
     fn call(&self, _offset: usize, _state: &mut LaneState, _uniforms: &Uniforms) -> u32 {
         unreachable!("no wide code exists on this host")
@@ -516,7 +831,7 @@ impl WideShader {
         state: &mut LaneState,
         active: u32,
         cx: &RunContext<'_>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
         if let Some(prologue) = self.prologue {
             self.call(prologue, state, cx.uniforms);
@@ -552,18 +867,18 @@ impl WideShader {
         group: &mut Group,
         cx: &RunContext<'_>,
         work: &mut Vec<Group>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
         if let Some((k, taken)) = group.pending.take()
             && let Err(stop) = self.apply_exit(k, taken, lanes, group)
         {
-            finish(group.active, lanes, stop, &group.written);
+            finish.finish(group.active, lanes, stop, &group.written);
             return Ok(());
         }
         loop {
             let pc = group.progress.flow.pc;
             let Some(&k) = self.block_at.get(pc as usize) else {
-                finish(group.active, lanes, Stop::EndOfCode, &group.written);
+                finish.finish(group.active, lanes, Stop::EndOfCode, &group.written);
                 return Ok(());
             };
             let k = k as usize;
@@ -607,7 +922,7 @@ impl WideShader {
                 group.active = taken_lanes;
             }
             if let Err(stop) = self.apply_exit(k, taken_lanes != 0, lanes, group) {
-                finish(group.active, lanes, stop, &group.written);
+                finish.finish(group.active, lanes, stop, &group.written);
                 return Ok(());
             }
         }
@@ -660,20 +975,44 @@ impl WideShader {
         lanes: &mut LaneState,
         group: &Group,
         cx: &RunContext<'_>,
-        finish: &mut dyn FnMut(u32, &LaneState, Stop, &RowSet),
+        finish: &mut dyn LaneSink,
     ) {
         let mut unit = UnitState::default();
         for lane in 0..lanes.lanes() {
             if group.active >> lane & 1 == 0 {
                 continue;
             }
-            lanes.store_lane(lane, &mut unit);
+            if finish.start_state(lane, &mut unit) {
+                // The rows this group's path wrote are the lane's; the others
+                // are still the state it started from.
+                for row in group.written.rows() {
+                    set_row(&mut unit, row as usize, lanes.row(row as usize)[lane]);
+                }
+            } else {
+                lanes.store_lane(lane, &mut unit);
+            }
             let mut progress = group.progress;
             let stop = cx.invocation.run(&mut unit, &mut (), &mut progress);
             super::frame::count_rust_call();
             lanes.load_lane(lane, &unit);
             // The interpreter may have written any register the program writes.
-            finish(1 << lane, lanes, stop, &self.writes);
+            finish.finish(1 << lane, lanes, stop, &self.writes);
         }
+    }
+}
+
+/// Sets the state register component of wide-register-file row `row`.
+pub(crate) fn set_row(state: &mut UnitState, row: usize, bits: u32) {
+    let f = f32::from_bits(bits);
+    match row {
+        r if r < layout::CONVERTED => state.inputs[r / 4][r % 4] = f,
+        r if r < layout::TEMP => {}
+        r if r < layout::OUTPUT => state.temps[(r - layout::TEMP) / 4][r % 4] = f,
+        r if r < layout::A0X => state.outputs[(r - layout::OUTPUT) / 4][r % 4] = f,
+        layout::A0X => state.a0[0] = bits as i32,
+        layout::A0Y => state.a0[1] = bits as i32,
+        layout::AL => state.al = bits as i32,
+        r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
+        _ => {}
     }
 }

@@ -76,12 +76,25 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
         // The first row's outputs, one fingerprint per vertex (a copy of the
         // outputs would double the memory a large draw needs).
         let mut reference: Option<(&'static str, Vec<u64>)> = None;
+        // The wide rows start every vertex from the pass's starting state:
+        // their outputs are compared with the interpreter doing the same.
+        let reset_reference = match specs.iter().any(|s| s.resets_state()) {
+            true => Some((
+                "interp (StatePolicy::Reset)",
+                reset_prints(&program, config, &work, &name)?,
+            )),
+            false => None,
+        };
         for &spec in &specs {
             progress.start(format!("{} {}", precision_name(precision), spec.id));
             let measured = Runner::new(spec, program.clone(), config, &name).and_then(|runner| {
                 let row = RowContext {
                     precision,
-                    reference: &reference,
+                    reference: if spec.resets_state() {
+                        &reset_reference
+                    } else {
+                        &reference
+                    },
                     progress: &progress,
                     file: &name,
                 };
@@ -114,6 +127,26 @@ pub fn bench(args: BenchArgs<'_>) -> Result<String, CliError> {
     } else {
         report.table()
     })
+}
+
+/// The interpreter's output fingerprints for `work` under
+/// `StatePolicy::Reset` from the default state.
+fn reset_prints(
+    program: &Arc<Program>,
+    config: ShaderConfig,
+    work: &Workload,
+    file: &str,
+) -> Result<Vec<u64>, CliError> {
+    let runner = Runner::new(rows::RESET_REFERENCE, program.clone(), config, file)?;
+    let mut outputs = vec![[[0.0f32; 4]; 16]; work.len()];
+    runner
+        .pass(work, &mut UnitState::default(), &mut outputs)
+        .map_err(|e| CliError::EngineCannotRun {
+            engine: rows::RESET_REFERENCE.id,
+            path: file.to_string(),
+            reason: e.to_string(),
+        })?;
+    Ok(fingerprints(&outputs))
 }
 
 /// DVLE `index` of `shbin`, which must exist and be a vertex shader.

@@ -3,6 +3,7 @@
 
 use super::workload::Workload;
 use crate::error::CliError;
+use pica_jit::jit::wide::Width;
 use pica_jit::{
     BatchError, EngineKind, Program, RunStatus, Shader, ShaderConfig, StatePolicy, UnitState,
     VertexRegisters,
@@ -16,6 +17,14 @@ enum CallPath {
     PerVertex,
     /// [`Shader::run_vertices`] once per pass, [`StatePolicy::Carry`].
     Batch,
+    /// [`Shader::run_vertices`] once per pass on the wide engine at one
+    /// width, [`StatePolicy::Reset`] (every vertex from the pass's starting
+    /// state: lanes are independent).
+    Wide(Width),
+    /// [`Shader::run_vertices`] once per pass, [`StatePolicy::Reset`], one
+    /// vertex at a time: the reference the wide rows' outputs are compared
+    /// with (not a row of the report).
+    Reset,
 }
 
 /// One measurable row.
@@ -41,6 +50,15 @@ const IR: RowSpec = RowSpec {
     engine: EngineKind::Ir,
     path: CallPath::PerVertex,
 };
+/// The interpreter under [`StatePolicy::Reset`]: the outputs the wide rows
+/// must give (the other rows carry the state from vertex to vertex).
+pub const RESET_REFERENCE: RowSpec = RowSpec {
+    id: "interp",
+    description: "reference interpreter, Shader::run_vertices per pass, StatePolicy::Reset",
+    engine: EngineKind::Interpreter,
+    path: CallPath::Reset,
+};
+
 const JIT: RowSpec = RowSpec {
     id: "jit",
     description: "native code, Shader::run per vertex",
@@ -48,10 +66,8 @@ const JIT: RowSpec = RowSpec {
     path: CallPath::PerVertex,
 };
 
-/// The batch rows. One row today: `Shader::run_vertices` with whatever the
-/// library does inside a batch. When the library offers a choice of batch
-/// widths, each width becomes a row here (`batch-x8` …) and the report,
-/// which only lists rows, needs no change.
+/// The batch row: `Shader::run_vertices` with whatever the library does
+/// inside a batch (the unit state carried from vertex to vertex).
 fn batch_rows() -> Vec<RowSpec> {
     vec![RowSpec {
         id: "batch",
@@ -61,15 +77,53 @@ fn batch_rows() -> Vec<RowSpec> {
     }]
 }
 
+/// One row per width of the wide engine this host has, widest first.
+fn wide_rows(widths: &[Width]) -> Vec<RowSpec> {
+    widths
+        .iter()
+        .map(|&width| {
+            let (id, description) = match width.lanes() {
+                4 => (
+                    "wide-x4",
+                    "wide engine, 4 lanes: Shader::run_vertices per pass, StatePolicy::Reset",
+                ),
+                8 => (
+                    "wide-x8",
+                    "wide engine, 8 lanes: Shader::run_vertices per pass, StatePolicy::Reset",
+                ),
+                16 => (
+                    "wide-x16",
+                    "wide engine, 16 lanes: Shader::run_vertices per pass, StatePolicy::Reset",
+                ),
+                _ => (
+                    "wide",
+                    "wide engine: Shader::run_vertices per pass, StatePolicy::Reset",
+                ),
+            };
+            RowSpec {
+                id,
+                description,
+                engine: EngineKind::Jit,
+                path: CallPath::Wide(width),
+            }
+        })
+        .collect()
+}
+
 /// The `--engine` values: `all`, then the rows in report order.
-pub const ENGINE_NAMES: [&str; 5] = ["all", "interp", "ir", "jit", "batch"];
+pub const ENGINE_NAMES: [&str; 6] = ["all", "interp", "ir", "jit", "batch", "wide"];
 
 /// The rows to measure for the `--engine` values `requested` (none: the
 /// default, every fast engine this host has; `all` adds the IR evaluator).
 /// Rows come in a fixed order whatever the order asked; an explicit JIT row
 /// is kept on a host without a JIT, so that preparing it reports why.
 pub fn select(requested: &[String], host_has_jit: bool) -> Vec<RowSpec> {
-    let needs_jit = |name: &str| matches!(name, "jit" | "batch");
+    select_with_widths(requested, host_has_jit, &Width::available())
+}
+
+/// [`select`] on a host whose wide engine has `widths`.
+fn select_with_widths(requested: &[String], host_has_jit: bool, widths: &[Width]) -> Vec<RowSpec> {
+    let needs_jit = |name: &str| matches!(name, "jit" | "batch" | "wide");
     let wants = |name: &str| {
         requested
             .iter()
@@ -89,6 +143,9 @@ pub fn select(requested: &[String], host_has_jit: bool) -> Vec<RowSpec> {
     if (default && host_has_jit) || wants("batch") {
         rows.extend(batch_rows());
     }
+    if (default && host_has_jit) || wants("wide") {
+        rows.extend(wide_rows(widths));
+    }
     rows
 }
 
@@ -96,6 +153,14 @@ pub fn select(requested: &[String], host_has_jit: bool) -> Vec<RowSpec> {
 pub struct Runner {
     pub spec: RowSpec,
     shader: Shader,
+}
+
+impl RowSpec {
+    /// Whether each vertex starts from the pass's starting state (else from
+    /// the state the vertex before left).
+    pub fn resets_state(&self) -> bool {
+        matches!(self.path, CallPath::Wide(_) | CallPath::Reset)
+    }
 }
 
 impl Runner {
@@ -113,8 +178,13 @@ impl Runner {
             path: file.to_string(),
             reason,
         };
-        let shader =
+        let mut shader =
             Shader::new(program, config, spec.engine).map_err(|e| cannot(e.to_string()))?;
+        if let CallPath::Wide(width) = spec.path {
+            shader = shader
+                .with_batch_width(Some(width))
+                .map_err(|e| cannot(e.to_string()))?;
+        }
         shader.prepare().map_err(|e| cannot(e.to_string()))?;
         if shader.engine() != spec.engine {
             return Err(cannot(format!(
@@ -159,6 +229,19 @@ impl Runner {
                 )?;
                 Ok(summary.vertices - summary.ended - summary.ended_at_end_of_code)
             }
+            CallPath::Wide(_) | CallPath::Reset => {
+                let summary = self.shader.run_vertices(
+                    &work.uniforms,
+                    &work.inputs,
+                    work.input_mask,
+                    outputs,
+                    work.output_mask,
+                    StatePolicy::Reset,
+                    state,
+                    &mut (),
+                )?;
+                Ok(summary.vertices - summary.ended - summary.ended_at_end_of_code)
+            }
         }
     }
 }
@@ -178,21 +261,36 @@ mod tests {
 
     fn ids(requested: &[&str], jit: bool) -> Vec<&'static str> {
         let requested: Vec<String> = requested.iter().map(|s| s.to_string()).collect();
-        select(&requested, jit).iter().map(|r| r.id).collect()
+        let widths = if jit {
+            vec![Width::Avx2, Width::Sse41]
+        } else {
+            vec![]
+        };
+        select_with_widths(&requested, jit, &widths)
+            .iter()
+            .map(|r| r.id)
+            .collect()
     }
 
     #[test]
     fn default_rows_are_the_fast_engines_of_the_host() {
-        assert_eq!(ids(&[], true), ["interp", "jit", "batch"]);
+        assert_eq!(
+            ids(&[], true),
+            ["interp", "jit", "batch", "wide-x8", "wide-x4"]
+        );
         assert_eq!(ids(&[], false), ["interp"]);
     }
 
     #[test]
     fn all_adds_the_ir_evaluator_and_keeps_report_order() {
-        assert_eq!(ids(&["all"], true), ["interp", "ir", "jit", "batch"]);
+        assert_eq!(
+            ids(&["all"], true),
+            ["interp", "ir", "jit", "batch", "wide-x8", "wide-x4"]
+        );
         assert_eq!(ids(&["batch", "interp"], true), ["interp", "batch"]);
         assert_eq!(ids(&["ir"], true), ["ir"]);
         assert_eq!(ids(&["jit", "jit"], true), ["jit"]);
+        assert_eq!(ids(&["wide"], true), ["wide-x8", "wide-x4"]);
     }
 
     #[test]

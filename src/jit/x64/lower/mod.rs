@@ -20,11 +20,13 @@
 //! **The lowering is total.** Before any code is emitted, [`plan`] counts per
 //! block the spill slots it can need (at most one per value that is live and
 //! cannot be reloaded, none when no more values are live than there are
-//! registers), and the prologue reserves the maximum. A block of the optimised
-//! IR that would need more than [`MAX_SPILL_SLOTS`] is lowered from the
-//! unoptimised IR instead, whose values never outlive their instruction (the
-//! same semantics, checked by the IR evaluator; its recipes need few slots):
-//! the stack frame stays far below a page, so no stack probing is needed.
+//! registers; the count is shared with AArch64, [`crate::ir::liveness`]), and
+//! the prologue reserves the maximum. A block of the optimised IR that would
+//! need more than [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS) is
+//! lowered from the unoptimised IR instead ([`crate::jit::spill::plan`], also
+//! shared), whose values never outlive their instruction (the same semantics,
+//! checked by the IR evaluator; its recipes need few slots): the stack frame
+//! stays far below a page, so no stack probing is needed.
 //! `xmm0` (the `blendvps` mask) and `xmm13..=xmm15` are scratch inside one
 //! primitive. A scalar is held broadcast in all four lanes (so `splat` is a
 //! copy and every lane-wise primitive works on scalars unchanged); a `bool` is
@@ -42,9 +44,6 @@ use dynasmrt::{DynasmApi, dynasm};
 const FIRST_REG: u8 = 1;
 const LAST_REG: u8 = 12;
 const VALUE_REGS: usize = (LAST_REG - FIRST_REG + 1) as usize;
-/// At most this many stack slots for spilled values (16 bytes each, below the
-/// saved registers): 1 KiB keeps the frame well inside the stack's guard page.
-pub(super) const MAX_SPILL_SLOTS: usize = 64;
 
 /// Where a value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,42 +223,12 @@ impl<'p> BlockState<'p> {
         }
     }
 
-    /// How many spill slots lowering this block can need. A value takes a
-    /// slot only while it is live (computed, read again later) and cannot be
-    /// reloaded from the state, so the most such values live at one node is
-    /// enough. And nothing is evicted at all while fewer values than there are
-    /// registers are live: at node `k`, every register holds a value computed
-    /// before `k` and read at or after `k`, so reloading an operand (itself
-    /// one of them) or placing the result needs such values in every register.
+    /// How many spill slots lowering this block can need (values that can be
+    /// recomputed from the state never take one).
     pub fn spill_slots_needed(&self) -> usize {
-        let n = self.nodes.len();
-        // Per node: the change in the number of values live there (all; those
-        // that cannot be reloaded), a value being live at its readers.
-        let mut delta = vec![(0i32, 0i32); n + 1];
-        for v in 0..n {
-            let last = self.last_use[v];
-            if last == u32::MAX || self.form[v] == Form::Folded || self.nodes[v].ty.is_none() {
-                continue;
-            }
-            let spillable = i32::from(!self.remat[v]);
-            delta[v + 1].0 += 1;
-            delta[v + 1].1 += spillable;
-            delta[last as usize + 1].0 -= 1;
-            delta[last as usize + 1].1 -= spillable;
-        }
-        let (mut live, mut spillable) = (0i32, 0i32);
-        let (mut most_live, mut most_spillable) = (0i32, 0i32);
-        for (all, unloadable) in delta {
-            live += all;
-            spillable += unloadable;
-            most_live = most_live.max(live);
-            most_spillable = most_spillable.max(spillable);
-        }
-        if (most_live as usize) < VALUE_REGS {
-            0
-        } else {
-            most_spillable as usize
-        }
+        crate::ir::liveness::spill_slots(&self.last_use, VALUE_REGS, |v| {
+            (self.form[v] != Form::Folded && self.nodes[v].ty.is_some()).then_some(!self.remat[v])
+        })
     }
 
     /// Makes `slots` spill slots available (at least
@@ -280,10 +249,10 @@ pub(super) struct Plan<'p> {
 }
 
 /// Chooses per block which IR to lower (the optimised `ir`, or `unoptimised`
-/// where the optimised block needs more than [`MAX_SPILL_SLOTS`]) and sizes
-/// the spill area. `data(pc)` says whether the instruction at `pc` is lowered
-/// (the others are emitted by the flow code); `reachable(pc)` whether a block
-/// starting there is ever entered.
+/// where the optimised block needs more than [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS); see
+/// [`crate::jit::spill::plan`]) and sizes the spill area. `data(pc)` says
+/// whether the instruction at `pc` is lowered (the others are emitted by the
+/// flow code); `reachable(pc)` whether a block starting there is ever entered.
 pub(super) fn plan<'p>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
@@ -292,38 +261,19 @@ pub(super) fn plan<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> Result<Plan<'p>, JitError> {
-    let mut spill_slots = 0;
-    let mut blocks = Vec::with_capacity(ir.blocks.len());
-    for (block, plain) in ir.blocks.iter().zip(&unoptimised.blocks) {
-        if !reachable(block.start) {
-            blocks.push(None);
-            continue;
-        }
+    let plan = crate::jit::spill::plan(ir, unoptimised, reachable, |block| {
         let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
-        let mut state = BlockState::new(block, &lowered, f24, preconverted_uniforms);
-        let mut slots = state.spill_slots_needed();
-        if slots > MAX_SPILL_SLOTS {
-            if (plain.start, plain.last) != (block.start, block.last) {
-                return Err(JitError::Lowering(format!(
-                    "the unoptimised IR has no block {}..={}",
-                    block.start, block.last
-                )));
-            }
-            state = BlockState::new(plain, &lowered, f24, preconverted_uniforms);
-            slots = state.spill_slots_needed();
-            if slots > MAX_SPILL_SLOTS {
-                return Err(JitError::Lowering(format!(
-                    "the unoptimised block at {} needs {slots} spill slots",
-                    block.start
-                )));
-            }
-        }
-        spill_slots = spill_slots.max(slots);
-        blocks.push(Some(state.with_spill_slots(slots)));
-    }
+        let state = BlockState::new(block, &lowered, f24, preconverted_uniforms);
+        let slots = state.spill_slots_needed();
+        (state, slots)
+    })?;
     Ok(Plan {
-        blocks,
-        spill_slots,
+        blocks: plan
+            .blocks
+            .into_iter()
+            .map(|b| b.map(|(state, slots)| state.with_spill_slots(slots)))
+            .collect(),
+        spill_slots: plan.spill_slots,
     })
 }
 

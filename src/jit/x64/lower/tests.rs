@@ -1,14 +1,11 @@
 //! How [`super::plan`] sizes the spill area and which IR it lowers per block.
 
-use super::{BlockState, MAX_SPILL_SLOTS, plan};
+use super::{BlockState, plan};
 use crate::analysis::{self, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, opt};
-use crate::isa::{
-    AddrIndex, BinaryOp, CmpOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle,
-    UnaryOp, WriteMask, encode,
-};
-use crate::program::{Program, ShaderKind};
+use crate::jit::spill::MAX_SPILL_SLOTS;
+use crate::program::ShaderKind;
 
 #[cfg(feature = "testgen")]
 #[test]
@@ -55,62 +52,12 @@ fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() 
 }
 
 /// The unoptimised IR a too-full block falls back to fits the spill area: its
-/// values die within their instruction, and no instruction's recipe (every
-/// operation, relatively addressed negated and swizzled constants, both
-/// precisions) keeps more than a few values live at once.
+/// values die within their instruction, and no instruction's recipe (see
+/// [`crate::jit::spill::every_recipe`]) keeps more than a few values live at
+/// once.
 #[test]
 fn every_recipe_as_built_fits_the_spill_area() {
-    let relative = Source {
-        reg: SrcReg::Const(90),
-        index: AddrIndex::A0X,
-    };
-    let dst = DstReg::Temp(1);
-    let mut code = vec![Instruction::Unary {
-        op: UnaryOp::Mova,
-        dst,
-        src: Source::direct(SrcReg::Input(2)),
-        desc: 0,
-    }];
-    for op in BinaryOp::ALL {
-        code.push(Instruction::Binary {
-            op,
-            inverted: false,
-            dst,
-            src1: relative,
-            src2: Source::direct(SrcReg::Temp(2)),
-            desc: 0,
-        });
-    }
-    for op in UnaryOp::ALL {
-        code.push(Instruction::Unary {
-            op,
-            dst,
-            src: relative,
-            desc: 0,
-        });
-    }
-    for x in CmpOp::ALL {
-        code.push(Instruction::Cmp {
-            src1: relative,
-            src2: Source::direct(SrcReg::Input(1)),
-            x,
-            y: x,
-            desc: 0,
-        });
-    }
-    code.push(Instruction::Mad {
-        inverted: false,
-        dst,
-        src1: Source::direct(SrcReg::Input(0)),
-        src2: relative,
-        src3: Source::direct(SrcReg::Temp(3)),
-        desc: 0,
-    });
-    code.push(Instruction::End);
-    let odd = Swizzle::from_lanes([3, 1, 0, 2]);
-    let desc = OperandDescriptor::new(WriteMask(0b1011), [(true, odd); 3]).0;
-    let words = code.iter().map(|i| encode(i).unwrap()).collect();
-    let program = Program::new(words, vec![desc]).unwrap();
+    let program = crate::jit::spill::every_recipe();
     let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
     for precision in [Precision::F32, Precision::F24] {
         let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);

@@ -644,6 +644,22 @@ impl WideAsm {
         true
     }
 
+    /// Sets ZF when no lane of `s` is above the constant `bits` (signed);
+    /// clobbers `scratch`.
+    pub fn test_gt_c(&mut self, s: u8, bits: u32, scratch: u8) {
+        if self.evex() {
+            let label = self.pool_label(bits);
+            self.with_label(label, |out, m| {
+                evex::vpcmpd(out, K, z(s), Src::Mem(m), evex::icmp::NLE, None);
+            });
+            evex::kortestw(&mut self.ops, K, K);
+            self.mask_in_k1 = false;
+        } else {
+            self.v3c(V::Pcmpgtd, scratch, s, bits);
+            self.test_zero(scratch);
+        }
+    }
+
     /// Sets ZF when no lane of `s` is NaN; clobbers `scratch`.
     pub fn test_nan(&mut self, s: u8, scratch: u8) {
         if self.evex() {
@@ -965,6 +981,10 @@ mod tests {
                 .all(|(i, _)| i.op_mask() == Register::K1)
         );
         assert_512_bits("test_nan", |a| a.test_nan(12, 13));
+        assert_512_bits("test_gt_c", |a| a.test_gt_c(12, 0x5F7F_FFFF, 13));
+        let gt = decode_zmm(|a| a.test_gt_c(12, 0x5F7F_FFFF, 13));
+        let m: Vec<_> = gt.iter().map(|(i, _)| i.mnemonic()).collect();
+        assert_eq!(m, [Mnemonic::Vpcmpd, Mnemonic::Kortestw]);
         let nan = decode_zmm(|a| a.test_nan(12, 13));
         let m: Vec<_> = nan.iter().map(|(i, _)| format!("{i}")).collect();
         assert_eq!(m, ["vcmpunordps k1,zmm12,zmm12", "kortestw k1,k1"]);

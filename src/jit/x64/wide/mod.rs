@@ -14,6 +14,9 @@
 //! where AVX-512 masking allows, which changes no bit).
 
 mod isa;
+mod kernel;
+
+use kernel::KernelShape;
 
 use crate::arith::f24;
 use crate::ir::{BinOp, UnOp};
@@ -21,6 +24,7 @@ use crate::isa::CmpOp;
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
@@ -41,6 +45,10 @@ pub(crate) struct WideCode {
     pub entries: Vec<Option<usize>>,
     /// Offset of the F24 input conversion, when there is one.
     pub prologue: Option<usize>,
+    /// Offset of the batch kernel, when one was asked for and lowered.
+    pub kernel: Option<usize>,
+    /// Offset of the batch kernel for the vertex layout.
+    pub vertex_kernel: Option<usize>,
 }
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
@@ -49,6 +57,7 @@ pub(crate) fn compile(
     blocks: &[LaneBlock],
     convert_inputs: u16,
     width: Width,
+    kernel: Option<&KernelPlan>,
 ) -> Result<WideCode, JitError> {
     let mut a = WideAsm::new(width);
     let mxcsr = a.pool_label(0x1F80);
@@ -56,18 +65,7 @@ pub(crate) fn compile(
         let at = a.ops.offset().0;
         let mut f = Function::new(&mut a, mxcsr);
         f.enter();
-        for n in 0..16 {
-            if convert_inputs >> n & 1 == 0 {
-                continue;
-            }
-            for c in 0..4 {
-                let off = f.row(layout::INPUT + 4 * n + c);
-                f.a.load(1, off);
-                f.f24_load(1);
-                let off = f.row(layout::CONVERTED + 4 * n + c);
-                f.a.store(off, 1);
-            }
-        }
+        f.convert_inputs(convert_inputs);
         dynasm!(f.a.ops ; .arch x64 ; xor eax, eax);
         f.leave();
         at
@@ -85,6 +83,38 @@ pub(crate) fn compile(
             Err(e) => return Err(e),
         }
     }
+    // Only over blocks that lowered on their own (the same lowering again
+    // cannot fail half-way and leave a cold path's label undefined).
+    let kernel = kernel.filter(|plan| {
+        plan.steps
+            .iter()
+            .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
+    });
+    let mut lower_kernel = |plan: &KernelPlan, shape| {
+        let at = a.ops.offset().0;
+        let mut f = Function::new(&mut a, mxcsr);
+        match f.kernel(plan, blocks, convert_inputs, shape) {
+            Ok(()) => Ok(Some(at)),
+            // The driver runs the blocks one by one instead.
+            Err(JitError::Lowering(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    let (kernel, vertex_kernel) = match kernel {
+        Some(plan) => {
+            // The vertex layout starts every lane from one state the caller
+            // converted already.
+            let reset = KernelPlan {
+                convert_temps: 0,
+                ..plan.clone()
+            };
+            (
+                lower_kernel(plan, KernelShape::States)?,
+                lower_kernel(&reset, KernelShape::Vertices)?,
+            )
+        }
+        None => (None, None),
+    };
     a.emit_pool();
     let bytes = a
         .ops
@@ -94,6 +124,8 @@ pub(crate) fn compile(
         bytes,
         entries,
         prologue,
+        kernel,
+        vertex_kernel,
     })
 }
 
@@ -107,13 +139,24 @@ enum Loc {
     Remat,
 }
 
-/// Out-of-line code of one function.
-struct ExactMul {
-    label: DynamicLabel,
-    back: DynamicLabel,
-    d: u8,
-    a: u8,
-    b: u8,
+/// Out-of-line code of one function: rare lanes' slow paths, entered with
+/// `jnz label` and returning to `back`.
+enum Cold {
+    /// The exact PICA multiply `d = a * b` (some lane's product is NaN).
+    ExactMul {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
+    },
+    /// The float24 quantisation's tail in `d` (some lane is at or above
+    /// 2^64, infinite or NaN), with `S2` = |bits|.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
 }
 
 /// One generated function.
@@ -127,9 +170,12 @@ struct Function<'a> {
     holder: [Option<LaneRef>; 16],
     free_spills: Vec<u16>,
     gathered: Vec<bool>,
-    cold: Vec<ExactMul>,
+    cold: Vec<Cold>,
     /// The block's operations (to emit an evicted one again).
     ops: Vec<LaneOp>,
+    /// Batch kernel: stores keep the new value only in the lanes whose
+    /// saved condition (`layout::PREDICATE`) is this.
+    predicate: Option<bool>,
 }
 
 /// `last_use` of values the exit reads (after every operation).
@@ -151,6 +197,7 @@ impl<'a> Function<'a> {
             gathered: Vec::new(),
             cold: Vec::new(),
             ops: Vec::new(),
+            predicate: None,
         }
     }
 
@@ -185,13 +232,67 @@ impl<'a> Function<'a> {
         self.a.leave();
         dynasm!(self.a.ops ; .arch x64 ; ret);
         for cold in std::mem::take(&mut self.cold) {
-            dynasm!(self.a.ops ; .arch x64 ; =>cold.label);
-            self.exact_pica_mul(cold.d, cold.a, cold.b);
-            dynasm!(self.a.ops ; .arch x64 ; jmp =>cold.back);
+            let back = match cold {
+                Cold::ExactMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.exact_pica_mul(d, a, b);
+                    back
+                }
+                Cold::F24Overflow { label, back, d } => {
+                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.f24_tail(d, d, d, S3);
+                    back
+                }
+            };
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>back);
         }
     }
 
+    /// F24: the inputs of `mask`, converted (`f24::load`) into their
+    /// `CONVERTED` rows.
+    fn convert_inputs(&mut self, mask: u16) {
+        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = self.row(layout::INPUT + 4 * n + c);
+                self.a.load(1, off);
+                self.f24_load(1);
+                let off = self.row(layout::CONVERTED + 4 * n + c);
+                self.a.store(off, 1);
+            }
+        }
+    }
+
+    /// A block's function: its operations, then its exit condition's lane
+    /// mask in `eax` (and a `loop`'s values in the header).
     fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        self.enter();
+        self.body(block)?;
+        match block.exit_cond {
+            Some(cond) => {
+                let r = self.reg_of(cond, &[])?;
+                self.a.movmsk(r);
+            }
+            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
+        }
+        if let Some((count, increment)) = block.loop_values {
+            let r = self.reg_of(count, &[])?;
+            self.a.store_lane0(layout::LOOP_COUNT, r);
+            let r = self.reg_of(increment, &[count])?;
+            self.a.store_lane0(layout::LOOP_INCREMENT, r);
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// A block's operations, from an empty register allocation; values its
+    /// exit reads stay live.
+    fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
         if block.gathers as usize > layout::MAX_GATHERS {
             return Err(JitError::Lowering(
                 "too many relative reads in a block".into(),
@@ -223,24 +324,11 @@ impl<'a> Function<'a> {
             .collect();
         self.gathered = vec![false; block.gathers as usize];
         self.ops = block.ops.clone();
-        self.enter();
+        self.holder = [None; 16];
+        self.free_spills = (0..layout::SPILL_SLOTS as u16).rev().collect();
         for (k, op) in block.ops.iter().enumerate() {
             self.lower(k as LaneRef, *op)?;
         }
-        match block.exit_cond {
-            Some(cond) => {
-                let r = self.reg_of(cond, &[])?;
-                self.a.movmsk(r);
-            }
-            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
-        }
-        if let Some((count, increment)) = block.loop_values {
-            let r = self.reg_of(count, &[])?;
-            self.a.store_lane0(layout::LOOP_COUNT, r);
-            let r = self.reg_of(increment, &[count])?;
-            self.a.store_lane0(layout::LOOP_INCREMENT, r);
-        }
-        self.leave();
         Ok(())
     }
 
@@ -324,7 +412,23 @@ impl<'a> Function<'a> {
         }
         if let LaneOp::Store(row, _) = op {
             let off = self.row(row as usize);
-            self.a.store(off, regs[0]);
+            match self.predicate {
+                None => self.a.store(off, regs[0]),
+                // Only the lanes whose saved condition is `when` take the
+                // new value.
+                Some(when) => {
+                    let mask = self.row(layout::PREDICATE);
+                    self.a.load(S1, mask);
+                    self.a.load(S2, off);
+                    if when {
+                        self.a.select(S2, S2, regs[0], S1);
+                        self.a.store(off, S2);
+                    } else {
+                        self.a.select(S3, regs[0], S2, S1);
+                        self.a.store(off, S3);
+                    }
+                }
+            }
             self.release(operands, k);
             return Ok(());
         }
@@ -468,11 +572,17 @@ impl<'a> Function<'a> {
                 self.a.keep_where(d, a, MASK);
             }
             UnOp::F24Quantize => {
-                // S2 = |bits|, S3 = truncated mantissa, +0 below 2^-62.
+                // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the
+                // sign stays on the other lanes). Lanes of 2^64 and above
+                // (±inf, NaN included) are rare: the tail runs out of line.
                 self.a.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
                 self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
-                self.a.and_c_where(S3, a, f24::MANTISSA_MASK, MASK);
-                self.f24_tail(d, a, S3, S1);
+                self.a.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
+                self.a.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
+                let label = self.a.ops.new_dynamic_label();
+                let back = self.a.ops.new_dynamic_label();
+                dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
+                self.cold.push(Cold::F24Overflow { label, back, d });
             }
             UnOp::ToI32 => {
                 // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
@@ -561,7 +671,7 @@ impl<'a> Function<'a> {
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
                 dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
-                self.cold.push(ExactMul {
+                self.cold.push(Cold::ExactMul {
                     label,
                     back,
                     d,

@@ -1,0 +1,128 @@
+//! The lowering plan both code generators follow: which IR each block is
+//! lowered from and how large the spill area is, decided before any code is
+//! emitted, so that the lowering never runs out of spill slots.
+
+use super::JitError;
+use crate::ir::{Block, Ir};
+
+/// At most this many stack slots for spilled values (16 bytes each, below the
+/// saved registers): 1 KiB keeps the frame well inside the stack's guard page,
+/// so no stack probing is needed.
+pub(crate) const MAX_SPILL_SLOTS: usize = 64;
+
+/// The lowering of a whole program.
+pub(crate) struct Plan<S> {
+    /// Per block of the IR (in address order): the backend's lowering state
+    /// and the spill slots it can need, `None` for a block never entered.
+    pub blocks: Vec<Option<(S, usize)>>,
+    /// Spill slots the prologue reserves: the most any block needs.
+    pub spill_slots: usize,
+}
+
+/// Chooses per block which IR to lower: the optimised `ir`, or `unoptimised`
+/// (the IR `ir` was optimised from) where the optimised block needs more than
+/// [`MAX_SPILL_SLOTS`]. The unoptimised IR's values never outlive their
+/// instruction (the same semantics, checked by the IR evaluator) and no
+/// instruction's recipe keeps many values live, so it always fits. `state`
+/// prepares the backend's lowering of a block and says how many slots it can
+/// need (see [`crate::ir::liveness::spill_slots`]); `reachable(pc)` says
+/// whether a block starting there is ever entered.
+pub(crate) fn plan<'p, S>(
+    ir: &'p Ir,
+    unoptimised: &'p Ir,
+    reachable: impl Fn(u32) -> bool,
+    state: impl Fn(&'p Block) -> (S, usize),
+) -> Result<Plan<S>, JitError> {
+    let mut spill_slots = 0;
+    let mut blocks = Vec::with_capacity(ir.blocks.len());
+    for (block, plain) in ir.blocks.iter().zip(&unoptimised.blocks) {
+        if !reachable(block.start) {
+            blocks.push(None);
+            continue;
+        }
+        let (mut chosen, mut slots) = state(block);
+        if slots > MAX_SPILL_SLOTS {
+            if (plain.start, plain.last) != (block.start, block.last) {
+                return Err(JitError::Lowering(format!(
+                    "the unoptimised IR has no block {}..={}",
+                    block.start, block.last
+                )));
+            }
+            (chosen, slots) = state(plain);
+            if slots > MAX_SPILL_SLOTS {
+                return Err(JitError::Lowering(format!(
+                    "the unoptimised block at {} needs {slots} spill slots",
+                    block.start
+                )));
+            }
+        }
+        spill_slots = spill_slots.max(slots);
+        blocks.push(Some((chosen, slots)));
+    }
+    Ok(Plan {
+        blocks,
+        spill_slots,
+    })
+}
+
+/// A program with every instruction's recipe (every operation, relatively
+/// addressed negated and swizzled constants, a partial write mask): the
+/// unoptimised IR of each must fit the spill area on every backend.
+#[cfg(test)]
+pub(crate) fn every_recipe() -> crate::program::Program {
+    use crate::isa::{
+        AddrIndex, BinaryOp, CmpOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg,
+        Swizzle, UnaryOp, WriteMask, encode,
+    };
+    let relative = Source {
+        reg: SrcReg::Const(90),
+        index: AddrIndex::A0X,
+    };
+    let dst = DstReg::Temp(1);
+    let mut code = vec![Instruction::Unary {
+        op: UnaryOp::Mova,
+        dst,
+        src: Source::direct(SrcReg::Input(2)),
+        desc: 0,
+    }];
+    for op in BinaryOp::ALL {
+        code.push(Instruction::Binary {
+            op,
+            inverted: false,
+            dst,
+            src1: relative,
+            src2: Source::direct(SrcReg::Temp(2)),
+            desc: 0,
+        });
+    }
+    for op in UnaryOp::ALL {
+        code.push(Instruction::Unary {
+            op,
+            dst,
+            src: relative,
+            desc: 0,
+        });
+    }
+    for x in CmpOp::ALL {
+        code.push(Instruction::Cmp {
+            src1: relative,
+            src2: Source::direct(SrcReg::Input(1)),
+            x,
+            y: x,
+            desc: 0,
+        });
+    }
+    code.push(Instruction::Mad {
+        inverted: false,
+        dst,
+        src1: Source::direct(SrcReg::Input(0)),
+        src2: relative,
+        src3: Source::direct(SrcReg::Temp(3)),
+        desc: 0,
+    });
+    code.push(Instruction::End);
+    let odd = Swizzle::from_lanes([3, 1, 0, 2]);
+    let desc = OperandDescriptor::new(WriteMask(0b1011), [(true, odd); 3]).0;
+    let words = code.iter().map(|i| encode(i).unwrap()).collect();
+    crate::program::Program::new(words, vec![desc]).unwrap()
+}

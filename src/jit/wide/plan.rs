@@ -1,0 +1,270 @@
+//! What the batch path moves between vertex states and the wide register
+//! file, decided once per compiled program.
+
+use super::lanes::RowSet;
+use crate::ir::{Exit, Ir};
+
+/// The registers a batch of independent states moves into the wide register
+/// file: only what some path may read before writing it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct StatePlan {
+    /// Inputs the program reads (bit `n`: `v{n}`).
+    pub inputs: u16,
+    /// Temporaries some block reads before writing (whole registers).
+    pub temps: u16,
+    /// Outputs some block reads before writing.
+    pub outputs: u16,
+    /// Whether some block reads `a0`, `aL` or `cmp` before writing it.
+    pub small: bool,
+}
+
+/// One step of a batch kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// IR block `k`, every lane.
+    Block(usize),
+    /// IR block `k`, every lane, then its exit condition (a lane mask: the
+    /// branch is taken) is saved for the predicated steps that follow.
+    Branch(usize),
+    /// IR block `k` for the lanes whose saved condition is `when`: every lane
+    /// computes it, the other lanes' rows keep their values.
+    Predicated {
+        /// The IR block.
+        block: usize,
+        /// The condition value of the lanes it is for.
+        when: bool,
+    },
+    /// IR block `k`, ending with `loop`: every lane, then the body (the steps
+    /// up to the matching [`Step::LoopEnd`]) runs `i.x + 1` times (the same
+    /// in every lane: a uniform).
+    LoopStart(usize),
+    /// The end of a loop body: `aL += i.z` in every lane, then back to the
+    /// body's first step unless this was the last iteration.
+    LoopEnd,
+}
+
+impl Step {
+    /// The IR block it runs (none for a loop's end).
+    pub fn block(self) -> Option<usize> {
+        match self {
+            Step::Block(k)
+            | Step::Branch(k)
+            | Step::LoopStart(k)
+            | Step::Predicated { block: k, .. } => Some(k),
+            Step::LoopEnd => None,
+        }
+    }
+}
+
+/// A batch kernel: one native function that loads a whole group of states
+/// (`load`), runs `steps` (the program's paths from its entry point, with
+/// forward branches, `if`/`else` and calls whose parts are straight run
+/// under lane masks, until `end`) and stores the rows they wrote (`store`)
+/// back. It replaces the driver's per-block calls and the transposition loops
+/// for the commonest shaders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KernelPlan {
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// What goes in.
+    pub load: StatePlan,
+    /// The rows that come out (every row the blocks write).
+    pub store: RowSet,
+    /// Instructions the longest path executes (the budget it needs): every
+    /// step's block counted.
+    pub instructions: u64,
+    /// F24: the temporaries converted as the invocation starts (loaded,
+    /// converted in place, and stored back unless every component is
+    /// written), so the caller does no entry conversion.
+    pub convert_temps: u16,
+}
+
+/// Most steps a kernel has (longer programs use the driver).
+const MAX_STEPS: usize = 256;
+
+/// Iterations a `loop` runs at most (`i.x + 1`, `i.x` a byte).
+pub(crate) const MAX_ITERATIONS: u64 = 256;
+
+/// The steps of a batch kernel for the program from `entry` (`block_at`:
+/// the IR block of each instruction), when its flow has the shapes a kernel
+/// runs: blocks falling through, `end`, forward branches whose parts are
+/// straight (`jmpc`/`jmpu` over a region, `ifc`/`ifu` with then- and
+/// else-parts, `call`/`callc`/`callu` of a subroutine), and `loop`s (not
+/// nested) whose bodies are made of those. Each part runs for every lane
+/// under the branch's lane mask, so lanes may disagree; a loop runs the same
+/// number of times in every lane (a uniform count). Only the entry a
+/// construct pushed is on the stacks while its parts run, so the checks the
+/// blocks make find exactly that entry at the end of the part (the IF entry at
+/// the end of a then-part, the CALL entry at the end of a subroutine, the
+/// LOOP entry at the end of the body) or nothing.
+pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    match walk(ir, block_at, entry, None, &mut steps)? {
+        Walked::Ended => Some(steps),
+        Walked::Reached => None,
+    }
+}
+
+/// How a [`walk`] finished.
+enum Walked {
+    /// An `end` block.
+    Ended,
+    /// The address it was to stop at.
+    Reached,
+}
+
+/// Appends the steps from `pc` until an `end` block or, inside a loop body,
+/// `stop_at` (the loop's check address: a plain block must end there, so that
+/// every lane makes the loop's check).
+fn walk(
+    ir: &Ir,
+    block_at: &[u32],
+    mut pc: u32,
+    stop_at: Option<u32>,
+    steps: &mut Vec<Step>,
+) -> Option<Walked> {
+    loop {
+        if Some(pc) == stop_at {
+            return match steps.last() {
+                Some(Step::Block(_)) => Some(Walked::Reached),
+                _ => None,
+            };
+        }
+        let k = block_starting_at(ir, block_at, pc)?;
+        let block = &ir.blocks[k];
+        let next = block.last + 1;
+        let after = match block.exit {
+            Exit::End => {
+                steps.push(Step::Block(k));
+                return Some(Walked::Ended);
+            }
+            Exit::Next => {
+                steps.push(Step::Block(k));
+                next
+            }
+            Exit::Jump { target, .. } if target == next => {
+                steps.push(Step::Block(k));
+                next
+            }
+            // The lanes that do not jump run the region up to the target.
+            Exit::Jump { target, .. } if target > next => {
+                steps.push(Step::Branch(k));
+                part(ir, block_at, next, target, Some(false), steps)?;
+                target
+            }
+            // Taken: the then-part, whose end pops the IF entry and goes to
+            // `end`; not taken: the else-part from `target` to `end`.
+            Exit::If {
+                target, next: end, ..
+            } if target > next && end >= target => {
+                steps.push(Step::Branch(k));
+                part(ir, block_at, next, target, Some(true), steps)?;
+                part(ir, block_at, target, end, Some(false), steps)?;
+                end
+            }
+            // The subroutine's end pops the CALL entry and returns to `ret`.
+            Exit::Call {
+                taken,
+                target,
+                check,
+                ret,
+            } if check > target && ret == next => {
+                match taken {
+                    None => {
+                        steps.push(Step::Block(k));
+                        part(ir, block_at, target, check, None, steps)?;
+                    }
+                    Some(_) => {
+                        steps.push(Step::Branch(k));
+                        part(ir, block_at, target, check, Some(true), steps)?;
+                    }
+                }
+                ret
+            }
+            Exit::Loop { start, check, .. }
+                if stop_at.is_none() && start == next && check > start =>
+            {
+                steps.push(Step::LoopStart(k));
+                match walk(ir, block_at, start, Some(check), steps)? {
+                    Walked::Reached => steps.push(Step::LoopEnd),
+                    Walked::Ended => return None,
+                }
+                check
+            }
+            _ => return None,
+        };
+        if let Some(stop) = stop_at {
+            // Inside a loop body every lane must make the loop's check at
+            // `stop - 1`: only a block falling through may end there (lanes
+            // a construct sends to `stop` would skip it), and no subroutine
+            // may contain that instruction (the LOOP entry would win there).
+            let plain = matches!(block.exit, Exit::Next)
+                || matches!(block.exit, Exit::Jump { target, .. } if target == next);
+            let contains_check = matches!(block.exit,
+                Exit::Call { target, check, .. } if target < stop && stop <= check);
+            if after > stop || (after == stop && !plain) || contains_check {
+                return None;
+            }
+        }
+        if steps.len() > MAX_STEPS {
+            return None;
+        }
+        pc = after;
+    }
+}
+/// The most instructions a lane executes in `steps` (`len(k)`: block `k`'s
+/// instructions): every step's block, a loop body [`MAX_ITERATIONS`] times.
+pub(crate) fn instructions_bound(steps: &[Step], len: impl Fn(usize) -> u64) -> u64 {
+    let mut in_loop = false;
+    let mut total = 0u64;
+    for step in steps {
+        match step {
+            Step::LoopStart(k) => {
+                total += len(*k);
+                in_loop = true;
+            }
+            Step::LoopEnd => in_loop = false,
+            _ => {
+                let k = step.block().expect("every other step runs a block");
+                total += len(k) * if in_loop { MAX_ITERATIONS } else { 1 };
+            }
+        }
+    }
+    total
+}
+
+/// The IR block that starts at `pc`.
+fn block_starting_at(ir: &Ir, block_at: &[u32], pc: u32) -> Option<usize> {
+    let k = *block_at.get(pc as usize)? as usize;
+    (ir.blocks.get(k)?.start == pc).then_some(k)
+}
+
+/// Appends the blocks of `from..to` (each falling through to the next, the
+/// last ending at `to - 1`), run under the saved condition `when` (`None`:
+/// every lane).
+fn part(
+    ir: &Ir,
+    block_at: &[u32],
+    from: u32,
+    to: u32,
+    when: Option<bool>,
+    steps: &mut Vec<Step>,
+) -> Option<()> {
+    let mut pc = from;
+    while pc < to {
+        let k = block_starting_at(ir, block_at, pc)?;
+        let block = &ir.blocks[k];
+        if block.exit != Exit::Next || block.last >= to {
+            return None;
+        }
+        steps.push(match when {
+            None => Step::Block(k),
+            Some(when) => Step::Predicated { block: k, when },
+        });
+        if steps.len() > MAX_STEPS {
+            return None;
+        }
+        pc = block.last + 1;
+    }
+    Some(())
+}

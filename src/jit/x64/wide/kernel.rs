@@ -1,0 +1,533 @@
+//! The batch kernel ([`KernelPlan`]): one function
+//! `(register file, uniforms, states, groups) -> 0` that, for each of
+//! `groups` whole groups of `W` consecutive `UnitState`s, transposes the
+//! group into the register file, runs a straight run of blocks and
+//! transposes the rows they wrote back: a straight-line shader costs one
+//! call per batch (and one floating-point environment switch) instead of the
+//! driver's calls and loops per group.
+//!
+//! Registers move in blocks of four lanes with a 4×4 transpose of `xmm`
+//! registers (VEX-encoded on the wider widths, so no SSE/AVX transition
+//! occurs); the state of lane `k` of the current group is at
+//! `r8 + k * size_of::<UnitState>()` (for the vertex layout: its inputs at
+//! `r8`, its outputs at `r11`, `VertexRegisters` each), `r9` counts the
+//! groups left and `r10` a loop's iterations left (block code never touches
+//! `r8`–`r11`).
+
+use super::isa::V;
+use super::{Function, S1, S2};
+use crate::jit::JitError;
+use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::layout;
+use crate::jit::wide::plan::{KernelPlan, Step};
+use crate::state::UnitState;
+
+/// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
+type VertexRegisters = [crate::Vec4; 16];
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use std::mem::{offset_of, size_of};
+
+/// `rdi` (the register file) or `r8` (the states) plus a displacement.
+#[derive(Clone, Copy)]
+struct Mem {
+    base: u8,
+    disp: i32,
+}
+
+const FILE: u8 = 7;
+const STATES: u8 = 8;
+const OUTPUTS: u8 = 11;
+
+fn state_offset(lane: usize, field: usize) -> i32 {
+    (lane * size_of::<UnitState>() + field) as i32
+}
+
+/// The register files of `UnitState` and of the wide register file.
+fn files() -> [(usize, usize); 3] {
+    [
+        (offset_of!(UnitState, inputs), layout::INPUT),
+        (offset_of!(UnitState, temps), layout::TEMP),
+        (offset_of!(UnitState, outputs), layout::OUTPUT),
+    ]
+}
+
+/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
+/// `cmp.x`, `cmp.y`.
+fn small_rows() -> [(usize, usize, bool); 5] {
+    let a0 = offset_of!(UnitState, a0);
+    let cmp = offset_of!(UnitState, cmp);
+    [
+        (layout::A0X, a0, false),
+        (layout::A0Y, a0 + 4, false),
+        (layout::AL, offset_of!(UnitState, al), false),
+        (layout::CMP, cmp, true),
+        (layout::CMP + 1, cmp + 1, true),
+    ]
+}
+
+/// What a kernel's groups are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KernelShape {
+    /// `UnitState`s (`Shader::run_batch`): `(file, uniforms, states,
+    /// groups)`; each lane from its own state, to its own state.
+    States,
+    /// The emulator's layout (`Shader::run_vertices` with
+    /// `StatePolicy::Reset`): `(file, uniforms, inputs, groups, outputs)`
+    /// with `VertexRegisters` records; every lane starts from the state at
+    /// the header's `START_STATE` (converted for F24), its inputs from its
+    /// record; the outputs of the header's `OUTPUT_MASK` go to its output
+    /// record.
+    Vertices,
+}
+
+/// Where a group's per-lane records are.
+#[derive(Clone, Copy)]
+enum LaneSource {
+    /// `UnitState`s at `r8`.
+    States,
+    /// Input `VertexRegisters` at `r8`.
+    Vertices,
+    /// Output `VertexRegisters` at `r11`.
+    Outputs,
+}
+
+impl LaneSource {
+    /// The `Vec4` at `field` of lanes `first..first + chunk` (the last four
+    /// unused with a chunk of 4).
+    fn slots(self, first: usize, chunk: usize, field: usize) -> [Mem; 8] {
+        let (base, record) = match self {
+            LaneSource::States => (STATES, size_of::<UnitState>()),
+            LaneSource::Vertices => (STATES, size_of::<VertexRegisters>()),
+            LaneSource::Outputs => (OUTPUTS, size_of::<VertexRegisters>()),
+        };
+        std::array::from_fn(|k| Mem {
+            base,
+            disp: ((first + k % chunk) * record + field) as i32,
+        })
+    }
+}
+
+impl Function<'_> {
+    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks) for
+    /// `shape`; `convert_inputs` (F24) are the inputs converted after loading.
+    pub(super) fn kernel(
+        &mut self,
+        plan: &KernelPlan,
+        blocks: &[LaneBlock],
+        convert_inputs: u16,
+        shape: KernelShape,
+    ) -> Result<(), JitError> {
+        self.enter();
+        let record = match shape {
+            KernelShape::States => size_of::<UnitState>(),
+            KernelShape::Vertices => size_of::<VertexRegisters>(),
+        };
+        let stride = (self.lanes * record) as i32;
+        let (group, done) = (
+            self.a.ops.new_dynamic_label(),
+            self.a.ops.new_dynamic_label(),
+        );
+        if shape == KernelShape::Vertices {
+            // The outputs pointer arrives in r8, which the groups' records
+            // take over.
+            dynasm!(self.a.ops ; .arch x64 ; mov r11, r8);
+        }
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; mov r8, rdx
+            ; mov r9, rcx
+            ; test r9, r9
+            ; jz =>done
+            ; =>group
+        );
+        match shape {
+            KernelShape::States => self.load_states(plan),
+            KernelShape::Vertices => self.load_vertices(plan),
+        }
+        self.convert_inputs(convert_inputs);
+        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = self.row(layout::TEMP + 4 * n + c);
+                self.a.load(1, off);
+                self.f24_load(1);
+                self.a.store(off, 1);
+            }
+        }
+        self.steps(plan, blocks)?;
+        match shape {
+            KernelShape::States => {
+                self.store_states(plan);
+                dynasm!(self.a.ops ; .arch x64 ; add r8, stride);
+            }
+            KernelShape::Vertices => {
+                self.store_vertices(plan);
+                dynasm!(self.a.ops ; .arch x64 ; add r8, stride ; add r11, stride);
+            }
+        }
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; dec r9
+            ; jnz =>group
+            ; =>done
+            ; xor eax, eax
+        );
+        self.leave();
+        Ok(())
+    }
+
+    /// A group of `UnitState`s (at `r8`) → the rows `plan` loads.
+    fn load_states(&mut self, plan: &KernelPlan) {
+        let load = plan.load;
+        for ((field, base), mask) in
+            files()
+                .into_iter()
+                .zip([load.inputs, load.temps, load.outputs])
+        {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                self.load_register(field + 16 * n, base + 4 * n);
+            }
+        }
+        if load.small {
+            for (row, field, flag) in small_rows() {
+                for lane in 0..self.lanes {
+                    let from = state_offset(lane, field);
+                    let to = self.row(row) + 4 * lane as i32;
+                    if flag {
+                        dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
+                    } else {
+                        dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
+                    }
+                    dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
+                }
+            }
+        }
+    }
+
+    /// The rows `plan` stores → the group's `UnitState`s.
+    fn store_states(&mut self, plan: &KernelPlan) {
+        for (field, base) in files().into_iter().skip(1) {
+            for n in 0..16 {
+                let comps = plan.store.register(base, n);
+                if comps == 0xF {
+                    self.store_register(base + 4 * n, field + 16 * n);
+                    continue;
+                }
+                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
+                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
+                }
+            }
+        }
+        for (row, field, flag) in small_rows() {
+            if plan.store.contains(row as u16) {
+                self.store_scalars(row, field, flag);
+            }
+        }
+    }
+
+    /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
+    /// and the starting state (every lane the same, at the header's
+    /// `START_STATE`, read into `rdx`) → the rows `plan` loads; output registers the program
+    /// writes only in part are loaded too (they come out whole).
+    fn load_vertices(&mut self, plan: &KernelPlan) {
+        let load = plan.load;
+        for n in (0..16).filter(|n| load.inputs >> n & 1 != 0) {
+            self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
+        }
+        let partial = (0..16).fold(0u16, |m, n| {
+            let comps = plan.store.register(layout::OUTPUT, n);
+            m | u16::from(comps != 0 && comps != 0xF) << n
+        });
+        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
+        for ((field, base), mask) in files()
+            .into_iter()
+            .skip(1)
+            .zip([load.temps, load.outputs | partial])
+        {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                for c in 0..4 {
+                    self.broadcast_state(field + 16 * n + 4 * c, base + 4 * n + c, false);
+                }
+            }
+        }
+        if load.small {
+            for (row, field, flag) in small_rows() {
+                self.broadcast_state(field, row, flag);
+            }
+        }
+    }
+
+    /// Row `row` = the 32 bits (a `bool` as a lane mask when `flag`) at
+    /// `field` of the starting state (at `rdx`), in every lane.
+    fn broadcast_state(&mut self, field: usize, row: usize, flag: bool) {
+        let field = field as i32;
+        if flag {
+            dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [rdx + field] ; neg eax);
+        } else {
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdx + field]);
+        }
+        self.a.broadcast_eax(S1);
+        let off = self.row(row);
+        self.a.store(off, S1);
+    }
+
+    /// The output registers the program writes → the group's vertices (at
+    /// `r11`), those in the header's `OUTPUT_MASK` only.
+    fn store_vertices(&mut self, plan: &KernelPlan) {
+        for n in (0..16).filter(|&n| plan.store.register(layout::OUTPUT, n) != 0) {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
+                ; jz =>skip
+            );
+            self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
+            dynasm!(self.a.ops ; .arch x64 ; =>skip);
+        }
+    }
+
+    /// Emits `plan`'s steps.
+    fn steps(&mut self, plan: &KernelPlan, blocks: &[LaneBlock]) -> Result<(), JitError> {
+        // The first step of the loop body being emitted.
+        let mut body_start = None;
+        for &step in &plan.steps {
+            let block = step.block().map(|k| &blocks[k]);
+            match (step, block) {
+                (Step::Block(_), Some(block)) => self.body(block)?,
+                (Step::Branch(_), Some(block)) => {
+                    self.body(block)?;
+                    let cond = block.exit_cond.ok_or_else(|| {
+                        JitError::Lowering("a kernel branch without a condition".into())
+                    })?;
+                    let r = self.reg_of(cond, &[])?;
+                    let off = self.row(layout::PREDICATE);
+                    self.a.store(off, r);
+                }
+                (Step::Predicated { when, .. }, Some(block)) => {
+                    self.predicate = Some(when);
+                    let result = self.body(block);
+                    self.predicate = None;
+                    result?;
+                }
+                (Step::LoopStart(_), Some(block)) => {
+                    self.body(block)?;
+                    let (count, increment) = block.loop_values.ok_or_else(|| {
+                        JitError::Lowering("a kernel loop without its values".into())
+                    })?;
+                    // r10d = iterations left after this one; the increment
+                    // waits in the header.
+                    let r = self.reg_of(count, &[])?;
+                    self.a.store_lane0(layout::LOOP_COUNT, r);
+                    let r = self.reg_of(increment, &[count])?;
+                    self.a.store_lane0(layout::LOOP_INCREMENT, r);
+                    let top = self.a.ops.new_dynamic_label();
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; mov r10d, [rdi + layout::LOOP_COUNT]
+                        ; =>top
+                    );
+                    body_start = Some(top);
+                }
+                (Step::LoopEnd, None) => {
+                    let top = body_start.take().ok_or_else(|| {
+                        JitError::Lowering("a kernel loop end without its start".into())
+                    })?;
+                    // aL += i.z in every lane (also after the last iteration),
+                    // then another iteration unless none is left.
+                    let al = self.row(layout::AL);
+                    self.a.load(S1, al);
+                    dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + layout::LOOP_INCREMENT]);
+                    self.a.broadcast_eax(S2);
+                    self.a.v3(V::Paddd, S1, S1, S2);
+                    self.a.store(al, S1);
+                    let done = self.a.ops.new_dynamic_label();
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; test r10d, r10d
+                        ; jz =>done
+                        ; dec r10d
+                        ; jmp =>top
+                        ; =>done
+                    );
+                }
+                _ => {
+                    return Err(JitError::Lowering("a malformed kernel step".into()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lanes moved by one transpose: 8 in `ymm` halves where the rows are
+    /// at least that wide (a row then comes from one 32-byte store, which
+    /// the block's loads of it can forward from), else 4.
+    fn chunk(&self) -> usize {
+        if self.lanes >= 8 { 8 } else { 4 }
+    }
+
+    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
+    fn load_register(&mut self, field: usize, row: usize) {
+        self.load_lanes(LaneSource::States, field, row);
+    }
+
+    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
+    fn store_register(&mut self, row: usize, field: usize) {
+        self.store_lanes(row, LaneSource::States, field);
+    }
+
+    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of the
+    /// lane's record in `source`.
+    fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
+        let chunk = self.chunk();
+        for first in (0..self.lanes).step_by(chunk) {
+            let records = source.slots(first, chunk, field);
+            let rows = self.row_slots(first, row);
+            self.transpose_in(records, rows, chunk == 8);
+        }
+    }
+
+    /// The `Vec4` at `field` of each lane's record in `source` = rows
+    /// `row..row + 4` of the lane.
+    fn store_lanes(&mut self, row: usize, source: LaneSource, field: usize) {
+        let chunk = self.chunk();
+        for first in (0..self.lanes).step_by(chunk) {
+            let records = source.slots(first, chunk, field);
+            let rows = self.row_slots(first, row);
+            self.transpose_out(rows, records, chunk == 8);
+        }
+    }
+
+    /// Lanes from `first` of rows `row..row + 4`.
+    fn row_slots(&self, first: usize, row: usize) -> [Mem; 4] {
+        std::array::from_fn(|c| Mem {
+            base: FILE,
+            disp: self.row(row + c) + 4 * first as i32,
+        })
+    }
+
+    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
+    /// `row` of its lane.
+    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = self.row(row) + 4 * lane as i32;
+            let to = state_offset(lane, field);
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
+            }
+        }
+    }
+
+    /// Rows `rows` (4 or, when `wide`, 8 lanes each) = the transpose of the
+    /// vectors `states` (vector `k`'s element `c` is lane `k` of row `c`).
+    /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`; every address is aligned.
+    fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        for r in 0..4u8 {
+            let (lo, hi) = (states[r as usize], states[r as usize + 4]);
+            if !vex {
+                dynasm!(self.a.ops ; .arch x64 ; movaps Rx(r), [Rq(lo.base) + lo.disp]);
+                continue;
+            }
+            dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(r), [Rq(lo.base) + lo.disp]);
+            if wide {
+                // Lane k + 4 in the upper half.
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vinsertf128 Ry(r), Ry(r), [Rq(hi.base) + hi.disp], 1
+                );
+            }
+        }
+        let out = self.transpose_registers(vex, wide);
+        for (&r, m) in out.iter().zip(&rows) {
+            self.store_vector(vex, wide, *m, r);
+        }
+    }
+
+    /// The vectors `states` = the transpose of rows `rows`.
+    fn transpose_out(&mut self, rows: [Mem; 4], states: [Mem; 8], wide: bool) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        for (r, m) in rows.iter().enumerate() {
+            let (r, b, d) = (r as u8, m.base, m.disp);
+            match (vex, wide) {
+                (false, _) => dynasm!(self.a.ops ; .arch x64 ; movaps Rx(r), [Rq(b) + d]),
+                (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(r), [Rq(b) + d]),
+                (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovaps Ry(r), [Rq(b) + d]),
+            }
+        }
+        let out = self.transpose_registers(vex, wide);
+        for (k, &r) in out.iter().enumerate() {
+            let (lo, hi) = (states[k], states[k + 4]);
+            self.store_vector(vex, false, lo, r);
+            if wide {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vextractf128 [Rq(hi.base) + hi.disp], Ry(r), 1
+                );
+            }
+        }
+    }
+
+    fn store_vector(&mut self, vex: bool, wide: bool, m: Mem, r: u8) {
+        let (b, d) = (m.base, m.disp);
+        match (vex, wide) {
+            (false, _) => dynasm!(self.a.ops ; .arch x64 ; movaps [Rq(b) + d], Rx(r)),
+            (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Rx(r)),
+            (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Ry(r)),
+        }
+    }
+
+    /// Transposes the 4×4 matrices in registers 0–3 (each 128-bit half on
+    /// its own when `wide`): element `c` of register `k` goes to element `k`
+    /// of the register returned at index `c`. Uses registers 0–5.
+    fn transpose_registers(&mut self, vex: bool, wide: bool) -> [u8; 4] {
+        match (vex, wide) {
+            (true, true) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vunpcklps ymm4, ymm0, ymm1
+                    ; vunpckhps ymm0, ymm0, ymm1
+                    ; vunpcklps ymm5, ymm2, ymm3
+                    ; vunpckhps ymm2, ymm2, ymm3
+                    ; vunpcklpd ymm1, ymm4, ymm5
+                    ; vunpckhpd ymm3, ymm4, ymm5
+                    ; vunpcklpd ymm4, ymm0, ymm2
+                    ; vunpckhpd ymm5, ymm0, ymm2
+                );
+            }
+            (true, false) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vunpcklps xmm4, xmm0, xmm1
+                    ; vunpckhps xmm0, xmm0, xmm1
+                    ; vunpcklps xmm5, xmm2, xmm3
+                    ; vunpckhps xmm2, xmm2, xmm3
+                    ; vunpcklpd xmm1, xmm4, xmm5
+                    ; vunpckhpd xmm3, xmm4, xmm5
+                    ; vunpcklpd xmm4, xmm0, xmm2
+                    ; vunpckhpd xmm5, xmm0, xmm2
+                );
+            }
+            (false, _) => {
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; movaps xmm4, xmm0
+                    ; unpcklps xmm4, xmm1
+                    ; unpckhps xmm0, xmm1
+                    ; movaps xmm5, xmm2
+                    ; unpcklps xmm5, xmm3
+                    ; unpckhps xmm2, xmm3
+                    ; movaps xmm1, xmm4
+                    ; unpcklpd xmm1, xmm5
+                    ; unpckhpd xmm4, xmm5
+                    ; movaps xmm3, xmm0
+                    ; unpcklpd xmm3, xmm2
+                    ; unpckhpd xmm0, xmm2
+                );
+                return [1, 4, 3, 0];
+            }
+        }
+        [1, 3, 4, 5]
+    }
+}
