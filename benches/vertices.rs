@@ -1,6 +1,9 @@
-//! Shading a draw three ways: nanoseconds per vertex of the interpreter, the
-//! JIT one vertex per call (`Shader::run`) and the batch path
-//! (`Shader::run_vertices`, one call for the whole draw).
+//! Shading a draw several ways: nanoseconds per vertex of the interpreter, the
+//! JIT one vertex per call (`Shader::run`), the batch path
+//! (`Shader::run_vertices`, one call for the whole draw) and the wide engine at
+//! each width this host has (`wide-xN`: `run_vertices` with
+//! `StatePolicy::Reset`, N vertices per SIMD instruction; its outputs are
+//! checked against the interpreter under the same policy).
 //!
 //! Groups (run with `cargo bench --bench vertices`; `-- --test` runs each once):
 //!
@@ -34,6 +37,7 @@ use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
 };
+use pica_jit::jit::wide::Width;
 use pica_jit::shbin::{Dvle, Shbin};
 use pica_jit::{
     EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind, StatePolicy, Uniforms,
@@ -95,6 +99,9 @@ enum Call {
     PerVertex,
     /// `Shader::run_vertices` once per draw, `StatePolicy::Carry`.
     Batch,
+    /// `Shader::run_vertices` once per draw on the wide engine at one width,
+    /// `StatePolicy::Reset` (every vertex from the draw's starting state).
+    Wide(Width),
 }
 
 /// One way to shade a draw: an id, the engine and the call.
@@ -104,8 +111,8 @@ struct PathSpec {
     call: Call,
 }
 
-/// The paths this host has, the reference interpreter first. Batch widths,
-/// when the library offers a choice, become more `Batch` paths here.
+/// The paths this host has, the reference interpreter first, then one
+/// `wide-xN` path per width of the wide engine.
 fn paths() -> Vec<PathSpec> {
     let mut paths = vec![PathSpec {
         id: "interp",
@@ -123,6 +130,19 @@ fn paths() -> Vec<PathSpec> {
             engine: EngineKind::Jit,
             call: Call::Batch,
         });
+        for width in Width::available() {
+            let id = match width.lanes() {
+                4 => "wide-x4",
+                8 => "wide-x8",
+                16 => "wide-x16",
+                _ => "wide",
+            };
+            paths.push(PathSpec {
+                id,
+                engine: EngineKind::Jit,
+                call: Call::Wide(width),
+            });
+        }
     } else {
         eprintln!("no JIT on this host: only the interpreter is measured");
     }
@@ -154,7 +174,11 @@ fn shade(
                 }
             }
         }
-        Call::Batch => {
+        Call::Batch | Call::Wide(_) => {
+            let policy = match call {
+                Call::Wide(_) => StatePolicy::Reset,
+                _ => StatePolicy::Carry,
+            };
             let summary = shader
                 .run_vertices(
                     &draw.uniforms,
@@ -162,7 +186,7 @@ fn shade(
                     input_mask,
                     outputs,
                     output_mask,
-                    StatePolicy::Carry,
+                    policy,
                     state,
                     &mut (),
                 )
@@ -186,7 +210,13 @@ fn bench_draw(group: &mut BenchmarkGroup<'_, WallTime>, draw: &Draw) {
         let config = draw.config(precision);
         let mut reference: Option<Vec<[[u32; 4]; 16]>> = None;
         for path in paths() {
-            let shader = match Shader::new(draw.program.clone(), config, path.engine) {
+            let made = Shader::new(draw.program.clone(), config, path.engine).and_then(|s| {
+                match path.call {
+                    Call::Wide(width) => s.with_batch_width(Some(width)),
+                    _ => Ok(s),
+                }
+            });
+            let shader = match made {
                 Ok(s) => s,
                 Err(e) => {
                     eprintln!("{}: {} unavailable ({e}); skipped", draw.name, path.id);
@@ -204,15 +234,38 @@ fn bench_draw(group: &mut BenchmarkGroup<'_, WallTime>, draw: &Draw) {
             let mut outputs = vec![[[0.0f32; 4]; 16]; draw.inputs.len()];
             shade(&shader, path.call, draw, &mut state, &mut outputs);
             let bits = output_bits(&outputs);
-            match &reference {
-                None => reference = Some(bits),
-                Some(expected) => assert!(
-                    *expected == bits,
+            if let Call::Wide(_) = path.call {
+                // Each vertex from the draw's starting state: the interpreter
+                // under the same policy is the reference.
+                let interp = Shader::new(draw.program.clone(), config, EngineKind::Interpreter)
+                    .expect("the interpreter runs every shader");
+                let mut expected = vec![[[0.0f32; 4]; 16]; draw.inputs.len()];
+                let reset = Call::Wide(Width::Sse41);
+                shade(
+                    &interp,
+                    reset,
+                    draw,
+                    &mut UnitState::default(),
+                    &mut expected,
+                );
+                assert!(
+                    output_bits(&expected) == bits,
                     "{}/{}: {} gives other outputs than the interpreter",
                     draw.name,
                     precision_name(precision),
                     path.id
-                ),
+                );
+            } else {
+                match &reference {
+                    None => reference = Some(bits),
+                    Some(expected) => assert!(
+                        *expected == bits,
+                        "{}/{}: {} gives other outputs than the interpreter",
+                        draw.name,
+                        precision_name(precision),
+                        path.id
+                    ),
+                }
             }
 
             let id = BenchmarkId::new(

@@ -2247,3 +2247,51 @@ fn disasm_source_reassembles() {
         }
     }
 }
+
+/// `run` with many vertices of a vertex DVLE goes through `Shader::run_batch`:
+/// on a host with the wide engine the JSON's `wide_vertices` (an extension)
+/// counts the vertices it shaded, and the results are the interpreter's, bit
+/// for bit, for every vertex (each from the given state).
+#[test]
+fn run_shades_many_vertices_in_one_batch() {
+    let vertices: Vec<Value> = (0..40)
+        .map(|k| {
+            let x = k as f32 / 8.0 - 2.5;
+            json!({"0": [x, 1.0 - x, 0.25 * x, 1.0], "1": [0.0, 0.6, 0.8, 0.0], "2": [1.0, 0.5, 0.25, 1.0]})
+        })
+        .collect();
+    let input = json!({
+        "state": {"r": {"4": [0.5, -0.5, 2.0, 7.0]}},
+        "vertices": vertices,
+    });
+    let path = default_shader_path();
+    let engines: &[&str] = if pica_jit::EngineKind::available().contains(&pica_jit::EngineKind::Jit)
+    {
+        &["interp", "jit"]
+    } else {
+        &["interp"]
+    };
+    for precision in ["f24", "f32"] {
+        let reference = run_json(
+            Some(&path),
+            &["--engine", "interp", "--precision", precision],
+            &input,
+        );
+        assert_eq!(
+            reference["wide_vertices"], 0,
+            "the interpreter runs one vertex at a time"
+        );
+        assert_eq!(reference["results"].as_array().map(Vec::len), Some(40));
+        for engine in engines {
+            let doc = run_json(
+                Some(&path),
+                &["--engine", engine, "--precision", precision],
+                &input,
+            );
+            assert_eq!(doc["results"], reference["results"], "{engine} {precision}");
+            let wide = !pica_jit::jit::wide::Width::available().is_empty();
+            let expected = if engine == &"jit" && wide { 40 } else { 0 };
+            assert_eq!(doc["wide_vertices"], expected, "{engine} {precision}");
+        }
+    }
+}

@@ -911,3 +911,60 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
         "batch kernel: {kernel_runs} straight and {branchy} branching (program, width) pairs ran in it"
     );
 }
+
+/// `Shader::run_batch_parallel` (feature `threads`) gives `run_batch`'s
+/// results bit for bit with any number of threads, and refuses a geometry
+/// shader.
+#[test]
+fn parallel_batches_equal_one_thread() {
+    let shbin = pica_jit::shbin::Shbin::parse(pica_jit::DEFAULT_SHADER).expect("parses");
+    let dvle = &shbin.dvles[0];
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let mut rng = Rng(0x5eed_0005);
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let shader = Shader::new(program.clone(), config, EngineKind::Auto).expect("shader");
+        let mut uniforms = pica_jit::Uniforms::default();
+        for c in uniforms.f.iter_mut() {
+            *c = corpus_vec4(&mut rng);
+        }
+        uniforms.apply_constants(&dvle.constants);
+        let states: Vec<UnitState> = (0..77).map(|_| random_state(&mut rng)).collect();
+        let mut expected = states.clone();
+        let expected_stops = shader.run_batch(&uniforms, &mut expected, &mut ());
+        for threads in [1, 2, 3, 8] {
+            let mut got = states.clone();
+            let threads = std::num::NonZeroUsize::new(threads).expect("not zero");
+            let stops = shader
+                .run_batch_parallel(&uniforms, &mut got, threads)
+                .expect("a vertex shader");
+            assert_eq!(stops, expected_stops, "{threads} threads");
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(
+                    diff.is_empty(),
+                    "{threads} threads, {precision:?}: state {k}: {diff}"
+                );
+            }
+        }
+    }
+    let geometry = pica_jit::ShaderConfig {
+        kind: ShaderKind::Geometry,
+        ..Default::default()
+    };
+    let shader = Shader::new(program, geometry, EngineKind::Interpreter).expect("shader");
+    let mut states = vec![UnitState::default(); 4];
+    let two = std::num::NonZeroUsize::new(2).expect("not zero");
+    assert_eq!(
+        shader.run_batch_parallel(&pica_jit::Uniforms::default(), &mut states, two),
+        Err(pica_jit::BatchError::GeometryAcrossThreads)
+    );
+}

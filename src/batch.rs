@@ -87,9 +87,74 @@ pub enum BatchError {
         /// Length of the output slice.
         outputs: usize,
     },
+    /// A geometry shader's batch cannot be split across threads: its emitted
+    /// vertices must reach one sink in order.
+    #[error(
+        "a geometry shader's batch cannot run on several threads (its emitted vertices must stay in order); use run_batch"
+    )]
+    GeometryAcrossThreads,
 }
 
 impl Shader {
+    /// [`run_batch`](Shader::run_batch) split across `threads` threads (the
+    /// calling one included; scoped, all joined before it returns), each
+    /// shading a contiguous part of `states` with whole groups of the wide
+    /// engine's width. Same results as `run_batch`. Vertex shaders only (they
+    /// never emit).
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use std::sync::Arc;
+    /// use pica_jit::shbin::Shbin;
+    /// use pica_jit::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
+    /// let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).unwrap();
+    /// let dvle = &shbin.dvles[0];
+    /// let program = Arc::new(Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).unwrap());
+    /// let config = ShaderConfig { entry: dvle.main, kind: dvle.kind, ..Default::default() };
+    /// let shader = Shader::new(program, config, EngineKind::Auto).unwrap();
+    /// let mut uniforms = Uniforms::default();
+    /// uniforms.apply_constants(&dvle.constants);
+    /// let mut states = vec![UnitState::default(); 100];
+    /// let threads = NonZeroUsize::new(2).unwrap();
+    /// let stops = shader.run_batch_parallel(&uniforms, &mut states, threads).unwrap();
+    /// assert_eq!(stops.len(), 100);
+    /// ```
+    #[cfg(feature = "threads")]
+    pub fn run_batch_parallel(
+        &self,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+        threads: std::num::NonZeroUsize,
+    ) -> Result<Vec<Stop>, BatchError> {
+        if self.config().kind != crate::ShaderKind::Vertex {
+            return Err(BatchError::GeometryAcrossThreads);
+        }
+        let prepared = uniforms.prepare(self.config().precision);
+        let group = self.batch_width().map_or(1, |w| w.lanes());
+        let per_thread = states
+            .len()
+            .div_ceil(threads.get())
+            .next_multiple_of(group)
+            .max(1);
+        let mut stops = vec![Stop::End; states.len()];
+        std::thread::scope(|scope| {
+            let mut parts = states
+                .chunks_mut(per_thread)
+                .zip(stops.chunks_mut(per_thread));
+            let first = parts.next();
+            for (part, part_stops) in parts {
+                let prepared = &prepared;
+                scope.spawn(move || {
+                    part_stops.copy_from_slice(&self.run_batch_prepared(prepared, part, &mut ()));
+                });
+            }
+            if let Some((part, part_stops)) = first {
+                part_stops.copy_from_slice(&self.run_batch_prepared(&prepared, part, &mut ()));
+            }
+        });
+        Ok(stops)
+    }
+
     /// Runs one invocation per vertex of `inputs`, in order, and stores each
     /// vertex's output registers in the same element of `outputs`.
     ///

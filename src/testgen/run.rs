@@ -458,6 +458,7 @@ fn check_wide(
                 let err = "run_batch did not shade every vertex on the wide engine".to_string();
                 return Err(prepare_failure(case, engine, &variant, err));
             }
+            check_whole_groups(case, &shader, width.lanes(), &variant)?;
             continue;
         }
         let inputs: Vec<_> = case.states.iter().map(|s| s.inputs).collect();
@@ -512,6 +513,55 @@ fn check_wide(
             || summary.break_outside_loop != count(Stop::BreakOutsideLoop)
         {
             return Err(mismatch(last, "stops"));
+        }
+    }
+    Ok(())
+}
+
+/// [`Shader::run_batch`] over whole groups of `lanes` states and a tail (the
+/// case's states over and over), where the batch kernel runs, against the
+/// interpreter's run of each.
+fn check_whole_groups(
+    case: &TestCase,
+    shader: &Shader,
+    lanes: usize,
+    variant: &str,
+) -> Result<(), Mismatch> {
+    let states: Vec<UnitState> = (0..2 * lanes + 1)
+        .map(|k| case.states[k % case.states.len()].clone())
+        .collect();
+    let interp = Shader::new(case.program.clone(), case.config, EngineKind::Interpreter)
+        .expect("the interpreter runs every program");
+    let mut expected = states.clone();
+    let mut expected_emits = EmitDigest::default();
+    let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut expected_emits);
+    let mut got = states.clone();
+    let mut got_emits = EmitDigest::default();
+    let stops = shader.run_batch(&case.uniforms, &mut got, &mut got_emits);
+    for k in 0..states.len() {
+        let observe = |stop: Stop, state: &UnitState, emits: EmitDigest| Observation {
+            start: states[k].clone(),
+            stop,
+            state: state.clone(),
+            emits,
+        };
+        let reference_obs = observe(expected_stops[k], &expected[k], expected_emits);
+        let got_obs = observe(stops[k], &got[k], got_emits);
+        if !agree(&reference_obs, &got_obs) {
+            let first = differences(&reference_obs, &got_obs)
+                .first()
+                .map_or_else(String::new, |(name, _, _)| name.clone());
+            return Err(Mismatch {
+                engine: EngineKind::Jit,
+                variant: variant.into(),
+                invocation: Some(k),
+                first: first.clone(),
+                report: format!(
+                    "engine jit ({variant}, run_batch of {} states: whole groups and a tail) disagrees with the interpreter at state {k} ({first})\n{}",
+                    states.len(),
+                    context(case)
+                ),
+            });
         }
     }
     Ok(())

@@ -3,7 +3,9 @@
 use crate::error::CliError;
 use crate::{input, output};
 use pica_jit::shbin::Shbin;
-use pica_jit::{EngineKind, Precision, Program, Shader, ShaderConfig, Uniforms};
+use pica_jit::{
+    EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState,
+};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Read;
@@ -143,19 +145,37 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
     uniforms.apply_constants(&dvle.constants);
     input.apply(&mut uniforms);
 
-    let runs: Vec<_> = input
-        .vertices
-        .iter()
-        .map(|vertex| {
-            let mut state = input.state.clone();
-            for &(n, v) in vertex {
-                state.inputs[n] = v;
-            }
-            let mut emits = Vec::new();
-            let stop = shader.run(&uniforms, &mut state, &mut emits);
-            (stop, state, emits)
-        })
-        .collect();
+    let start = |vertex: &Vec<(usize, pica_jit::Vec4)>| {
+        let mut state = input.state.clone();
+        for &(n, v) in vertex {
+            state.inputs[n] = v;
+        }
+        state
+    };
+    let wide_before = pica_jit::jit::wide::vertices_shaded();
+    let runs: Vec<_> = if dvle.kind == ShaderKind::Vertex && input.vertices.len() > 1 {
+        // Many vertices: one batch call, where the wide engine shades several
+        // at once (same results; vertex shaders never emit).
+        let mut states: Vec<UnitState> = input.vertices.iter().map(start).collect();
+        let stops = shader.run_batch(&uniforms, &mut states, &mut ());
+        stops
+            .into_iter()
+            .zip(states)
+            .map(|(stop, state)| (stop, state, Vec::new()))
+            .collect()
+    } else {
+        input
+            .vertices
+            .iter()
+            .map(|vertex| {
+                let mut state = start(vertex);
+                let mut emits = Vec::new();
+                let stop = shader.run(&uniforms, &mut state, &mut emits);
+                (stop, state, emits)
+            })
+            .collect()
+    };
+    let wide_vertices = pica_jit::jit::wide::vertices_shaded() - wide_before;
     if args.table {
         return Ok(output::table(
             &output::TableHeader {
@@ -176,6 +196,7 @@ pub fn run(args: RunArgs<'_>) -> Result<String, CliError> {
         "engine": shader.engine().name(),
         "precision": match precision { Precision::F24 => "f24", Precision::F32 => "f32" },
         "results": results,
+        "wide_vertices": wide_vertices,
     });
     let mut text = serde_json::to_string(&doc).map_err(CliError::Json)?;
     let _ = writeln!(text);
