@@ -827,7 +827,7 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
             ));
         }
     }
-    let (mut straight, mut kernel_runs, mut branchy) = (0, 0, 0);
+    let (mut straight, mut kernel_runs, mut branchy, mut carried) = (0, 0, 0, 0);
     for width in widths() {
         let lanes = width.lanes();
         for (what, program, config, uniforms) in &programs {
@@ -897,6 +897,20 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                     "{what} {width:?}: run_vertices's whole groups in the kernel"
                 );
             }
+            // Carried state: the kernel too where no vertex depends on the one
+            // before.
+            let before = wide::kernel_vertices();
+            compare_vertices_with_masks(
+                &case,
+                &states,
+                width,
+                StatePolicy::Carry,
+                0xffff,
+                output_mask,
+            );
+            if wide::kernel_vertices() > before {
+                carried += 1;
+            }
         }
     }
     assert!(
@@ -907,8 +921,12 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
         branchy > 0 || widths().is_empty(),
         "some program with branches runs in the kernel"
     );
+    assert!(
+        carried > 0 || widths().is_empty(),
+        "some batch with carried state runs in the kernel"
+    );
     eprintln!(
-        "batch kernel: {kernel_runs} straight and {branchy} branching (program, width) pairs ran in it"
+        "batch kernel: {kernel_runs} straight and {branchy} branching (program, width) pairs ran in it, {carried} with carried state"
     );
 }
 

@@ -217,7 +217,12 @@ impl Shader {
         // Per-draw work once: no uniform is converted again inside the batch.
         let uniforms = uniforms.prepare_cached(self.config().precision);
         let mut summary = BatchSummary::default();
-        if let Some(wide) = self.wide_for(&uniforms, policy == StatePolicy::Reset) {
+        // By default: `Reset`, and `Carry` where the batch kernel runs it
+        // (measured faster than one vertex at a time; `docs/benchmarks.md`).
+        let wide = self.wide_for(&uniforms, true).filter(|wide| {
+            policy == StatePolicy::Reset || self.batch_width_chosen() || wide.kernel_carries()
+        });
+        if let Some(wide) = wide {
             let batch = crate::jit::wide::batch::VertexBatch {
                 inputs,
                 input_mask,

@@ -207,9 +207,10 @@ impl Shader {
     /// measured faster than one vertex at a time: `run_vertices` with
     /// [`StatePolicy::Reset`](crate::StatePolicy::Reset), and `run_batch` of
     /// at least one whole group on a program with a
-    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel);
-    /// other `run_batch` calls and `StatePolicy::Carry` batches run one vertex
-    /// at a time unless a width is chosen here (`docs/benchmarks.md`). Every
+    /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel), and
+    /// `StatePolicy::Carry` batches that kernel runs (no vertex reads what an
+    /// earlier one may have written); other batches run one vertex at a
+    /// time unless a width is chosen here (`docs/benchmarks.md`). Every
     /// width gives the same results.
     /// Fails if this host cannot run `width` or the shader does not run on the
     /// JIT.
@@ -267,6 +268,12 @@ impl Shader {
                 .as_deref(),
             Backend::Interpreter | Backend::Ir(_) => None,
         }
+    }
+
+    /// Whether [`with_batch_width`](Shader::with_batch_width) chose the width
+    /// (every batch path then runs on the wide engine).
+    pub(crate) fn batch_width_chosen(&self) -> bool {
+        self.batch_width_chosen
     }
 
     /// The wide engine for uniforms `prepared`, when it runs a batch path that

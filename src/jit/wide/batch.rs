@@ -165,15 +165,18 @@ pub(crate) fn run_vertices(
     let kept_outputs = batch.output_mask & !wide.outputs_written();
     let mut start = state.clone();
     enter(config.precision, program, config.entry, &mut start);
-    // Reset: whole groups in one kernel call where the program has one and
-    // every input it reads comes from the batch.
+    // Whole groups in one kernel call where the program has one and every
+    // input it reads comes from the batch; under `Carry` only where no vertex
+    // reads what an earlier one may have written and every vertex writes the
+    // same rows (then each vertex sees the first one's starting state).
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
-    if !carry && inputs_covered {
+    if inputs_covered && (!carry || wide.kernel_carries()) {
         let whole = batch.inputs.len() / lanes * lanes;
+        let mut last = None;
         let ran = whole > 0
             && with_file(lanes, |file| {
-                wide.run_vertex_kernel(
+                let ran = wide.run_vertex_kernel(
                     file,
                     uniforms,
                     &start,
@@ -181,7 +184,18 @@ pub(crate) fn run_vertices(
                     &mut batch.outputs[..whole],
                     batch.output_mask,
                     config.budget,
-                )
+                );
+                if ran && carry {
+                    // The last vertex's final state: the rows its path wrote
+                    // (its lane of the last group), the start's elsewhere.
+                    let mut end = start.clone();
+                    for row in wide.kernel_rows().rows() {
+                        set_row(&mut end, row as usize, file.row(row as usize)[lanes - 1]);
+                    }
+                    copy_masked(&mut end.inputs, &batch.inputs[whole - 1], batch.input_mask);
+                    last = Some(end);
+                }
+                ran
             });
         if ran {
             // Outputs the kernel's paths do not write keep the given state's
@@ -194,6 +208,11 @@ pub(crate) fn run_vertices(
                 record(k, Stop::End);
             }
             done = whole;
+            if let Some(end) = last {
+                *state = end;
+                start = state.clone();
+                enter(config.precision, program, config.entry, &mut start);
+            }
         }
         if done == batch.inputs.len() {
             return done;

@@ -154,6 +154,16 @@ impl RowSet {
         }
     }
 
+    /// The rows of `self` not in `other`.
+    pub fn difference(&self, other: &RowSet) -> RowSet {
+        RowSet(std::array::from_fn(|i| self.0[i] & !other.0[i]))
+    }
+
+    /// Whether no row is in the set.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
     /// Whether every row of `self` is in `other`.
     pub fn is_subset(&self, other: &RowSet) -> bool {
         self.0.iter().zip(other.0).all(|(a, b)| a & !b == 0)
@@ -202,6 +212,21 @@ pub struct LaneBlock {
     pub writes: RowSet,
     /// Number of distinct gathered slots.
     pub gathers: u16,
+}
+
+impl LaneBlock {
+    /// Whether value `v` is the same in every lane: computed from uniforms
+    /// and constants only.
+    pub fn is_uniform(&self, v: LaneRef) -> bool {
+        match self.ops.get(v as usize) {
+            Some(LaneOp::Const(_) | LaneOp::Uniform(_) | LaneOp::UniformByte { .. }) => true,
+            Some(op @ (LaneOp::Unary(..) | LaneOp::Binary(..) | LaneOp::FCmp(..)))
+            | Some(op @ (LaneOp::ICmp(..) | LaneOp::Select(..))) => {
+                op.operands().all(|o| self.is_uniform(o))
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Row of component `comp` of register `n` of the file starting at row `base`.

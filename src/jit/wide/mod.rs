@@ -323,6 +323,11 @@ pub struct WideShader {
     vertex_kernel: Option<usize>,
     /// The outputs the kernel's paths write.
     kernel_outputs: u16,
+    /// The rows the kernel's paths write.
+    kernel_rows: RowSet,
+    /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
+    /// batches ([`plan::carries_independently`]).
+    kernel_carries: bool,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -520,11 +525,15 @@ impl WideShader {
             let inputs = if f24 { program.inputs_read() } else { 0 };
             let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
             let vertex_kernel = code.vertex_kernel.filter(|_| code.kernel.is_some());
+            let kernel_carries = kernel_plan
+                .as_ref()
+                .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
             let kernel_outputs = kernel_plan.as_ref().map_or(0, |plan| {
                 (0..16).fold(0u16, |m, n| {
                     m | u16::from(plan.store.register(layout::OUTPUT, n) != 0) << n
                 })
             });
+            let kernel_plan_rows = kernel_plan.as_ref().map_or(RowSet::default(), |p| p.store);
             let kernel = code
                 .kernel
                 .zip(kernel_plan)
@@ -546,6 +555,8 @@ impl WideShader {
                 kernel,
                 vertex_kernel,
                 kernel_outputs,
+                kernel_rows: kernel_plan_rows,
+                kernel_carries,
             })
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -600,6 +611,19 @@ impl WideShader {
     /// the starting state's.
     pub(crate) fn kernel_outputs(&self) -> u16 {
         self.kernel_outputs
+    }
+
+    /// The rows the batch kernel's paths write (the vertex-layout kernel's
+    /// register file holds the last lane's values of them after a call).
+    pub(crate) fn kernel_rows(&self) -> &RowSet {
+        &self.kernel_rows
+    }
+
+    /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:
+    /// no vertex reads a row an earlier one may have written, and every
+    /// vertex writes the same rows.
+    pub(crate) fn kernel_carries(&self) -> bool {
+        self.kernel_carries && self.vertex_kernel.is_some()
     }
 
     /// Whether the program has a batch kernel (its flow from the entry point

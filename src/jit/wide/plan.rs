@@ -1,7 +1,7 @@
 //! What the batch path moves between vertex states and the wide register
 //! file, decided once per compiled program.
 
-use super::lanes::RowSet;
+use super::lanes::{LaneBlock, RowSet};
 use crate::ir::{Exit, Ir};
 
 /// The registers a batch of independent states moves into the wide register
@@ -100,10 +100,22 @@ pub(crate) const MAX_ITERATIONS: u64 = 256;
 pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
     let mut steps = Vec::new();
     match walk(ir, block_at, entry, None, &mut steps)? {
-        Walked::Ended => Some(steps),
-        Walked::Reached => None,
+        Walked::Ended => {}
+        Walked::Reached => return None,
     }
+    // A block appears once per step that runs it (a subroutine once per
+    // call): bound the code a hostile program can make the kernel emit.
+    let emitted: usize = steps
+        .iter()
+        .filter_map(|step| step.block())
+        .map(|k| ir.blocks[k].instrs.len())
+        .sum();
+    (emitted <= MAX_KERNEL_INSTRUCTIONS).then_some(steps)
 }
+
+/// Most PICA instructions a kernel's steps may hold, counting a block once
+/// per step: the kernel's code stays within a few times the program's.
+const MAX_KERNEL_INSTRUCTIONS: usize = 4096;
 
 /// How a [`walk`] finished.
 enum Walked {
@@ -267,4 +279,134 @@ fn part(
         pc = block.last + 1;
     }
     Some(())
+}
+
+/// Whether the kernel `steps` over `blocks` can run a batch under
+/// `StatePolicy::Carry` as if every vertex started from the first one's
+/// state: no row a vertex may read before writing it is one any path
+/// writes (so what it reads is the starting state's, unchanged by the vertices
+/// before it), and every branch decides the same in every lane (so every
+/// vertex writes the same rows and leaves the others as they were).
+pub(crate) fn carries_independently(steps: &[Step], blocks: &[LaneBlock], store: &RowSet) -> bool {
+    let mut written = RowSet::default();
+    let mut read_first = RowSet::default();
+    for step in steps {
+        let Some(k) = step.block() else {
+            continue;
+        };
+        let block = &blocks[k];
+        read_first.union_with(&block.reads.difference(&written));
+        match step {
+            Step::Branch(_) => {
+                if !block.exit_cond.is_some_and(|c| block.is_uniform(c)) {
+                    return false;
+                }
+                written.union_with(&block.writes);
+            }
+            // A part may not run: its writes do not cover later reads.
+            Step::Predicated { .. } => {}
+            _ => written.union_with(&block.writes),
+        }
+    }
+    read_first.intersection(store).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ShaderKind;
+    use crate::program::Program;
+
+    /// The kernel steps of an assembled `main` and procedures `procs` (`None`:
+    /// no kernel).
+    fn steps_of(body: &str, procs: &str) -> Option<Vec<Step>> {
+        let text = format!(".proc main\n{body}\n.end\n{procs}");
+        let shbin = crate::asm::assemble_str("t.pica", &text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let entry = shbin.dvles[0].main;
+        let analysis = crate::analysis::analyse(&program, entry, ShaderKind::Vertex);
+        let built = Ir::from_analysis(
+            &program,
+            &analysis,
+            ShaderKind::Vertex,
+            crate::Precision::F32,
+        );
+        let ir = crate::ir::opt::optimize(&built);
+        let mut block_at = vec![0u32; program.len()];
+        for (k, b) in ir.blocks.iter().enumerate() {
+            for pc in b.start..=b.last {
+                block_at[pc as usize] = k as u32;
+            }
+        }
+        kernel_steps(&ir, &block_at, entry)
+    }
+
+    /// One letter per step: Block, `?` branch, True/False part, Loop, End.
+    fn kinds(steps: &[Step]) -> String {
+        steps
+            .iter()
+            .map(|s| match s {
+                Step::Block(_) => 'B',
+                Step::Branch(_) => '?',
+                Step::Predicated { when: true, .. } => 'T',
+                Step::Predicated { when: false, .. } => 'F',
+                Step::LoopStart(_) => 'L',
+                Step::LoopEnd => 'E',
+            })
+            .collect()
+    }
+
+    #[test]
+    fn straight_code_is_one_block() {
+        let steps = steps_of(" mov r0, c0\n add o0, r0, c1\n end", "").expect("a kernel");
+        assert_eq!(kinds(&steps), "B");
+    }
+
+    #[test]
+    fn forward_branches_run_their_parts_under_masks() {
+        let if_else = " ifu b0\n  mov o0, c0\n .else\n  mov o0, c1\n .end\n mov o1, c2\n end";
+        let steps = steps_of(if_else, "").expect("a kernel");
+        assert_eq!(kinds(&steps), "?TFB");
+        let skip = " cmp c0, lt, lt, r1\n jmpc cmp.x, skip\n mov o0, c2\nskip:\n mov o1, c3\n end";
+        let steps = steps_of(skip, "").expect("a kernel");
+        assert_eq!(kinds(&steps), "?FB");
+        let call = " callc cmp.x, sub\n mov o1, r5\n end";
+        let steps = steps_of(call, ".proc sub\n mov r5, c6\n.end\n").expect("a kernel");
+        assert_eq!(kinds(&steps), "?TB");
+    }
+
+    #[test]
+    fn loops_run_natively_and_calls_inline() {
+        let body = " call sub\n for i0\n  add r0, r0, c0\n .end\n mov o0, r0\n end";
+        let steps = steps_of(body, ".proc sub\n mov r0, c1\n.end\n").expect("a kernel");
+        assert_eq!(kinds(&steps), "BBLBEB");
+    }
+
+    #[test]
+    fn backward_jumps_break_and_nested_loops_have_no_kernel() {
+        assert_eq!(
+            steps_of("top:\n add r0, r0, c0\n jmpu b0, top\n end", ""),
+            None
+        );
+        let breaking = " for i0\n  add r0, r0, c0\n  breakc cmp.x\n .end\n end";
+        assert_eq!(steps_of(breaking, ""), None);
+        let nested = " for i0\n  for i1\n   add r0, r0, c0\n  .end\n .end\n end";
+        assert_eq!(steps_of(nested, ""), None);
+        // A branch ending at the loop's last instruction: the lanes that jump
+        // would skip the loop's check.
+        let late = " for i0\n  jmpc cmp.x, last\n  add r0, r0, c0\nlast:\n  .end\n end";
+        assert!(steps_of(late, "").is_none_or(|s| !kinds(&s).contains('F')));
+    }
+
+    #[test]
+    fn a_subroutine_called_too_often_makes_too_much_code() {
+        // 64 calls of a 70-instruction subroutine: over the kernel's bound.
+        let sub: String = (0..70).map(|_| " add r1, r1, c0\n").collect();
+        let procs = format!(".proc sub\n{sub}.end\n");
+        let calls: String = (0..64).map(|_| " call sub\n").collect();
+        assert_eq!(steps_of(&format!("{calls} mov o0, r1\n end"), &procs), None);
+        let calls: String = (0..4).map(|_| " call sub\n").collect();
+        assert!(steps_of(&format!("{calls} mov o0, r1\n end"), &procs).is_some());
+    }
 }
