@@ -65,6 +65,38 @@ fn widths() -> Vec<Width> {
     widths
 }
 
+/// The 16-lane width is there whenever the CPU has what it needs (AVX-512F
+/// and DQ), and `Width::best` picks it; with `PICA_REQUIRE_AVX512=1` (which
+/// `.ci/run` sets on AVX-512 hosts) its absence fails, so a lost detection
+/// cannot quietly leave the suites on 8 lanes.
+#[test]
+fn sixteen_lanes_where_the_cpu_has_avx512() {
+    let available = Width::available();
+    #[cfg(target_arch = "x86_64")]
+    let has_avx512 = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512dq");
+    #[cfg(not(target_arch = "x86_64"))]
+    let has_avx512 = false;
+    if std::env::var("PICA_REQUIRE_AVX512").as_deref() == Ok("1") {
+        assert!(
+            available.contains(&Width::Avx512),
+            "PICA_REQUIRE_AVX512=1 but the 16-lane width is unavailable ({available:?})"
+        );
+    }
+    if has_avx512 && !available.is_empty() {
+        assert!(
+            available.contains(&Width::Avx512),
+            "the CPU has AVX-512F/DQ but Width::available() is {available:?}"
+        );
+        assert_eq!(Width::best(), Some(Width::Avx512));
+    }
+    if available.contains(&Width::Avx512) {
+        assert_eq!(Width::Avx512.lanes(), 16);
+    } else {
+        eprintln!("NOTE: no 16-lane width on this host ({available:?})");
+    }
+}
+
 fn state_bits(s: &UnitState) -> Vec<u32> {
     let regs = s.inputs.iter().chain(&s.temps).chain(&s.outputs);
     let mut out: Vec<u32> = regs.flat_map(|r| r.map(f32::to_bits)).collect();
@@ -407,6 +439,83 @@ fn divergent_lanes_and_budget_stops_per_lane() {
                     assert_eq!(got[0].outputs[1], [-1.0, -2.0, -3.0, -4.0]);
                     // c[a0.x]: vertex 5 reads c5.
                     assert_eq!(got[5].outputs[2], [50.0, 1.0, 2.0, 3.0]);
+                }
+            }
+        }
+    }
+}
+
+/// Directed: relative reads `c[a0.x + n]` where every lane reads the same slot
+/// (in range or not: the 16-lane code reads it once and broadcasts), where
+/// lanes read different slots (a vector gather there), and a loop's `c[aL]`.
+#[test]
+fn relative_reads_with_one_slot_or_many() {
+    use common::assemble;
+    let source = "
+        mova a0.x, v1.x
+        mov o0, c0[a0.x]
+        mov o1, c90[a0.x]
+        mov o2, c2[a0.x]
+        mov r0, c95
+        for i0
+        add r0, r0, c10[aL]
+        .end
+        mov o3, r0
+        end
+    ";
+    let program = std::sync::Arc::new(assemble(source).program());
+    let mut uniforms = pica_jit::Uniforms::default();
+    for (k, c) in uniforms.f.iter_mut().enumerate() {
+        let k = k as f32;
+        *c = [k, k + 0.25, -k, k * 2.0];
+    }
+    uniforms.i[0] = [3, 0, 7, 0];
+    // Per vertex a0.x: one slot for all (in range, then outside the 96
+    // constants on either side), then a different slot per lane.
+    type Case = (&'static str, fn(usize) -> f32);
+    let cases: [Case; 5] = [
+        ("one slot", |_| 3.0),
+        ("one slot, too high for c90", |_| 7.0),
+        ("one slot, negative", |_| -5.0),
+        ("mixed", |k| (k % 13) as f32 - 4.0),
+        ("mixed, all in range", |k| (k % 6) as f32),
+    ];
+    for width in widths() {
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let wide_shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            for (name, a0) in cases {
+                // 2 full groups of every width, then a partial one.
+                let states: Vec<UnitState> = (0..37)
+                    .map(|k| {
+                        let mut s = UnitState::default();
+                        s.inputs[1] = [a0(k), 0.0, 0.0, 0.0];
+                        s
+                    })
+                    .collect();
+                let mut expected = states.clone();
+                let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+                let mut got = states;
+                let before = wide::vertices_shaded();
+                let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
+                assert_eq!(wide::vertices_shaded() - before, 37, "{name}");
+                assert_eq!(stops, expected_stops, "{name}");
+                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                    assert!(
+                        diff.is_empty(),
+                        "{name}: vertex {k}: {diff}, {width:?} {precision:?}"
+                    );
+                }
+                if name == "one slot, negative" {
+                    assert_eq!(got[0].outputs[0], [1.0; 4], "outside: (1, 1, 1, 1)");
                 }
             }
         }

@@ -956,6 +956,34 @@ pub(crate) fn vpcmpeqd(out: &mut impl Extend<u8>, dst: Kreg, a: Zmm, b: Src, mas
     evex(out, VPCMPEQD, dst.0, a.0, b.into(), masking, None);
 }
 
+const VPTESTMD: Op = op(Map::M0F38, Pp::P66, 0x27, Tuple::Full);
+
+/// `vptestmd dst{mask}, a, b`: bit `i` of `dst` is set where `a[i] & b[i]` is
+/// not zero (and 0 where `mask` is clear).
+pub(crate) fn vptestmd(out: &mut impl Extend<u8>, dst: Kreg, a: Zmm, b: Src, mask: Option<Mask>) {
+    let masking = Masking::merge(mask);
+    evex(out, VPTESTMD, dst.0, a.0, b.into(), masking, None);
+}
+
+// ---------------------------------------------------------------------------
+// Between opmasks and vectors (AVX512DQ)
+// ---------------------------------------------------------------------------
+
+const VPMOVM2D: Op = op(Map::M0F38, Pp::PF3, 0x38, Tuple::Full);
+const VPMOVD2M: Op = op(Map::M0F38, Pp::PF3, 0x39, Tuple::Full);
+
+/// `vpmovm2d dst, src`: lane `i` is all ones where bit `i` of `src` is set,
+/// else zero (AVX512DQ; no write mask).
+pub(crate) fn vpmovm2d(out: &mut impl Extend<u8>, dst: Zmm, src: Kreg) {
+    evex(out, VPMOVM2D, dst.0, 0, Rm::Reg(src.0), Masking::None, None);
+}
+
+/// `vpmovd2m dst, src`: bit `i` of `dst` is the sign bit of lane `i`
+/// (AVX512DQ; no write mask).
+pub(crate) fn vpmovd2m(out: &mut impl Extend<u8>, dst: Kreg, src: Zmm) {
+    evex(out, VPMOVD2M, dst.0, 0, Rm::Reg(src.0), Masking::None, None);
+}
+
 // ---------------------------------------------------------------------------
 // Gather
 // ---------------------------------------------------------------------------

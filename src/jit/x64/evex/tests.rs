@@ -548,6 +548,8 @@ fn compares_decode_as_requested() {
         }
         let e = expect(Code::EVEX_Vpcmpeqd_kr_k1_zmm_zmmm512b32);
         oracle.check(&emit(|buf| vpcmpeqd(buf, Kreg::new(k.0), a, b, k.1)), &e);
+        let e = expect(Code::EVEX_Vptestmd_kr_k1_zmm_zmmm512b32);
+        oracle.check(&emit(|buf| vptestmd(buf, Kreg::new(k.0), a, b, k.1)), &e);
     }
     // Every destination with every mask.
     for dst in 0..8 {
@@ -772,6 +774,64 @@ fn opmask_instructions_decode_as_requested() {
         oracle.checked
     );
     assert_eq!(oracle.checked, 64 * K2.len() + 512 * K3.len() + 8 * 16 * 2);
+}
+
+#[test]
+fn opmask_vector_moves_decode_as_requested() {
+    let mut oracle = Oracle::new();
+    for k in 0..8 {
+        for z in 0..32 {
+            let (kr, zr) = (Kreg::new(k), zmm(z));
+            let e = Expect::new(
+                Code::EVEX_Vpmovm2d_zmm_kr,
+                vec![Exp::Reg(zmm_reg(zr)), Exp::Reg(k_reg(k))],
+            );
+            oracle.check(&emit(|buf| vpmovm2d(buf, zr, kr)), &e);
+            let e = Expect::new(
+                Code::EVEX_Vpmovd2m_kr_zmm,
+                vec![Exp::Reg(k_reg(k)), Exp::Reg(zmm_reg(zr))],
+            );
+            oracle.check(&emit(|buf| vpmovd2m(buf, kr, zr)), &e);
+        }
+    }
+    eprintln!(
+        "opmask-vector moves: {} encodings agree with iced",
+        oracle.checked
+    );
+    assert_eq!(oracle.checked, 8 * 32 * 2);
+}
+
+/// The named registers are the hardware numbers the encodings use.
+#[test]
+fn named_registers_are_hardware_numbers() {
+    let gprs = [
+        Gpr::RAX,
+        Gpr::RCX,
+        Gpr::RDX,
+        Gpr::RBX,
+        Gpr::RSP,
+        Gpr::RBP,
+        Gpr::RSI,
+        Gpr::RDI,
+        Gpr::R8,
+        Gpr::R9,
+        Gpr::R10,
+        Gpr::R11,
+        Gpr::R12,
+        Gpr::R13,
+        Gpr::R14,
+        Gpr::R15,
+    ];
+    for (n, g) in gprs.into_iter().enumerate() {
+        assert_eq!((g.num(), Gpr::new(n as u8)), (n as u8, g));
+    }
+    for n in 0..32 {
+        assert_eq!(Xmm::new(n).num(), n);
+        assert_eq!(Zmm::new(n).xmm(), Xmm::new(n));
+    }
+    for n in 0..8 {
+        assert_eq!(Kreg::new(n).num(), n);
+    }
 }
 
 /// A few encodings worked out by hand from the Intel SDM's EVEX layout, so a

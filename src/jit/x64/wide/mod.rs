@@ -1,16 +1,17 @@
 //! The x86-64 wide lowering: each block of lane operations
 //! ([`crate::jit::wide::lanes`]) becomes one function
 //! `(register file, uniforms) -> exit mask` that runs the block for every
-//! lane at once (`xmm` for 4 lanes, `ymm` for 8).
+//! lane at once (`xmm` for 4 lanes, `ymm` for 8, `zmm` for 16).
 //!
 //! Values live in registers 1–11, allocated linearly in operation order (a
 //! register is freed at its value's last use; when none is free the value
 //! used last is evicted: loaded again if it is a constant, a uniform or a row
 //! the block does not write, else spilled to a spill row of the register
-//! file). Registers 0 and 12–15 are scratch inside one operation. The float24
-//! and PICA multiply sequences are the single-vertex lowering's
-//! (`lower/prims.rs`), instruction for instruction, on whole rows: same
-//! operations, same order, same constants from [`crate::arith`].
+//! file). Registers 0 (the select mask, `isa::MASK`) and 12–15 are scratch
+//! inside one operation. The float24 and PICA multiply sequences are the
+//! single-vertex lowering's (`lower/prims.rs`) on whole rows: the same
+//! operations and constants from [`crate::arith`] (bit-wise steps merged
+//! where AVX-512 masking allows, which changes no bit).
 
 mod isa;
 mod kernel;
@@ -27,7 +28,7 @@ use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
-use isa::{SCRATCH_CONST, U, V, WideAsm};
+use isa::{MASK, SCRATCH_CONST, U, V, WideAsm};
 use std::mem::offset_of;
 
 const FIRST_REG: u8 = 1;
@@ -245,7 +246,7 @@ impl<'a> Function<'a> {
                 }
                 Cold::F24Overflow { label, back, d } => {
                     dynasm!(self.a.ops ; .arch x64 ; =>label);
-                    self.f24_tail(d, d, S3);
+                    self.f24_tail(d, d, d, S3);
                     back
                 }
             };
@@ -520,12 +521,20 @@ impl<'a> Function<'a> {
     /// Gathers `c[slot]` per lane into the four rows of `group` (1.0 for a
     /// slot outside `0..96`).
     fn gather(&mut self, slot: u8, group: u16) {
-        let index = self.row(layout::INDEX);
-        self.a.store(index, slot);
         let rows = self.row(layout::GATHER + 4 * group as usize);
         let stride = (4 * self.lanes) as i32;
         let floats = offset_of!(Uniforms, f) as i32;
-        let ones = self.a.pool_label(1.0f32.to_bits());
+        let one = 1.0f32.to_bits();
+        let row_offs = [0, 1, 2, 3].map(|c| rows + c * stride);
+        if self
+            .a
+            .gather_rows(slot, [S1, S2], row_offs, floats, 95, one)
+        {
+            return;
+        }
+        let index = self.row(layout::INDEX);
+        self.a.store(index, slot);
+        let ones = self.a.pool_label(one);
         for lane in 0..self.lanes as i32 {
             let at = index + 4 * lane;
             let out = rows + 4 * lane;
@@ -566,20 +575,17 @@ impl<'a> Function<'a> {
             UnOp::F24Flush => {
                 // |x| < 2^-62 → +0, everything else unchanged.
                 self.a.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
-                self.a.v3c(V::Pcmpgtd, S1, S1, f24::MIN_NORMAL_BITS - 1);
-                self.a.v3(V::Andps, d, a, S1);
+                self.a.v3c(V::Pcmpgtd, MASK, S1, f24::MIN_NORMAL_BITS - 1);
+                self.a.keep_where(d, a, MASK);
             }
             UnOp::F24Quantize => {
-                self.a.copy(d, a);
                 // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the
                 // sign stays on the other lanes). Lanes of 2^64 and above
                 // (±inf, NaN included) are rare: the tail runs out of line.
-                self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
-                self.a.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
-                self.a.v3c(V::Andps, d, d, f24::MANTISSA_MASK);
-                self.a.v3(V::Andps, d, d, S1);
-                self.a.v3c(V::Pcmpgtd, S3, S2, f24::OVERFLOW_BITS - 1);
-                self.a.test_zero(S3);
+                self.a.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
+                self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+                self.a.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
+                self.a.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
                 dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
@@ -590,8 +596,8 @@ impl<'a> Function<'a> {
                 // i32::MAX and NaN → 0 (`arith::mova`).
                 self.a.u(U::Cvttps2dq, d, a);
                 self.a.constant(S1, 0x4F00_0000);
-                self.a.v3(V::Cmpps(2), S1, S1, a); // 2^31 <= x
-                self.a.select_c(d, d, 0x7FFF_FFFF, S1);
+                self.a.v3(V::Cmpps(2), MASK, S1, a); // 2^31 <= x
+                self.a.select_c(d, d, 0x7FFF_FFFF, MASK);
                 self.a.v3(V::Cmpps(7), S1, a, a); // ordered
                 self.a.v3(V::Andps, d, d, S1);
             }
@@ -609,9 +615,9 @@ impl<'a> Function<'a> {
 
     /// NaN lanes of `d` → the canonical NaN.
     fn canonicalize(&mut self, d: u8) {
-        self.a.v3(V::Cmpps(3), S1, d, d);
+        self.a.v3(V::Cmpps(3), MASK, d, d);
         self.a
-            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), S1);
+            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), MASK);
     }
 
     /// `arith::f24::load` in place.
@@ -626,22 +632,23 @@ impl<'a> Function<'a> {
         self.a
             .v3c(V::Mulps, S1, S1, f24::SUBNORMAL_QUANTUM.to_bits());
         // At or above 2^-62: the normal path.
-        self.a.v3c(V::Pcmpgtd, 0, S2, f24::MIN_NORMAL_BITS - 1);
-        self.a.select(S1, S1, S3, 0);
-        self.f24_tail(d, S1, S3);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+        self.a.select(S1, S1, S3, MASK);
+        self.f24_tail(d, d, S1, S3);
     }
 
-    /// Shared tail of the float24 conversions: `S2` = |bits of d|, `fin` = the
-    /// finite result, `tmp` a free scratch register; writes `d` = ±inf for
-    /// |x| ≥ 2^64, canonical NaN for NaN, else `fin`.
-    fn f24_tail(&mut self, d: u8, fin: u8, tmp: u8) {
-        self.a.v3c(V::Andps, tmp, d, 0x8000_0000);
+    /// Shared tail of the float24 conversions of `x` (`d` or a register left
+    /// unchanged): `S2` = |bits of x|, `fin` = the finite result, `tmp` a free
+    /// scratch register; writes `d` = ±inf for |x| ≥ 2^64, canonical NaN for
+    /// NaN, else `fin`.
+    fn f24_tail(&mut self, d: u8, x: u8, fin: u8, tmp: u8) {
+        self.a.v3c(V::Andps, tmp, x, 0x8000_0000);
         self.a.v3c(V::Orps, tmp, tmp, 0x7F80_0000);
-        self.a.v3c(V::Pcmpgtd, 0, S2, f24::OVERFLOW_BITS - 1);
-        self.a.select(fin, fin, tmp, 0);
-        self.a.v3c(V::Pcmpgtd, 0, S2, 0x7F80_0000);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::OVERFLOW_BITS - 1);
+        self.a.select(fin, fin, tmp, MASK);
+        self.a.v3c(V::Pcmpgtd, MASK, S2, 0x7F80_0000);
         self.a
-            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), 0);
+            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), MASK);
     }
 
     /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →
@@ -667,8 +674,7 @@ impl<'a> Function<'a> {
                 // The IEEE product is the PICA one unless a lane is NaN: then
                 // the exact sequence runs out of line.
                 self.a.v3(V::Mulps, d, a, b);
-                self.a.v3(V::Cmpps(3), S1, d, d);
-                self.a.test_zero(S1);
+                self.a.test_nan(d, S1);
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
                 dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);

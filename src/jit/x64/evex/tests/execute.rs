@@ -296,7 +296,7 @@ fn compare_and_blend() {
     let mut data = float_data();
     let d = data.clone();
     type Predicate = (u8, fn(f32, f32) -> bool);
-    let predicates: [Predicate; 8] = [
+    let predicates: [Predicate; 9] = [
         (cmp::EQ_OQ, |a, b| a == b),
         (cmp::LT_OS, |a, b| a < b),
         (cmp::LE_OS, |a, b| a <= b),
@@ -305,6 +305,7 @@ fn compare_and_blend() {
         (cmp::NLT_US, |a, b| a >= b || a.is_nan() || b.is_nan()),
         (cmp::ORD_Q, |a, b| !a.is_nan() && !b.is_nan()),
         (cmp::GT_OS, |a, b| a > b),
+        (cmp::GE_OS, |a, b| a >= b),
     ];
     for (predicate, scalar) in predicates {
         let bits = (0..16).fold(0u16, |m, i| {
@@ -375,6 +376,32 @@ fn integer_compares() {
     let (_, k2) = run(|o| vpcmpeqd(o, K2, A, bcst, None), &mut data, 0, 0);
     assert_eq!(k2, bits(&|i| d.a[i] == d.b[2]), "vpcmpeqd");
     assert_eq!(k2, 1 << 2);
+}
+
+/// `vptestmd` sets a bit per lane with a common bit, `vpmovd2m` reads sign
+/// bits, and `vpmovm2d` turns mask bits back into all-ones lanes.
+#[test]
+fn opmask_vector_conversions() {
+    if !avx512("opmask_vector_conversions") {
+        return;
+    }
+    let mut data = int_data();
+    let d = data.clone();
+    let bits = |p: &dyn Fn(usize) -> bool| (0..16).fold(0u16, |m, i| m | u16::from(p(i)) << i);
+    let (_, k2) = run(|o| vptestmd(o, K2, A, Src::Zmm(B), None), &mut data, 0, 0);
+    assert_eq!(k2, bits(&|i| d.a[i] & d.b[i] != 0), "vptestmd");
+    let (_, k2) = run(
+        |o| vptestmd(o, K2, A, Src::Zmm(A), Some(K1)),
+        &mut data,
+        MASK,
+        0,
+    );
+    assert_eq!(k2, bits(&|i| d.a[i] != 0) & MASK, "vptestmd {{k1}}");
+    let (_, k2) = run(|o| vpmovd2m(o, K2, B), &mut data, 0, 0);
+    assert_eq!(k2, bits(&|i| d.b[i] >> 31 != 0), "vpmovd2m");
+    let (got, _) = run(|o| vpmovm2d(o, D, K3), &mut data, 0, MASK2);
+    let want = lanes(|i| if MASK2 >> i & 1 == 1 { u32::MAX } else { 0 });
+    assert_eq!(got, want, "vpmovm2d");
 }
 
 #[test]
