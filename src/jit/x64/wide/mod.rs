@@ -535,6 +535,35 @@ impl<'a> Function<'a> {
         let index = self.row(layout::INDEX);
         self.a.store(index, slot);
         let ones = self.a.pool_label(one);
+        // Every lane reading the same slot (a uniform `a0`, `aL` in a loop)
+        // is the common case: one read, broadcast into each row.
+        let (per_lane, done) = (
+            self.a.ops.new_dynamic_label(),
+            self.a.ops.new_dynamic_label(),
+        );
+        dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + index]);
+        self.a.broadcast_eax(S1);
+        self.a.v3(V::Pcmpeqd, S1, S1, slot);
+        self.a.movmsk(S1);
+        let all = ((1u64 << self.lanes) - 1) as i32;
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp eax, all
+            ; jne =>per_lane
+            ; mov eax, [rdi + index]
+            ; mov ecx, eax
+            ; shl ecx, 4
+            ; lea rcx, [rsi + rcx + floats]
+            ; lea rdx, [=>ones]
+            ; cmp eax, 95
+            ; cmova rcx, rdx
+        );
+        for (c, &off) in row_offs.iter().enumerate() {
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rcx + 4 * c as i32]);
+            self.a.broadcast_eax(S1);
+            self.a.store(off, S1);
+        }
+        dynasm!(self.a.ops ; .arch x64 ; jmp =>done ; =>per_lane);
         for lane in 0..self.lanes as i32 {
             let at = index + 4 * lane;
             let out = rows + 4 * lane;
@@ -557,6 +586,7 @@ impl<'a> Function<'a> {
                 ; mov [rdi + out + 3 * stride], eax
             );
         }
+        dynasm!(self.a.ops ; .arch x64 ; =>done);
     }
 
     fn unary(&mut self, u: UnOp, d: u8, a: u8) {
