@@ -51,14 +51,15 @@ impl Rng {
     }
 }
 
-/// The widths this host runs. The wide engine has an x86-64 code generator
-/// only: with `PICA_REQUIRE_JIT=1` an x86-64 host without one fails; other
-/// hosts skip with a note.
+/// The widths this host runs. The wide engine has code generators for
+/// x86-64 and AArch64: with `PICA_REQUIRE_JIT=1` such a host without a width
+/// fails; other hosts skip with a note.
 fn widths() -> Vec<Width> {
     let widths = Width::available();
     if widths.is_empty() {
-        if cfg!(target_arch = "x86_64") && std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
-            panic!("PICA_REQUIRE_JIT=1 but no wide width on this x86-64 host");
+        let has_generator = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+        if has_generator && std::env::var("PICA_REQUIRE_JIT").as_deref() == Ok("1") {
+            panic!("PICA_REQUIRE_JIT=1 but no wide width on this host");
         }
         eprintln!("SKIPPED: no wide engine on this host");
     }

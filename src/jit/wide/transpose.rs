@@ -67,6 +67,7 @@ pub(super) enum File {
 
 impl File {
     /// Byte offset of register `reg` of this file in a `UnitState`.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn offset(self, reg: usize) -> usize {
         let base = match self {
             File::Input => offset_of!(UnitState, inputs),
@@ -107,6 +108,7 @@ pub(super) fn states_to_rows(
 ) {
     let count = states.len();
     assert!(rows.len() >= 4 * lanes && count <= lanes && reg < 16);
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut first = 0;
     #[cfg(target_arch = "x86_64")]
     while first + 4 <= count {
@@ -155,6 +157,7 @@ pub(super) fn rows_to_states(
 ) {
     let count = states.len();
     assert!(rows.len() >= 4 * lanes && count <= lanes && reg < 16);
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut first = 0;
     #[cfg(target_arch = "x86_64")]
     if comps == 0xF {

@@ -8,6 +8,8 @@ pub enum Width {
     Sse41,
     /// 8 lanes in `ymm` registers (AVX2).
     Avx2,
+    /// 4 lanes in 128-bit `v` registers (AArch64 NEON).
+    Neon,
 }
 
 impl Width {
@@ -17,10 +19,11 @@ impl Width {
     /// use pica_jit::jit::wide::Width;
     /// assert_eq!(Width::Sse41.lanes(), 4);
     /// assert_eq!(Width::Avx2.lanes(), 8);
+    /// assert_eq!(Width::Neon.lanes(), 4);
     /// ```
     pub fn lanes(self) -> usize {
         match self {
-            Width::Sse41 => 4,
+            Width::Sse41 | Width::Neon => 4,
             Width::Avx2 => 8,
         }
     }
@@ -28,7 +31,10 @@ impl Width {
     /// The widths this host can run, widest first (empty where the wide engine
     /// has no code generator).
     pub fn available() -> Vec<Width> {
-        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        #[cfg_attr(
+            not(any(target_arch = "x86_64", target_arch = "aarch64")),
+            allow(unused_mut)
+        )]
         let mut out = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
@@ -39,6 +45,14 @@ impl Width {
                     out.push(Width::Avx2);
                 }
                 out.push(Width::Sse41);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            // NEON is the AArch64 baseline: the wide engine runs wherever the
+            // single-vertex AArch64 JIT does.
+            if crate::jit::host_support().is_ok() {
+                out.push(Width::Neon);
             }
         }
         out
