@@ -710,7 +710,15 @@ impl WideShader {
         // region's constant pool, and reads and writes `UnitState` fields of
         // `states[0..groups * W]` (that many exist, as asserted); all outlive
         // the call and nothing else accesses them.
-        unsafe { f(file.as_mut_ptr(), uniforms, pool, states.as_mut_ptr(), groups) };
+        unsafe {
+            f(
+                file.as_mut_ptr(),
+                uniforms,
+                pool,
+                states.as_mut_ptr(),
+                groups,
+            )
+        };
     }
 
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]

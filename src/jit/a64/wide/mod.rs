@@ -31,6 +31,8 @@
 //! flush to zero, no default NaN), as in the single-vertex backend.
 
 mod kernel;
+#[cfg(test)]
+mod tests;
 
 use super::{Asm, SYSREG_FPCR};
 use crate::arith::f24;
