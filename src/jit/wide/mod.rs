@@ -3,10 +3,10 @@
 //!
 //! Each basic block of the optimised IR ([`crate::ir::opt`]) is split into
 //! lane operations ([`lanes`]) and lowered to one native function per block
-//! (`x64/wide/`) that runs the block for all `W` lanes on the wide register
-//! file ([`layout`], a per-call memory area). This driver walks the blocks: it
-//! charges the budget once per block for all lanes (they run the same
-//! instructions), applies each block's exit with the IR's own
+//! (`x64/wide/`, `a64/wide/`) that runs the block for all `W` lanes on the
+//! wide register file ([`layout`], a per-call memory area). This driver walks
+//! the blocks: it charges the budget once per block for all lanes (they run
+//! the same instructions), applies each block's exit with the IR's own
 //! `apply_exit` and the interpreter's `FlowState::advance` (one flow state for
 //! the group), and keeps the stacks exact.
 //!
