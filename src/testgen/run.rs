@@ -486,7 +486,7 @@ fn wide_sampled(case: &TestCase) -> bool {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     case.program.code().hash(&mut h);
     case.config.entry.hash(&mut h);
-    h.finish() % every == 0
+    h.finish().is_multiple_of(every)
 }
 
 fn check_wide(
