@@ -16,7 +16,7 @@
 #   PICA_WIDE_CASES           random programs of jit-tests/wide.rs (default here: 200,
 #                             a third of the native default: qemu runs them ~20x slower)
 #   PICA_WIDE_SAMPLE          the differential suites check the wide engine on one
-#                             random case in this many (default here: 8; natively 1)
+#                             random case in this many (default here: 16; natively 1)
 #
 # It installs what is missing (Debian packages, idempotent: apt is skipped when
 # everything is present), then builds with Debian's cargo/rustc (which ship an
@@ -120,7 +120,7 @@ echo "install done at $(elapsed)"
 # 2. Environment for cross building and running under qemu
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 export PICA_WIDE_CASES=${PICA_WIDE_CASES:-200}
-export PICA_WIDE_SAMPLE=${PICA_WIDE_SAMPLE:-8}
+export PICA_WIDE_SAMPLE=${PICA_WIDE_SAMPLE:-16}
 export RUSTC=$DEB_RUSTC
 export RUSTDOC=$DEB_RUSTDOC
 # The rustup toolchain's wrappers must not leak into Debian's cargo.
