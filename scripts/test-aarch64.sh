@@ -13,6 +13,10 @@
 #   PICA_A64_SKIP_INSTALL=1   never run apt-get (fail if something is missing)
 #   PICA_A64_TARGET_DIR=DIR   cargo target dir (default: target/aarch64)
 #   PICA_DIFF_CASES           passed through to the differential tests (default: theirs)
+#   PICA_WIDE_CASES           random programs of jit-tests/wide.rs (default here: 200,
+#                             a third of the native default: qemu runs them ~20x slower)
+#   PICA_WIDE_SAMPLE          the differential suites check the wide engine on one
+#                             random case in this many (default here: 16; natively 1)
 #
 # It installs what is missing (Debian packages, idempotent: apt is skipped when
 # everything is present), then builds with Debian's cargo/rustc (which ship an
@@ -115,6 +119,8 @@ echo "install done at $(elapsed)"
 # ---------------------------------------------------------------------------
 # 2. Environment for cross building and running under qemu
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+export PICA_WIDE_CASES=${PICA_WIDE_CASES:-200}
+export PICA_WIDE_SAMPLE=${PICA_WIDE_SAMPLE:-16}
 export RUSTC=$DEB_RUSTC
 export RUSTDOC=$DEB_RUSTDOC
 # The rustup toolchain's wrappers must not leak into Debian's cargo.

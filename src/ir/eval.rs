@@ -171,7 +171,7 @@ fn float_lanes2(a: Bits, b: Bits, f: impl Fn(f32, f32) -> f32) -> Bits {
 }
 
 /// The signed integer comparison of [`Op::ICmp`].
-fn int_compare(op: CmpOp, a: i32, b: i32) -> bool {
+pub(crate) fn int_compare(op: CmpOp, a: i32, b: i32) -> bool {
     match op {
         CmpOp::Eq => a == b,
         CmpOp::Ne => a != b,
@@ -409,7 +409,7 @@ pub(crate) fn apply_exit(
 }
 
 /// Scalar definitions of the unary primitives.
-fn unary(op: UnOp, a: Bits) -> Bits {
+pub(crate) fn unary(op: UnOp, a: Bits) -> Bits {
     match op {
         UnOp::Floor => float_lanes(a, f32::floor),
         UnOp::Sqrt => float_lanes(a, f32::sqrt),
@@ -429,7 +429,7 @@ fn unary(op: UnOp, a: Bits) -> Bits {
 }
 
 /// Scalar definitions of the binary primitives.
-fn binary(op: BinOp, a: Bits, b: Bits) -> Bits {
+pub(crate) fn binary(op: BinOp, a: Bits, b: Bits) -> Bits {
     match op {
         BinOp::FAdd => float_lanes2(a, b, |x, y| x + y),
         BinOp::FSub => float_lanes2(a, b, |x, y| x - y),

@@ -332,7 +332,9 @@ fn prepare_failure(case: &TestCase, engine: EngineKind, variant: &str, err: Stri
 /// ([`jit::compile_with`]: the baseline and, in F24, the baseline with
 /// pre-converted uniforms, where they differ from the host's), and vertex shaders run
 /// on the wide engine at every width the host has (`check_wide`: one
-/// `run_batch` of all states, or with carried state one `run_vertices` batch).
+/// `run_batch` of all states, or with carried state one `run_vertices` batch;
+/// with `PICA_WIDE_SAMPLE=N`, only the cases whose program hashes to 0 mod
+/// `N`, which keeps emulated hosts' suites short).
 ///
 /// Cheap: apart from compiling the program, each invocation copies one
 /// [`UnitState`] and digests emitted vertices without storing them; the report is
@@ -385,7 +387,10 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
             let batch = (engine, "whole batch");
             check_whole_batch(case, batch, &new_shader()?, &expected, total, &reference)?;
         }
-        if engine == EngineKind::Jit && case.config.kind == crate::ShaderKind::Vertex {
+        if engine == EngineKind::Jit
+            && case.config.kind == crate::ShaderKind::Vertex
+            && wide_sampled(case)
+        {
             check_wide(case, &expected, total, &reference)?;
         }
         if engine == EngineKind::Ir {
@@ -434,6 +439,28 @@ pub fn run_all_engines(case: &TestCase) -> Result<(), Mismatch> {
 /// [`Shader::run_batch`] when they are independent, else one
 /// [`Shader::run_vertices`] batch with carried state (the case's inputs per
 /// vertex). Fails if the wide engine did not run.
+/// Whether `check_wide` runs on `case`: every case, or with
+/// `PICA_WIDE_SAMPLE=N` one in `N`, chosen by a hash of the program (the same
+/// cases on every run of a seed).
+fn wide_sampled(case: &TestCase) -> bool {
+    use std::hash::{Hash, Hasher};
+    static EVERY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let every = *EVERY.get_or_init(|| {
+        std::env::var("PICA_WIDE_SAMPLE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1)
+    });
+    if every <= 1 {
+        return true;
+    }
+    // Fixed keys: the same choice on every run of this build.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    case.program.code().hash(&mut h);
+    case.config.entry.hash(&mut h);
+    h.finish().is_multiple_of(every)
+}
+
 fn check_wide(
     case: &TestCase,
     expected: &[Observation],

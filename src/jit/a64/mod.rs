@@ -53,6 +53,7 @@ mod lower;
 mod operands;
 #[cfg(test)]
 mod tests;
+pub(crate) mod wide;
 
 use super::JitError;
 use super::frame::{

@@ -3,10 +3,10 @@
 //!
 //! Each basic block of the optimised IR ([`crate::ir::opt`]) is split into
 //! lane operations ([`lanes`]) and lowered to one native function per block
-//! (`x64/wide/`) that runs the block for all `W` lanes on the wide register
-//! file ([`layout`], a per-call memory area). This driver walks the blocks: it
-//! charges the budget once per block for all lanes (they run the same
-//! instructions), applies each block's exit with the IR's own
+//! (`x64/wide/`, `a64/wide/`) that runs the block for all `W` lanes on the
+//! wide register file ([`layout`], a per-call memory area). This driver walks
+//! the blocks: it charges the budget once per block for all lanes (they run
+//! the same instructions), applies each block's exit with the IR's own
 //! `apply_exit` and the interpreter's `FlowState::advance` (one flow state for
 //! the group), and keeps the stacks exact.
 //!
@@ -45,7 +45,7 @@ pub(crate) use plan::{KernelPlan, StatePlan};
 use transpose::File;
 
 use super::JitError;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use super::memory::ExecRegion;
 
 std::thread_local! {
@@ -132,7 +132,10 @@ impl LaneState {
         self.words[self.base + offset as usize / 4]
     }
 
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(dead_code)
+    )]
     fn as_mut_ptr(&mut self) -> *mut u8 {
         self.words[self.base..].as_mut_ptr().cast()
     }
@@ -292,7 +295,7 @@ impl LaneState {
 /// A program compiled for the wide engine: one function per basic block.
 pub struct WideShader {
     width: Width,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     region: ExecRegion,
     /// Code offset of each IR block's function (`None`: not compiled, handed over).
     entries: Vec<Option<usize>>,
@@ -316,7 +319,10 @@ pub struct WideShader {
     plan: StatePlan,
     /// The batch kernel's code offset and the instructions it executes per
     /// vertex.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(dead_code)
+    )]
     kernel: Option<(usize, u64)>,
     /// The batch kernel for the vertex layout: its code offset.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -358,6 +364,16 @@ type VertexKernelFn = unsafe extern "sysv64" fn(
     usize,
     *mut batch::Registers,
 ) -> u32;
+
+/// AArch64: a block function also takes the constant pool (the start of the
+/// code region): `(register file, uniforms, pool) -> exit condition lane mask`.
+#[cfg(target_arch = "aarch64")]
+type BlockFn = unsafe extern "C" fn(*mut u8, *const Uniforms, *const u8) -> u32;
+
+/// AArch64: `(register file, uniforms, pool, states, groups) -> 0`.
+#[cfg(target_arch = "aarch64")]
+type KernelFn =
+    unsafe extern "C" fn(*mut u8, *const Uniforms, *const u8, *mut UnitState, usize) -> u32;
 
 /// The wide code could not keep lanes independent (state policy `Carry`): a
 /// register was read before the lane wrote it, or a lane had to be handed
@@ -520,11 +536,22 @@ impl WideShader {
                 store,
             }
         });
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         {
             let inputs = if f24 { program.inputs_read() } else { 0 };
+            #[cfg(target_arch = "x86_64")]
             let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
+            // NEON's kernel runs straight programs only (no masked parts,
+            // loops or vertex layout yet): other plans use the driver there.
+            #[cfg(target_arch = "aarch64")]
+            let kernel_plan = kernel_plan
+                .filter(|plan| plan.steps.iter().all(|s| matches!(s, plan::Step::Block(_))));
+            #[cfg(target_arch = "aarch64")]
+            let code = super::a64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
+            #[cfg(target_arch = "x86_64")]
             let vertex_kernel = code.vertex_kernel.filter(|_| code.kernel.is_some());
+            #[cfg(target_arch = "aarch64")]
+            let vertex_kernel = None;
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
@@ -559,7 +586,7 @@ impl WideShader {
                 kernel_carries,
             })
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         {
             let _ = (
                 blocks,
@@ -643,7 +670,7 @@ impl WideShader {
 
     /// The generated machine code (every block's function and the constant
     /// pool), for inspection with a disassembler.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     pub fn code(&self) -> &[u8] {
         // SAFETY: the region is mapped read+execute and immutable for the life
         // of `self`; reading it is always allowed.
@@ -679,6 +706,24 @@ impl WideShader {
         // and reads the uniforms; both outlive the call and nothing else
         // accesses them meanwhile.
         unsafe { f(state.as_mut_ptr(), uniforms) }
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    fn call(&self, offset: usize, state: &mut LaneState, uniforms: &Uniforms) -> u32 {
+        assert_eq!(
+            state.lanes(),
+            self.width.lanes(),
+            "a register file of this width"
+        );
+        let pool = self.region.as_ptr();
+        // SAFETY: `offset` is the start of a function compiled with the
+        // `BlockFn` signature into this region, which lives as long as `self`.
+        let f: BlockFn = unsafe { std::mem::transmute::<*const u8, BlockFn>(pool.add(offset)) };
+        // SAFETY: the function reads and writes only the register file (rows
+        // of `layout::ROWS` with this width's lane count, which `state` has)
+        // and reads the uniforms and the region's constant pool; all outlive
+        // the call and nothing else accesses them meanwhile.
+        unsafe { f(state.as_mut_ptr(), uniforms, pool) }
     }
 
     /// Runs whole groups of states (`states.len()` is a multiple of the
@@ -830,7 +875,39 @@ impl WideShader {
         unsafe { f(file.as_mut_ptr(), uniforms, states.as_mut_ptr(), groups) };
     }
 
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    fn call_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        states: &mut [UnitState],
+    ) {
+        let lanes = self.width.lanes();
+        assert!(file.lanes() == lanes && states.len().is_multiple_of(lanes));
+        let groups = states.len() / lanes;
+        let pool = self.region.as_ptr();
+        // SAFETY: `offset` is the start of the batch kernel, compiled with
+        // the `KernelFn` signature into this region, which lives as long as
+        // `self`.
+        let f: KernelFn = unsafe { std::mem::transmute::<*const u8, KernelFn>(pool.add(offset)) };
+        // SAFETY: the kernel reads and writes the register file (this
+        // width's rows, which `file` has), reads the uniforms and the
+        // region's constant pool, and reads and writes `UnitState` fields of
+        // `states[0..groups * W]` (that many exist, as asserted); all outlive
+        // the call and nothing else accesses them.
+        unsafe {
+            f(
+                file.as_mut_ptr(),
+                uniforms,
+                pool,
+                states.as_mut_ptr(),
+                groups,
+            )
+        };
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     fn call_kernel(
         &self,
         _offset: usize,
@@ -841,7 +918,7 @@ impl WideShader {
         unreachable!("no wide code exists on this host")
     }
 
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     fn call(&self, _offset: usize, _state: &mut LaneState, _uniforms: &Uniforms) -> u32 {
         unreachable!("no wide code exists on this host")
     }

@@ -10,6 +10,8 @@ pub enum Width {
     Avx2,
     /// 16 lanes in `zmm` registers (AVX-512: the F and DQ subsets).
     Avx512,
+    /// 4 lanes in 128-bit `v` registers (AArch64 NEON).
+    Neon,
 }
 
 impl Width {
@@ -20,10 +22,11 @@ impl Width {
     /// assert_eq!(Width::Sse41.lanes(), 4);
     /// assert_eq!(Width::Avx2.lanes(), 8);
     /// assert_eq!(Width::Avx512.lanes(), 16);
+    /// assert_eq!(Width::Neon.lanes(), 4);
     /// ```
     pub fn lanes(self) -> usize {
         match self {
-            Width::Sse41 => 4,
+            Width::Sse41 | Width::Neon => 4,
             Width::Avx2 => 8,
             Width::Avx512 => 16,
         }
@@ -40,7 +43,10 @@ impl Width {
     /// assert!(widths.windows(2).all(|w| w[0].lanes() > w[1].lanes()));
     /// ```
     pub fn available() -> Vec<Width> {
-        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        #[cfg_attr(
+            not(any(target_arch = "x86_64", target_arch = "aarch64")),
+            allow(unused_mut)
+        )]
         let mut out = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
@@ -57,6 +63,14 @@ impl Width {
                     out.push(Width::Avx2);
                 }
                 out.push(Width::Sse41);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            // NEON is the AArch64 baseline: the wide engine runs wherever the
+            // single-vertex AArch64 JIT does.
+            if crate::jit::host_support().is_ok() {
+                out.push(Width::Neon);
             }
         }
         out

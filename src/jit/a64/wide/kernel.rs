@@ -1,0 +1,191 @@
+//! The batch kernel ([`KernelPlan`]) on NEON: one function
+//! `(register file, uniforms, constant pool, states, groups) -> 0` that, for
+//! each of `groups` whole groups of 4 consecutive `UnitState`s, transposes
+//! the group into the register file, runs a straight run of blocks and
+//! transposes the rows they wrote back (the x86-64 kernel's contract).
+//!
+//! A register moves with `ld4`/`st4` of single structures: one instruction
+//! per lane moves that lane's `Vec4` to or from element `k` of four
+//! registers (the transpose for free). The state of lane `k` of the current
+//! group is at `x3 + k * size_of::<UnitState>()` and `x4` counts the groups
+//! left (block code never touches `x3` or `x4`).
+
+use super::{Function, row};
+use crate::jit::JitError;
+use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
+use crate::state::UnitState;
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use std::mem::{offset_of, size_of};
+
+fn state_offset(lane: usize, field: usize) -> u32 {
+    (lane * size_of::<UnitState>() + field) as u32
+}
+
+/// The register files of `UnitState` and of the wide register file.
+fn files() -> [(usize, usize); 3] {
+    [
+        (offset_of!(UnitState, inputs), layout::INPUT),
+        (offset_of!(UnitState, temps), layout::TEMP),
+        (offset_of!(UnitState, outputs), layout::OUTPUT),
+    ]
+}
+
+/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
+/// `cmp.x`, `cmp.y`.
+fn small_rows() -> [(usize, usize, bool); 5] {
+    let a0 = offset_of!(UnitState, a0);
+    let cmp = offset_of!(UnitState, cmp);
+    [
+        (layout::A0X, a0, false),
+        (layout::A0Y, a0 + 4, false),
+        (layout::AL, offset_of!(UnitState, al), false),
+        (layout::CMP, cmp, true),
+        (layout::CMP + 1, cmp + 1, true),
+    ]
+}
+
+// Every displacement from `x3` fits `add`'s and the scaled loads' 12 bits.
+const _: () = assert!(4 * size_of::<UnitState>() < 4096);
+
+impl Function<'_> {
+    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks);
+    /// `convert_inputs` (F24) are the inputs converted after loading.
+    pub(super) fn kernel(
+        &mut self,
+        plan: &KernelPlan,
+        blocks: &[LaneBlock],
+        convert_inputs: u16,
+    ) -> Result<(), JitError> {
+        self.enter();
+        let stride = (4 * size_of::<UnitState>()) as u32;
+        let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        // Only unconditional branches span the blocks' code (any length).
+        dynasm!(self.a
+            ; .arch aarch64
+            ; cbnz x4, >start
+            ; b =>done
+            ; start:
+            ; =>group
+        );
+        let load = plan.load;
+        for ((field, base), mask) in
+            files()
+                .into_iter()
+                .zip([load.inputs, load.temps, load.outputs])
+        {
+            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+                self.load_register(field + 16 * n, base + 4 * n);
+            }
+        }
+        if load.small {
+            for (r, field, flag) in small_rows() {
+                for lane in 0..4 {
+                    let from = state_offset(lane, field);
+                    let to = row(r) + 4 * lane as u32;
+                    if flag {
+                        dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
+                    } else {
+                        dynasm!(self.a ; .arch aarch64 ; ldr w9, [x3, from]);
+                    }
+                    dynasm!(self.a ; .arch aarch64 ; str w9, [x0, to]);
+                }
+            }
+        }
+        self.convert_inputs(convert_inputs);
+        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
+            for c in 0..4 {
+                let off = row(layout::TEMP + 4 * n + c);
+                dynasm!(self.a ; .arch aarch64 ; ldr q1, [x0, off]);
+                self.f24_load(1);
+                dynasm!(self.a ; .arch aarch64 ; str q1, [x0, off]);
+            }
+        }
+        for step in &plan.steps {
+            // The driver hands NEON straight plans only (see `WideShader::compile`).
+            let crate::jit::wide::plan::Step::Block(k) = *step else {
+                return Err(JitError::Lowering(
+                    "NEON kernels run straight code only".into(),
+                ));
+            };
+            self.body(&blocks[k])?;
+        }
+        for (field, base) in files().into_iter().skip(1) {
+            for n in 0..16 {
+                let comps = plan.store.register(base, n);
+                if comps == 0xF {
+                    self.store_register(base + 4 * n, field + 16 * n);
+                    continue;
+                }
+                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
+                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
+                }
+            }
+        }
+        for (r, field, flag) in small_rows() {
+            if plan.store.contains(r as u16) {
+                self.store_scalars(r, field, flag);
+            }
+        }
+        dynasm!(self.a
+            ; .arch aarch64
+            ; add x3, x3, stride
+            ; subs x4, x4, 1
+            ; b.eq >last
+            ; b =>group
+            ; last:
+            ; =>done
+            ; movz w10, 0
+        );
+        self.leave();
+        Ok(())
+    }
+
+    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
+    fn load_register(&mut self, field: usize, first_row: usize) {
+        for lane in 0..4u32 {
+            let from = state_offset(lane as usize, field);
+            dynasm!(self.a
+                ; .arch aarch64
+                ; add x9, x3, from
+                ; ld4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9]
+            );
+        }
+        for c in 0..4u8 {
+            let to = row(first_row + c as usize);
+            dynasm!(self.a ; .arch aarch64 ; str Q(c), [x0, to]);
+        }
+    }
+
+    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
+    fn store_register(&mut self, first_row: usize, field: usize) {
+        for c in 0..4u8 {
+            let from = row(first_row + c as usize);
+            dynasm!(self.a ; .arch aarch64 ; ldr Q(c), [x0, from]);
+        }
+        for lane in 0..4u32 {
+            let to = state_offset(lane as usize, field);
+            dynasm!(self.a
+                ; .arch aarch64
+                ; add x9, x3, to
+                ; st4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9]
+            );
+        }
+    }
+
+    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
+    /// `row` of its lane.
+    fn store_scalars(&mut self, r: usize, field: usize, flag: bool) {
+        for lane in 0..4 {
+            let from = row(r) + 4 * lane as u32;
+            let to = state_offset(lane, field);
+            dynasm!(self.a ; .arch aarch64 ; ldr w9, [x0, from]);
+            if flag {
+                dynasm!(self.a ; .arch aarch64 ; and w9, w9, 1 ; strb w9, [x3, to]);
+            } else {
+                dynasm!(self.a ; .arch aarch64 ; str w9, [x3, to]);
+            }
+        }
+    }
+}
