@@ -56,15 +56,21 @@ pub struct BatchSummary {
 
 impl BatchSummary {
     fn record(&mut self, index: usize, stop: Stop) {
-        self.vertices += 1;
+        self.record_range(index..index + 1, stop);
+    }
+
+    /// Vertices `range` (in increasing order of calls) all stopped with `stop`.
+    fn record_range(&mut self, range: std::ops::Range<usize>, stop: Stop) {
+        let n = range.len();
+        self.vertices += n;
         match stop {
-            Stop::End => self.ended += 1,
-            Stop::EndOfCode => self.ended_at_end_of_code += 1,
-            Stop::BudgetExceeded => self.budget_exceeded += 1,
-            Stop::BreakOutsideLoop => self.break_outside_loop += 1,
+            Stop::End => self.ended += n,
+            Stop::EndOfCode => self.ended_at_end_of_code += n,
+            Stop::BudgetExceeded => self.budget_exceeded += n,
+            Stop::BreakOutsideLoop => self.break_outside_loop += n,
         }
-        if stop.status() != RunStatus::Ok && self.first_unfinished.is_none() {
-            self.first_unfinished = Some(index);
+        if n > 0 && stop.status() != RunStatus::Ok && self.first_unfinished.is_none() {
+            self.first_unfinished = Some(range.start);
         }
     }
 
@@ -237,7 +243,7 @@ impl Shader {
                 batch,
                 policy == StatePolicy::Carry,
                 state,
-                &mut |index, stop| summary.record(index, stop),
+                &mut |range, stop| summary.record_range(range, stop),
                 &mut |state| self.run_prepared(&uniforms, state, sink),
             );
             summary.wide_vertices = shaded;

@@ -132,7 +132,7 @@ pub(crate) struct VertexBatch<'a> {
 }
 
 /// Runs `batch` on the wide engine; `carry` selects the state policy
-/// `Carry` (else `Reset`). `record(index, stop)` receives every vertex's stop
+/// `Carry` (else `Reset`). `record(range, stop)` receives every vertex's stop
 /// in order; `sequential` runs one vertex from the state given on the
 /// single-vertex path (`Carry` groups whose lanes are not independent).
 /// Returns how many vertices the wide engine shaded.
@@ -145,7 +145,7 @@ pub(crate) fn run_vertices(
     batch: VertexBatch<'_>,
     carry: bool,
     state: &mut UnitState,
-    record: &mut dyn FnMut(usize, Stop),
+    record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
     sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
 ) -> usize {
     let lanes = wide.width().lanes();
@@ -201,12 +201,12 @@ pub(crate) fn run_vertices(
             // Outputs the kernel's paths do not write keep the given state's
             // value.
             let kept = batch.output_mask & !wide.kernel_outputs();
-            for vertex in batch.outputs[..whole].iter_mut() {
-                copy_masked(vertex, &start.outputs, kept);
+            if kept != 0 {
+                for vertex in batch.outputs[..whole].iter_mut() {
+                    copy_masked(vertex, &start.outputs, kept);
+                }
             }
-            for k in 0..whole {
-                record(k, Stop::End);
-            }
+            record(0..whole, Stop::End);
             done = whole;
             if let Some(end) = last {
                 *state = end;
@@ -257,7 +257,7 @@ pub(crate) fn run_vertices(
                 copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
                 let stop = sequential(state);
                 copy_masked(vertex_out, &state.outputs, batch.output_mask);
-                record(first + k, stop);
+                record(first + k..first + k + 1, stop);
             }
             continue;
         }
@@ -292,7 +292,7 @@ pub(crate) fn run_vertices(
             }
             debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
             for (k, &stop) in stops[..n].iter().enumerate() {
-                record(first + k, stop);
+                record(first + k..first + k + 1, stop);
             }
             shaded += n;
             // The next group starts from the given state again.
@@ -347,7 +347,10 @@ pub(crate) fn run_vertices(
                             }
                             vertex_out[reg] = v;
                         }
-                        record(first + k, stops[k].expect("every lane finishes").0);
+                        record(
+                            first + k..first + k + 1,
+                            stops[k].expect("every lane finishes").0,
+                        );
                     }
                     copy_masked(&mut state.inputs, &inputs[n - 1], batch.input_mask);
                     for row in rows.rows() {
@@ -364,7 +367,7 @@ pub(crate) fn run_vertices(
                         set_row(state, row as usize, lane_values[k][row as usize]);
                     }
                     copy_masked(&mut outputs[k], &state.outputs, batch.output_mask);
-                    record(first + k, stop);
+                    record(first + k..first + k + 1, stop);
                 }
                 shaded += n;
             }
@@ -378,7 +381,7 @@ pub(crate) fn run_vertices(
                     copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
                     let stop = sequential(state);
                     copy_masked(vertex_out, &state.outputs, batch.output_mask);
-                    record(first + k, stop);
+                    record(first + k..first + k + 1, stop);
                 }
             }
         }

@@ -316,6 +316,14 @@ impl From<Mem> for Src {
     }
 }
 
+/// The source of an instruction that reads 256 bits: a `ymm` register (the low
+/// half of the `zmm` named) or 32 bytes of memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Half {
+    Ymm(Zmm),
+    Mem(Mem),
+}
+
 /// The opcode map (`EVEX.mm`, VEX `m-mmmm`).
 #[derive(Clone, Copy)]
 enum Map {
@@ -342,6 +350,8 @@ enum Tuple {
     FullMem,
     /// One 32-bit element (T1S; also gathers): N = 4.
     Scalar,
+    /// Eight 32-bit elements, a 256-bit half (T8): N = 32.
+    Half,
 }
 
 /// One instruction's fixed encoding fields.
@@ -506,6 +516,7 @@ fn evex(
     let n = match (op.tuple, broadcast) {
         (Tuple::Full, false) | (Tuple::FullMem, _) => 64,
         (Tuple::Full, true) | (Tuple::Scalar, _) => 4,
+        (Tuple::Half, _) => 32,
     };
     let mut bytes = Bytes::new();
     bytes.push(0x62);
@@ -650,6 +661,52 @@ pub(crate) fn vmovdqu32_store(out: &mut impl Extend<u8>, dst: Mem, src: Zmm, mas
         self::mem(dst),
         Masking::merge(mask),
         None,
+    );
+}
+
+const VINSERTF32X8: Op = op(Map::M0F3A, Pp::P66, 0x1A, Tuple::Half);
+
+/// `vinsertf32x8 dst{masking}, a, b, imm` (AVX512DQ): `a` with its 256-bit
+/// half `imm & 1` (0 low, 1 high) replaced by `b`.
+pub(crate) fn vinsertf32x8(
+    out: &mut impl Extend<u8>,
+    dst: Zmm,
+    a: Zmm,
+    b: Half,
+    imm: u8,
+    masking: Masking,
+) {
+    let rm = match b {
+        Half::Ymm(r) => Rm::Reg(r.0),
+        Half::Mem(m) => mem(m),
+    };
+    evex(out, VINSERTF32X8, dst.0, a.0, rm, masking, Some(imm));
+}
+
+const VEXTRACTF32X8: Op = op(Map::M0F3A, Pp::P66, 0x1B, Tuple::Half);
+
+/// `vextractf32x8 dst{mask}, src, imm` (AVX512DQ): `dst` = the 256-bit half
+/// `imm & 1` (0 low, 1 high) of `src`; a `ymm` destination has its upper half
+/// cleared, a masked one keeps the lanes `mask` clears.
+pub(crate) fn vextractf32x8(
+    out: &mut impl Extend<u8>,
+    dst: Half,
+    src: Zmm,
+    imm: u8,
+    mask: Option<Mask>,
+) {
+    let rm = match dst {
+        Half::Ymm(r) => Rm::Reg(r.0),
+        Half::Mem(m) => mem(m),
+    };
+    evex(
+        out,
+        VEXTRACTF32X8,
+        src.0,
+        0,
+        rm,
+        Masking::merge(mask),
+        Some(imm),
     );
 }
 

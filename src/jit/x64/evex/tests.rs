@@ -664,6 +664,103 @@ fn gathers_decode_as_requested() {
     assert_eq!(oracle.checked, 16 * (32 * 4 + DISPS.len()));
 }
 
+/// `vinsertf32x8` with every register pair and source `ymm`, both halves and
+/// every masking; and every memory operand, plus the `disp8*32` boundaries
+/// of its 256-bit tuple.
+#[test]
+fn insert_half_decodes_as_requested() {
+    let mut oracle = Oracle::new();
+    let code = Code::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8;
+    let masks = maskings();
+    let ymm_reg = |z: Zmm| Register::YMM0 + u32::from(z.num());
+    for (turn, (d, a, b)) in reg_triples().into_iter().enumerate() {
+        let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
+        let masking = masks[turn % masks.len()];
+        let half = (turn % 2) as u8;
+        let ops = vec![
+            Exp::Reg(zmm_reg(d)),
+            Exp::Reg(zmm_reg(a)),
+            Exp::Reg(ymm_reg(b)),
+            Exp::Imm8(half),
+        ];
+        let expect = Expect::new(code, ops).masked(masking);
+        oracle.check(
+            &emit(|buf| vinsertf32x8(buf, d, a, Half::Ymm(b), half, masking)),
+            &expect,
+        );
+    }
+    let mut mems = mem_operands();
+    for disp in [32, -32, 48, 32 * 127, 32 * 128, -32 * 128, -32 * 129] {
+        mems.push(Mem::base(Gpr::RDI, disp));
+        mems.push(Mem::rip(disp));
+    }
+    let expected = reg_triples().len() + mems.len();
+    for (turn, m) in mems.into_iter().enumerate() {
+        let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
+        let masking = masks[turn % masks.len()];
+        let half = (turn % 2) as u8;
+        let ops = vec![
+            Exp::Reg(zmm_reg(d)),
+            Exp::Reg(zmm_reg(a)),
+            mem_exp(m),
+            Exp::Imm8(half),
+        ];
+        let expect = Expect::new(code, ops).masked(masking);
+        oracle.check(
+            &emit(|buf| vinsertf32x8(buf, d, a, Half::Mem(m), half, masking)),
+            &expect,
+        );
+    }
+    eprintln!("vinsertf32x8: {} encodings agree with iced", oracle.checked);
+    assert_eq!(oracle.checked, expected);
+}
+
+/// `vextractf32x8` to every `ymm` from every `zmm` and to every memory
+/// operand (with the `disp8*32` boundaries), both halves, every merge mask.
+#[test]
+fn extract_half_decodes_as_requested() {
+    let mut oracle = Oracle::new();
+    let code = Code::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8;
+    let masks = merge_masks();
+    let ymm_reg = |z: Zmm| Register::YMM0 + u32::from(z.num());
+    for d in 0..32 {
+        for s in 0..32 {
+            let (d, s) = (zmm(d), zmm(s));
+            let turn = d.num() as usize * 32 + s.num() as usize;
+            let mask = masks[turn % masks.len()];
+            let half = (turn % 2) as u8;
+            let ops = vec![Exp::Reg(ymm_reg(d)), Exp::Reg(zmm_reg(s)), Exp::Imm8(half)];
+            let expect = Expect::new(code, ops).masked(Masking::merge(mask));
+            oracle.check(
+                &emit(|buf| vextractf32x8(buf, Half::Ymm(d), s, half, mask)),
+                &expect,
+            );
+        }
+    }
+    let mut mems = mem_operands();
+    for disp in [32, -32, 48, 32 * 127, 32 * 128, -32 * 128, -32 * 129] {
+        mems.push(Mem::base(Gpr::R11, disp));
+        mems.push(Mem::rip(disp));
+    }
+    let expected = 32 * 32 + mems.len();
+    for (turn, m) in mems.into_iter().enumerate() {
+        let s = zmm(turn * 7 + 3);
+        let mask = masks[turn % masks.len()];
+        let half = (turn % 2) as u8;
+        let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(s)), Exp::Imm8(half)];
+        let expect = Expect::new(code, ops).masked(Masking::merge(mask));
+        oracle.check(
+            &emit(|buf| vextractf32x8(buf, Half::Mem(m), s, half, mask)),
+            &expect,
+        );
+    }
+    eprintln!(
+        "vextractf32x8: {} encodings agree with iced",
+        oracle.checked
+    );
+    assert_eq!(oracle.checked, expected);
+}
+
 /// The full product of base × (no index | index × scale) × displacement for
 /// one instruction of each tuple type (full vector with and without
 /// broadcast, full vector memory load and store, one element), and for a

@@ -64,6 +64,10 @@ pub(super) struct WideAsm {
     /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
     /// check that a select by [`MASK`] has one to read).
     mask_in_k1: bool,
+    /// AVX-512: `k1` holds the sign bits of this vector register (not
+    /// [`MASK`]), which a select by it then reads without converting again.
+    /// Forgotten when either changes and where paths join ([`Self::bind`]).
+    k1_holds: Option<u8>,
 }
 
 /// The mask register: SSE's implicit `blendvps` operand; a compare into it is
@@ -118,6 +122,7 @@ impl WideAsm {
             width,
             pool: Vec::new(),
             mask_in_k1: false,
+            k1_holds: None,
         }
     }
 
@@ -266,16 +271,35 @@ impl WideAsm {
             self.evex_wrote(d);
         } else if d == MASK {
             self.mask_in_k1 = true;
+            self.k1_holds = None;
         } else {
             evex::vpmovm2d(&mut self.ops, z(d), K);
             self.mask_in_k1 = false;
+            self.k1_holds = Some(d);
         }
+    }
+
+    /// Binds `label` here: code may arrive from elsewhere, so nothing is
+    /// known of `k1`.
+    pub fn bind(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch x64 ; =>label);
+        self.forget_masks();
+    }
+
+    /// Forgets what `k1` holds (code emitted outside this assembler may
+    /// have changed it or the vector it mirrors).
+    pub fn forget_masks(&mut self) {
+        self.mask_in_k1 = false;
+        self.k1_holds = None;
     }
 
     /// AVX-512: a method other than a compare writes register `d`: when that
     /// is [`MASK`], `k1` no longer holds what a select by it must read.
     fn evex_wrote(&mut self, d: u8) {
         self.mask_in_k1 &= d != MASK;
+        if self.k1_holds == Some(d) {
+            self.k1_holds = None;
+        }
     }
 
     /// AVX-512: `k1` = the sign bits of `mask` (for [`MASK`], the compare
@@ -286,9 +310,10 @@ impl WideAsm {
                 self.mask_in_k1,
                 "a select by MASK without a compare into it"
             );
-        } else {
+        } else if self.k1_holds != Some(mask) {
             evex::vpmovd2m(&mut self.ops, K, z(mask));
             self.mask_in_k1 = false;
+            self.k1_holds = Some(mask);
         }
     }
 
@@ -492,6 +517,30 @@ impl WideAsm {
         }
     }
 
+    /// AVX-512: lanes 8–15 of `d` = lanes 0–7 of `s` (lanes 0–7 of `d`
+    /// stay): two 8-lane halves become one row, stored with one 64-byte
+    /// store that the block's 64-byte loads of it can forward from.
+    pub fn insert_high_half(&mut self, d: u8, s: u8) {
+        debug_assert!(self.evex(), "only the 16-lane width has halves");
+        self.evex_wrote(d);
+        evex::vinsertf32x8(
+            &mut self.ops,
+            z(d),
+            z(d),
+            evex::Half::Ymm(z(s)),
+            1,
+            Masking::None,
+        );
+    }
+
+    /// AVX-512: lanes 0–7 of `d` = lanes 8–15 of `s` (the rest of `d`
+    /// cleared).
+    pub fn extract_high_half(&mut self, d: u8, s: u8) {
+        debug_assert!(self.evex(), "only the 16-lane width has halves");
+        self.evex_wrote(d);
+        evex::vextractf32x8(&mut self.ops, evex::Half::Ymm(z(d)), z(s), 1, None);
+    }
+
     /// The row at `off` of the register file = `s`.
     pub fn store(&mut self, off: i32, s: u8) {
         if self.evex() {
@@ -536,6 +585,7 @@ impl WideAsm {
             evex::vpmovd2m(&mut self.ops, K, z(s));
             evex::kmovw_to_gpr(&mut self.ops, Gpr::RAX, K);
             self.mask_in_k1 = false;
+            self.k1_holds = Some(s);
         } else if self.vex() {
             // vmovmskps eax, ymm{s} (VEX.256.0F 50 /r), written out: the
             // assembler's table has no 256-bit form.
@@ -564,7 +614,7 @@ impl WideAsm {
         if self.evex() {
             evex::vptestmd(&mut self.ops, K, z(s), Src::Zmm(z(s)), None);
             evex::kortestw(&mut self.ops, K, K);
-            self.mask_in_k1 = false;
+            self.forget_masks();
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vptest Ry(s), Ry(s));
         } else {
@@ -619,7 +669,8 @@ impl WideAsm {
             evex::vbroadcastss_mem(&mut self.ops, dst, src, Masking::None);
             evex::vmovaps_store(&mut self.ops, row(row_off), dst, None);
         }
-        dynasm!(self.ops ; .arch x64 ; jmp =>done ; =>vector);
+        dynasm!(self.ops ; .arch x64 ; jmp =>done);
+        self.bind(vector);
         // k2 = the lanes in range; every gather takes a copy in k3, which it
         // clears. Out-of-range lanes read nothing (masked lanes never fault).
         let label = self.pool_label(last as u32);
@@ -640,7 +691,7 @@ impl WideAsm {
             evex::vgatherdps(&mut self.ops, dst, src, GATHER);
             evex::vmovaps_store(&mut self.ops, row(row_off), dst, None);
         }
-        dynasm!(self.ops ; .arch x64 ; =>done);
+        self.bind(done);
         true
     }
 
@@ -653,7 +704,7 @@ impl WideAsm {
                 evex::vpcmpd(out, K, z(s), Src::Mem(m), evex::icmp::NLE, None);
             });
             evex::kortestw(&mut self.ops, K, K);
-            self.mask_in_k1 = false;
+            self.forget_masks();
         } else {
             self.v3c(V::Pcmpgtd, scratch, s, bits);
             self.test_zero(scratch);
@@ -666,7 +717,7 @@ impl WideAsm {
             let unordered = evex::cmp::UNORD_Q;
             evex::vcmpps(&mut self.ops, K, z(s), Src::Zmm(z(s)), unordered, None);
             evex::kortestw(&mut self.ops, K, K);
-            self.mask_in_k1 = false;
+            self.forget_masks();
         } else {
             self.v3(V::Cmpps(3), scratch, s, s);
             self.test_zero(scratch);

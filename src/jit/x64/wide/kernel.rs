@@ -37,6 +37,9 @@ struct Mem {
 const FILE: u8 = 7;
 const STATES: u8 = 8;
 const OUTPUTS: u8 = 11;
+/// The four registers that hold a 16-lane transpose's low halves while the
+/// high halves are transposed (above the transpose's 0–5).
+const HALVES: u8 = 6;
 
 fn state_offset(lane: usize, field: usize) -> i32 {
     (lane * size_of::<UnitState>() + field) as i32
@@ -165,7 +168,7 @@ impl Function<'_> {
         // per group (and per loop iteration).
         let blocks = self.hoist(plan, blocks)?;
         let blocks = &blocks[..];
-        dynasm!(self.a.ops ; .arch x64 ; =>group);
+        self.a.bind(group);
         match shape {
             KernelShape::States => self.load_states(plan),
             KernelShape::Vertices => self.load_vertices(plan),
@@ -194,9 +197,9 @@ impl Function<'_> {
             ; .arch x64
             ; dec r9
             ; jnz =>group
-            ; =>done
-            ; xor eax, eax
         );
+        self.a.bind(done);
+        dynasm!(self.a.ops ; .arch x64 ; xor eax, eax);
         self.leave();
         Ok(())
     }
@@ -307,7 +310,7 @@ impl Function<'_> {
                 ; jz =>skip
             );
             self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
-            dynasm!(self.a.ops ; .arch x64 ; =>skip);
+            self.a.bind(skip);
         }
     }
 
@@ -416,11 +419,8 @@ impl Function<'_> {
                     let r = self.reg_of(increment, &[count])?;
                     self.a.store_lane0(layout::LOOP_INCREMENT, r);
                     let top = self.a.ops.new_dynamic_label();
-                    dynasm!(self.a.ops
-                        ; .arch x64
-                        ; mov r10d, [rdi + layout::LOOP_COUNT]
-                        ; =>top
-                    );
+                    dynasm!(self.a.ops ; .arch x64 ; mov r10d, [rdi + layout::LOOP_COUNT]);
+                    self.a.bind(top);
                     body_start = Some(top);
                 }
                 (Step::LoopEnd, None) => {
@@ -442,8 +442,8 @@ impl Function<'_> {
                         ; jz =>done
                         ; dec r10d
                         ; jmp =>top
-                        ; =>done
                     );
+                    self.a.bind(done);
                 }
                 _ => {
                     return Err(JitError::Lowering("a malformed kernel step".into()));
@@ -474,6 +474,24 @@ impl Function<'_> {
     /// lane's record in `source`.
     fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
         let chunk = self.chunk();
+        if self.lanes == 16 {
+            // Both 8-lane halves in registers, then one 64-byte store per
+            // row: a row stored as two 32-byte halves cannot forward to the
+            // block's 64-byte load of it, which would wait for both stores
+            // to reach the cache.
+            let low = self.transpose_to_registers(source.slots(0, chunk, field), true);
+            for (c, &r) in low.iter().enumerate() {
+                self.a.copy(HALVES + c as u8, r);
+            }
+            let high = self.transpose_to_registers(source.slots(8, chunk, field), true);
+            for (c, &r) in high.iter().enumerate() {
+                let d = HALVES + c as u8;
+                self.a.insert_high_half(d, r);
+                let off = self.row(row + c);
+                self.a.store(off, d);
+            }
+            return;
+        }
         for first in (0..self.lanes).step_by(chunk) {
             let records = source.slots(first, chunk, field);
             let rows = self.row_slots(first, row);
@@ -485,6 +503,24 @@ impl Function<'_> {
     /// `row..row + 4` of the lane.
     fn store_lanes(&mut self, row: usize, source: LaneSource, field: usize) {
         let chunk = self.chunk();
+        if self.lanes == 16 {
+            // Each row with one 64-byte load (from the block's 64-byte
+            // store of it, which a 32-byte load of its upper half could not
+            // forward from), then its halves in registers.
+            for c in 0..4u8 {
+                let off = self.row(row + c as usize);
+                self.a.load(HALVES + c, off);
+                self.a.extract_high_half(c, HALVES + c);
+            }
+            let out = self.transpose_registers(true, true);
+            self.store_transposed(out, source.slots(8, chunk, field), true);
+            for c in 0..4u8 {
+                dynasm!(self.a.ops ; .arch x64 ; vmovaps Ry(c), Ry(HALVES + c));
+            }
+            let out = self.transpose_registers(true, true);
+            self.store_transposed(out, source.slots(0, chunk, field), true);
+            return;
+        }
         for first in (0..self.lanes).step_by(chunk) {
             let records = source.slots(first, chunk, field);
             let rows = self.row_slots(first, row);
@@ -520,6 +556,17 @@ impl Function<'_> {
     /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`; every address is aligned.
     fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        let out = self.transpose_to_registers(states, wide);
+        for (&r, m) in out.iter().zip(&rows) {
+            self.store_vector(vex, wide, *m, r);
+        }
+    }
+
+    /// The transpose of the vectors `states` in registers: element `k` of
+    /// the register at index `c` is element `c` of vector `k` (4 or, when
+    /// `wide`, 8 lanes). Uses registers 0–5.
+    fn transpose_to_registers(&mut self, states: [Mem; 8], wide: bool) -> [u8; 4] {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         for r in 0..4u8 {
             let (lo, hi) = (states[r as usize], states[r as usize + 4]);
             if !vex {
@@ -535,10 +582,7 @@ impl Function<'_> {
                 );
             }
         }
-        let out = self.transpose_registers(vex, wide);
-        for (&r, m) in out.iter().zip(&rows) {
-            self.store_vector(vex, wide, *m, r);
-        }
+        self.transpose_registers(vex, wide)
     }
 
     /// The vectors `states` = the transpose of rows `rows`.
@@ -553,6 +597,14 @@ impl Function<'_> {
             }
         }
         let out = self.transpose_registers(vex, wide);
+        self.store_transposed(out, states, wide);
+    }
+
+    /// The vectors `states` = the registers `out` (lanes `k` and, when
+    /// `wide`, `k + 4` of a transpose, as [`Self::transpose_registers`]
+    /// returns them).
+    fn store_transposed(&mut self, out: [u8; 4], states: [Mem; 8], wide: bool) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         for (k, &r) in out.iter().enumerate() {
             let (lo, hi) = (states[k], states[k + 4]);
             self.store_vector(vex, false, lo, r);

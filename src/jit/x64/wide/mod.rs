@@ -240,12 +240,12 @@ impl<'a> Function<'a> {
                     a,
                     b,
                 } => {
-                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.a.bind(label);
                     self.exact_pica_mul(d, a, b);
                     back
                 }
                 Cold::F24Overflow { label, back, d } => {
-                    dynasm!(self.a.ops ; .arch x64 ; =>label);
+                    self.a.bind(label);
                     self.f24_tail(d, d, d, S3);
                     back
                 }
@@ -293,6 +293,7 @@ impl<'a> Function<'a> {
     /// A block's operations, from an empty register allocation; values its
     /// exit reads stay live.
     fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        self.a.forget_masks();
         if block.gathers as usize > layout::MAX_GATHERS {
             return Err(JitError::Lowering(
                 "too many relative reads in a block".into(),
@@ -563,7 +564,8 @@ impl<'a> Function<'a> {
             self.a.broadcast_eax(S1);
             self.a.store(off, S1);
         }
-        dynasm!(self.a.ops ; .arch x64 ; jmp =>done ; =>per_lane);
+        dynasm!(self.a.ops ; .arch x64 ; jmp =>done);
+        self.a.bind(per_lane);
         for lane in 0..self.lanes as i32 {
             let at = index + 4 * lane;
             let out = rows + 4 * lane;
@@ -586,7 +588,7 @@ impl<'a> Function<'a> {
                 ; mov [rdi + out + 3 * stride], eax
             );
         }
-        dynasm!(self.a.ops ; .arch x64 ; =>done);
+        self.a.bind(done);
     }
 
     fn unary(&mut self, u: UnOp, d: u8, a: u8) {
@@ -618,7 +620,8 @@ impl<'a> Function<'a> {
                 self.a.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
-                dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
+                dynasm!(self.a.ops ; .arch x64 ; jnz =>label);
+                self.a.bind(back);
                 self.cold.push(Cold::F24Overflow { label, back, d });
             }
             UnOp::ToI32 => {
@@ -707,7 +710,8 @@ impl<'a> Function<'a> {
                 self.a.test_nan(d, S1);
                 let label = self.a.ops.new_dynamic_label();
                 let back = self.a.ops.new_dynamic_label();
-                dynasm!(self.a.ops ; .arch x64 ; jnz =>label ; =>back);
+                dynasm!(self.a.ops ; .arch x64 ; jnz =>label);
+                self.a.bind(back);
                 self.cold.push(Cold::ExactMul {
                     label,
                     back,
