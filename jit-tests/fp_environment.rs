@@ -7,7 +7,8 @@ mod common;
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::common::Case;
-    use pica_jit::{EngineKind, Precision};
+    use pica_jit::jit::wide::Width;
+    use pica_jit::{EngineKind, Precision, Shader, StatePolicy, UnitState, VertexRegisters};
     use std::arch::asm;
 
     fn read_mxcsr() -> u32 {
@@ -15,6 +16,12 @@ mod x86 {
         // SAFETY: stmxcsr only stores the control register to the given address.
         unsafe { asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack)) };
         csr
+    }
+
+    /// MXCSR without its sticky status flags (bits 0–5), which the JIT may
+    /// raise like any floating-point code (`docs/semantics.md` §9.6).
+    fn control(csr: u32) -> u32 {
+        csr & !0x3F
     }
 
     fn write_mxcsr(csr: u32) {
@@ -49,8 +56,136 @@ mod x86 {
         let during = read_mxcsr();
         write_mxcsr(saved);
 
-        assert_eq!(during, FTZ_DAZ, "the caller's MXCSR is restored");
+        assert_eq!(
+            control(during),
+            FTZ_DAZ,
+            "the caller's MXCSR control bits are restored"
+        );
         assert_eq!(jit.out_bits(0), expected.out_bits(0));
         assert_eq!(jit.out_bits(1), expected.out_bits(1));
+    }
+
+    /// 2^-24 + 2^-30: above half an ulp of 1.0.
+    const ABOVE_HALF_ULP: f32 = 1.0 / 16_777_216.0 + 1.0 / 1_073_741_824.0;
+
+    /// Round toward zero, down, up; FTZ alone; DAZ alone (each with the
+    /// default exception masks).
+    const NON_DEFAULT: [(u32, &str); 5] = [
+        (0x1F80 | 0x6000, "toward zero"),
+        (0x1F80 | 0x2000, "down"),
+        (0x1F80 | 0x4000, "up"),
+        (0x1F80 | 0x8000, "FTZ"),
+        (0x1F80 | 0x0040, "DAZ"),
+    ];
+
+    /// Results each of `NON_DEFAULT` would change: roundings above half an
+    /// ulp of both signs (o0), a subnormal product (o1), a subnormal input
+    /// (o2).
+    fn mode_sensitive_case() -> Case {
+        let tiny = 2f32.powi(-70);
+        Case::new("add o0, v0, v1\n mul o1, v2, v3\n add o2, v4, v5\n end")
+            .precision(Precision::F32)
+            .input(0, [1.0, -1.0, 1.0, -1.0])
+            .input(
+                1,
+                [
+                    ABOVE_HALF_ULP,
+                    -ABOVE_HALF_ULP,
+                    -ABOVE_HALF_ULP,
+                    ABOVE_HALF_ULP,
+                ],
+            )
+            .input(2, [tiny; 4])
+            .input(3, [tiny; 4])
+            .input(4, [f32::from_bits(1 << 19); 4])
+            .input(5, [0.0; 4])
+    }
+
+    /// The JIT's entry tells every mode that changes results apart from the
+    /// default (a probe, not a read of MXCSR: see `jit::x64::fp_env`), runs
+    /// in the default one and gives the caller's MXCSR back unchanged.
+    #[test]
+    fn every_result_changing_mode_is_detected_and_restored() {
+        let case = mode_sensitive_case();
+        let expected = case.run();
+        // Round to nearest: 1 + 2^-23 and its negation; 1 - 2^-24 twice.
+        assert_eq!(
+            expected.out_bits(0),
+            [0x3F80_0001, 0xBF80_0001, 0x3F7F_FFFF, 0xBF7F_FFFF]
+        );
+        assert_eq!(expected.out_bits(1)[0], 1 << 9);
+        assert_eq!(expected.out_bits(2)[0], 1 << 19);
+        if !EngineKind::available().contains(&EngineKind::Jit) {
+            return;
+        }
+        for (csr, mode) in NON_DEFAULT {
+            let saved = read_mxcsr();
+            write_mxcsr(csr);
+            let jit = case.run_on(EngineKind::Jit);
+            let during = read_mxcsr();
+            write_mxcsr(saved);
+            assert_eq!(
+                control(during),
+                csr,
+                "{mode}: the caller's MXCSR is restored"
+            );
+            for o in 0..3 {
+                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
+            }
+        }
+    }
+
+    /// The same for the wide engine at every width this host has (its block
+    /// functions and batch kernels enter the environment the same way).
+    #[test]
+    fn the_wide_engine_detects_and_restores_every_mode() {
+        if !EngineKind::available().contains(&EngineKind::Jit) {
+            return;
+        }
+        let case = mode_sensitive_case();
+        let vertices = 37;
+        let mut inputs = vec![VertexRegisters::default(); vertices];
+        for vertex in inputs.iter_mut() {
+            vertex[..6].copy_from_slice(&case.state.inputs[..6]);
+        }
+        let expected = case.run();
+        for width in Width::available() {
+            let shader = Shader::new(case.program.clone(), case.config, EngineKind::Jit)
+                .and_then(|s| s.with_batch_width(Some(width)))
+                .expect("the JIT compiles");
+            for (csr, mode) in NON_DEFAULT {
+                let mut outputs = vec![VertexRegisters::default(); vertices];
+                let saved = read_mxcsr();
+                write_mxcsr(csr);
+                let summary = shader.run_vertices(
+                    &case.uniforms,
+                    &inputs,
+                    0x3F,
+                    &mut outputs,
+                    0x7,
+                    StatePolicy::Reset,
+                    &mut UnitState::default(),
+                    &mut (),
+                );
+                let during = read_mxcsr();
+                write_mxcsr(saved);
+                let summary = summary.expect("a valid batch");
+                assert_eq!(
+                    control(during),
+                    csr,
+                    "{width:?} {mode}: the caller's MXCSR is restored"
+                );
+                assert!(summary.wide_vertices > 0, "{width:?}: the wide engine ran");
+                for (n, vertex) in outputs.iter().enumerate() {
+                    for o in 0..3 {
+                        assert_eq!(
+                            vertex[o].map(f32::to_bits),
+                            expected.out_bits(o),
+                            "{width:?} {mode}: vertex {n} o{o}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -14,8 +14,5 @@ pub fn emit(ops: &mut Asm) {
         // What a relative constant read beyond c95 gives.
         ; ->ones:
         ; .u32 one, one, one, one
-        // MXCSR: round to nearest, all exceptions masked, no FTZ/DAZ.
-        ; ->mxcsr_default:
-        ; .u32 0x1F80
     );
 }

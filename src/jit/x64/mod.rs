@@ -27,6 +27,7 @@ mod entry;
 )]
 pub(crate) mod evex;
 mod flow;
+pub(crate) mod fp_env;
 mod lower;
 mod offsets;
 pub(in crate::jit) mod wide;
@@ -106,6 +107,8 @@ pub(crate) struct Emitter<'p> {
     may_push: bool,
     /// Count the budget (`r15`); off when no invocation can exhaust it.
     budget_checks: bool,
+    /// The floating-point environment's probe constants.
+    fp: fp_env::Constants,
 }
 
 /// A compiled function: machine code plus the offset of its entry.
@@ -139,8 +142,10 @@ pub(crate) fn compile(
     )?;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let fp = fp_env::Constants::new(&mut ops);
     let mut e = Emitter {
         ops,
+        fp,
         program,
         analysis,
         precision,
@@ -172,6 +177,7 @@ pub(crate) fn compile(
     let resume = e.ops.new_dynamic_label();
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
+    e.fp.emit(&mut e.ops);
     dynasm!(e.ops ; .arch x64 ; .align 16);
     for (bits, label) in std::mem::take(&mut e.pool) {
         dynasm!(e.ops ; .arch x64 ; =>label ; .u32 bits[0], bits[1], bits[2], bits[3]);
@@ -218,14 +224,10 @@ impl Emitter<'_> {
             ; mov rbx, rdi
             ; mov r12, rsi
             ; mov r13, rdx
-            // Run with the default floating-point environment whatever the host
-            // set (loading MXCSR is slow: only when it differs).
-            ; stmxcsr [rbx + OFFSET_SAVED_FP]
-            ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
-            ; je >fp_ok
-            ; ldmxcsr [->mxcsr_default]
-            ; fp_ok:
         );
+        // Run with the default floating-point environment whatever the host
+        // set.
+        fp_env::enter(&mut self.ops, self.fp, self.avx, 3, OFFSET_SAVED_FP);
         if self.budget_checks {
             dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
         }
@@ -275,10 +277,10 @@ impl Emitter<'_> {
             ; .arch x64
             ; mov eax, EXIT_RESUME as i32
             ; ->epilogue:
-            ; cmp DWORD [rbx + OFFSET_SAVED_FP], 0x1F80
-            ; je >fp_restored
-            ; ldmxcsr [rbx + OFFSET_SAVED_FP]
-            ; fp_restored:
+        );
+        fp_env::leave(&mut self.ops, 3, OFFSET_SAVED_FP);
+        dynasm!(self.ops
+            ; .arch x64
             ; add rsp, frame_bytes
             ; pop r15
             ; pop r13

@@ -60,7 +60,7 @@ pub(crate) fn compile(
     kernel: Option<&KernelPlan>,
 ) -> Result<WideCode, JitError> {
     let mut a = WideAsm::new(width);
-    let mxcsr = a.pool_label(0x1F80);
+    let mxcsr = super::fp_env::Constants::new(&mut a.ops);
     let prologue = (convert_inputs != 0).then(|| {
         let at = a.ops.offset().0;
         let mut f = Function::new(&mut a, mxcsr);
@@ -116,6 +116,7 @@ pub(crate) fn compile(
         None => (None, None),
     };
     a.emit_pool();
+    mxcsr.emit(&mut a.ops);
     let bytes = a
         .ops
         .finalize()
@@ -163,7 +164,7 @@ enum Cold {
 struct Function<'a> {
     a: &'a mut WideAsm,
     lanes: usize,
-    mxcsr: DynamicLabel,
+    mxcsr: super::fp_env::Constants,
     loc: Vec<Loc>,
     last_use: Vec<u32>,
     remat: Vec<bool>,
@@ -183,7 +184,7 @@ const AT_EXIT: u32 = u32::MAX - 1;
 const NEVER: u32 = u32::MAX;
 
 impl<'a> Function<'a> {
-    fn new(a: &'a mut WideAsm, mxcsr: DynamicLabel) -> Function<'a> {
+    fn new(a: &'a mut WideAsm, mxcsr: super::fp_env::Constants) -> Function<'a> {
         let lanes = a.width.lanes();
         Function {
             a,
@@ -207,28 +208,13 @@ impl<'a> Function<'a> {
 
     /// Runs with the default floating-point environment whatever the host set.
     fn enter(&mut self) {
-        let saved = layout::SAVED_FP;
-        let mxcsr = self.mxcsr;
-        dynasm!(self.a.ops
-            ; .arch x64
-            ; stmxcsr [rdi + saved]
-            ; cmp DWORD [rdi + saved], 0x1F80
-            ; je >fp_ok
-            ; ldmxcsr [=>mxcsr]
-            ; fp_ok:
-        );
+        let vex = self.a.width != Width::Sse41;
+        super::fp_env::enter(&mut self.a.ops, self.mxcsr, vex, 7, layout::SAVED_FP);
     }
 
     /// Restores the host's floating-point environment and returns `eax`.
     fn leave(&mut self) {
-        let saved = layout::SAVED_FP;
-        dynasm!(self.a.ops
-            ; .arch x64
-            ; cmp DWORD [rdi + saved], 0x1F80
-            ; je >fp_restored
-            ; ldmxcsr [rdi + saved]
-            ; fp_restored:
-        );
+        super::fp_env::leave(&mut self.a.ops, 7, layout::SAVED_FP);
         self.a.leave();
         dynasm!(self.a.ops ; .arch x64 ; ret);
         for cold in std::mem::take(&mut self.cold) {
