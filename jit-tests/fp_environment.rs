@@ -177,9 +177,9 @@ mod x86 {
                 );
                 assert!(summary.wide_vertices > 0, "{width:?}: the wide engine ran");
                 for (n, vertex) in outputs.iter().enumerate() {
-                    for o in 0..3 {
+                    for (o, register) in vertex.iter().enumerate().take(3) {
                         assert_eq!(
-                            vertex[o].map(f32::to_bits),
+                            register.map(f32::to_bits),
                             expected.out_bits(o),
                             "{width:?} {mode}: vertex {n} o{o}"
                         );
