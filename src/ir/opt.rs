@@ -380,6 +380,22 @@ fn forward(block: &Block) -> Block {
         for index in span.first..span.end {
             let node = block.nodes[index as usize];
             let op = map_operands(node.op, |v| remap[v.0 as usize]);
+            // Reading some lanes of a blend reads only the blends that give
+            // those lanes: a register written in part and then read where it
+            // was written does not depend on its earlier contents (no read of
+            // them, and no wait for the previous invocation's store).
+            // (`strip` takes a `WriteMask`: lane x is bit 3.)
+            let lane_mask = |lane: u8| 8 >> (lane & 3);
+            let op = match op {
+                Op::Swizzle(v, lanes) => {
+                    let need = lanes.iter().fold(0, |m, &l| m | lane_mask(l));
+                    Op::Swizzle(strip(&mut out, &mut seen, v, need), lanes)
+                }
+                Op::Extract(v, lane) => {
+                    Op::Extract(strip(&mut out, &mut seen, v, lane_mask(lane)), lane)
+                }
+                op => op,
+            };
             let value = match op {
                 Op::ReadTemp(n) => *temps[n as usize & 15]
                     .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),

@@ -574,3 +574,69 @@ fn cmp_and_litp_write_both_flags() {
     assert_eq!(state.outputs[2], [0.0, arith::LITP_CLAMP, 0.0, 0.0]);
     assert_eq!(state.cmp, [false, false]);
 }
+
+/// `mov r0.xyz, v0; ex2 r0.y, r0; mov r0.w, c1; mov o0, r0`: the `ex2` reads
+/// lane x, which the first `mov` wrote, so after optimisation nothing reads
+/// r0's earlier contents (the single-vertex code would otherwise wait for
+/// the previous invocation's store of r0).
+#[test]
+fn reading_written_lanes_of_a_partly_written_register_reads_no_earlier_contents() {
+    let xyz = OperandDescriptor::new(WriteMask(0b1110), [ID; 3]);
+    let y = OperandDescriptor::new(WriteMask(0b0100), [ID; 3]);
+    let w = OperandDescriptor::new(WriteMask(0b0001), [ID; 3]);
+    let code = [
+        Instruction::Unary {
+            op: UnaryOp::Mov,
+            dst: DstReg::Temp(0),
+            src: Source::direct(SrcReg::Input(0)),
+            desc: 1,
+        },
+        Instruction::Unary {
+            op: UnaryOp::Ex2,
+            dst: DstReg::Temp(0),
+            src: Source::direct(SrcReg::Temp(0)),
+            desc: 2,
+        },
+        Instruction::Unary {
+            op: UnaryOp::Mov,
+            dst: DstReg::Temp(0),
+            src: Source::direct(SrcReg::Const(1)),
+            desc: 3,
+        },
+        unary(UnaryOp::Mov, DstReg::Output(0), SrcReg::Temp(0)),
+        Instruction::End,
+    ];
+    let p = program(&code, &[plain(), xyz, y, w]);
+    for precision in [Precision::F32, Precision::F24] {
+        let ir = build(&p, precision);
+        let reads = |ir: &Ir| {
+            ir.blocks[0]
+                .nodes
+                .iter()
+                .filter(|n| matches!(n.op, Op::ReadTemp(0)))
+                .count()
+        };
+        // As built, the instructions read r0 (its earlier contents included).
+        assert!(reads(&ir) > 0, "{precision:?}");
+        let optimised = opt::optimize(&ir);
+        optimised.verify().unwrap();
+        assert_eq!(reads(&optimised), 0, "{precision:?}");
+        // Same results as the unoptimised IR.
+        let mut uniforms = Uniforms::default();
+        uniforms.f[1] = [0.25, 0.5, 0.75, 1.5];
+        let mut a = UnitState::default();
+        a.inputs[0] = [1.5, -2.0, 3.0, 4.0];
+        a.temps[0] = [f32::NAN; 4];
+        let mut b = a.clone();
+        let sa = eval::run(&ir, 1000, &uniforms, &mut a, &mut ());
+        let sb = eval::run_optimized(&optimised, &ir, 1000, &uniforms, &mut b, &mut ());
+        assert_eq!(sa, Stop::End);
+        assert_eq!(sa, sb);
+        assert_eq!(a.temps[0].map(f32::to_bits), b.temps[0].map(f32::to_bits));
+        assert_eq!(
+            a.outputs[0].map(f32::to_bits),
+            b.outputs[0].map(f32::to_bits)
+        );
+        assert_eq!(b.outputs[0][3], 1.5, "{precision:?}: r0.w = c1.w");
+    }
+}
