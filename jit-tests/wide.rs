@@ -847,7 +847,7 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 carry_state: false,
             };
             let (interp, wide_shader) = shaders(&case, width);
-            // Two whole groups and a tail.
+            // Two whole groups and a tail (run as one more group, padded).
             let states: Vec<UnitState> =
                 (0..2 * lanes + 3).map(|_| random_state(&mut rng)).collect();
             let mut expected = states.clone();
@@ -860,23 +860,23 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 straight += 1;
                 assert_eq!(
                     in_kernel,
-                    2 * lanes as u64,
-                    "{what} {width:?}: whole groups in the kernel"
+                    states.len() as u64,
+                    "{what} {width:?}: whole groups and the padded tail in the kernel"
                 );
                 kernel_runs += 1;
             } else if FULL_KERNEL && what.starts_with("default ") {
                 // The default shader's loop, call and `ifu` all run in it.
                 assert_eq!(
                     in_kernel,
-                    2 * lanes as u64,
+                    states.len() as u64,
                     "{what} {width:?}: in the kernel"
                 );
                 branchy += 1;
             } else if in_kernel > 0 {
                 assert_eq!(
                     in_kernel,
-                    2 * lanes as u64,
-                    "{what} {width:?}: whole groups in the kernel"
+                    states.len() as u64,
+                    "{what} {width:?}: whole groups and the padded tail in the kernel"
                 );
                 branchy += 1;
             }
@@ -900,8 +900,8 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
             if FULL_KERNEL && in_kernel > 0 {
                 assert_eq!(
                     wide::kernel_vertices() - before,
-                    2 * lanes as u64,
-                    "{what} {width:?}: run_vertices's whole groups in the kernel"
+                    states.len() as u64,
+                    "{what} {width:?}: run_vertices's whole groups and padded tail in the kernel"
                 );
             }
             // Carried state: the kernel too where no vertex depends on the one

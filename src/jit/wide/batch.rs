@@ -51,11 +51,25 @@ pub(crate) fn run_states(
         // (every lane then ends at `end`; the kernel converts on entry), the
         // rest group by group.
         let whole = states.len() / lanes * lanes;
-        let done = if wide.run_kernel(file, uniforms, &mut states[..whole], config.budget) {
+        let mut done = if wide.run_kernel(file, uniforms, &mut states[..whole], config.budget, 0) {
             whole
         } else {
             0
         };
+        // The tail as one group padded with copies of its last state (lanes
+        // are independent: the copies only repeat its results).
+        let tail = states.len() - whole;
+        if done == whole && tail > 0 {
+            let mut padded: Vec<UnitState> = (0..lanes)
+                .map(|k| states[whole + k.min(tail - 1)].clone())
+                .collect();
+            if wide.run_kernel(file, uniforms, &mut padded, config.budget, lanes - tail) {
+                for (state, result) in states[whole..].iter_mut().zip(padded) {
+                    *state = result;
+                }
+                done = states.len();
+            }
+        }
         if converted {
             for state in states[done..].iter_mut() {
                 enter(config.precision, program, config.entry, state);
@@ -172,49 +186,85 @@ pub(crate) fn run_vertices(
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
     if inputs_covered && (!carry || wide.kernel_carries()) {
-        let whole = batch.inputs.len() / lanes * lanes;
-        let mut last = None;
-        let ran = whole > 0
-            && with_file(lanes, |file| {
+        let len = batch.inputs.len();
+        let whole = len / lanes * lanes;
+        // The whole groups in place, then the tail as one group padded with
+        // copies of the last vertex (lanes are independent: the copies only
+        // repeat its results, in lanes nobody reads back).
+        let mut pad_in = [Registers::default(); 16];
+        let mut pad_out = [Registers::default(); 16];
+        for part in [0..whole, whole..len] {
+            let count = part.len();
+            if count == 0 || done != part.start {
+                continue;
+            }
+            let padded = count < lanes;
+            if padded {
+                for (k, slot) in pad_in[..lanes].iter_mut().enumerate() {
+                    *slot = batch.inputs[(part.start + k).min(len - 1)];
+                }
+                pad_out[..count].copy_from_slice(&batch.outputs[part.clone()]);
+            }
+            let mut last = None;
+            let ran = with_file(lanes, |file| {
+                let (inputs, outputs) = if padded {
+                    (&pad_in[..lanes], &mut pad_out[..lanes])
+                } else {
+                    (
+                        &batch.inputs[part.clone()],
+                        &mut batch.outputs[part.clone()],
+                    )
+                };
                 let ran = wide.run_vertex_kernel(
                     file,
                     uniforms,
                     &start,
-                    &batch.inputs[..whole],
-                    &mut batch.outputs[..whole],
+                    inputs,
+                    outputs,
                     batch.output_mask,
                     config.budget,
+                    if padded { lanes - count } else { 0 },
                 );
                 if ran && carry {
                     // The last vertex's final state: the rows its path wrote
-                    // (its lane of the last group), the start's elsewhere.
+                    // (its lane of the last group, or a copy of it), the
+                    // start's elsewhere.
                     let mut end = start.clone();
                     for row in wide.kernel_rows().rows() {
                         set_row(&mut end, row as usize, file.row(row as usize)[lanes - 1]);
                     }
-                    copy_masked(&mut end.inputs, &batch.inputs[whole - 1], batch.input_mask);
+                    copy_masked(
+                        &mut end.inputs,
+                        &batch.inputs[part.end - 1],
+                        batch.input_mask,
+                    );
                     last = Some(end);
                 }
                 ran
             });
-        if ran {
+            if !ran {
+                break;
+            }
+            if padded {
+                batch.outputs[part.clone()].copy_from_slice(&pad_out[..count]);
+            }
             // Outputs the kernel's paths do not write keep the given state's
             // value.
             let kept = batch.output_mask & !wide.kernel_outputs();
             if kept != 0 {
-                for vertex in batch.outputs[..whole].iter_mut() {
+                for vertex in batch.outputs[part.clone()].iter_mut() {
                     copy_masked(vertex, &start.outputs, kept);
                 }
             }
-            record(0..whole, Stop::End);
-            done = whole;
+            record(part.clone(), Stop::End);
+            done = part.end;
             if let Some(end) = last {
                 *state = end;
                 start = state.clone();
                 enter(config.precision, program, config.entry, &mut start);
             }
         }
-        if done == batch.inputs.len() {
+        if done == len {
             return done;
         }
     }

@@ -729,7 +729,8 @@ impl WideShader {
     /// Runs whole groups of states (`states.len()` is a multiple of the
     /// width) through the batch kernel, each from its own state (the kernel
     /// does the F24 entry conversion) to `end`, and leaves each with its
-    /// final state. False, with nothing done,
+    /// final state; the last `padding` states are copies that pad a tail to
+    /// a whole group (not counted as shaded). False, with nothing done,
     /// when there is no kernel or `budget` does not cover it.
     pub(crate) fn run_kernel(
         &self,
@@ -737,6 +738,7 @@ impl WideShader {
         uniforms: &Uniforms,
         states: &mut [UnitState],
         budget: u64,
+        padding: usize,
     ) -> bool {
         let Some((offset, instructions)) = self.kernel else {
             return false;
@@ -745,8 +747,9 @@ impl WideShader {
             return false;
         }
         self.call_kernel(offset, file, uniforms, states);
-        count_shaded(states.len() as u32);
-        KERNEL.with(|c| c.set(c.get() + states.len() as u64));
+        let shaded = states.len().saturating_sub(padding);
+        count_shaded(shaded as u32);
+        KERNEL.with(|c| c.set(c.get() + shaded as u64));
         true
     }
 
@@ -756,9 +759,10 @@ impl WideShader {
     /// `inputs` for every input the program reads: the caller checked its
     /// input mask covers them) to `end`; the outputs of `output_mask` go to
     /// `outputs` if the kernel's path writes them (the others are the
-    /// caller's to fill: see [`kernel_outputs`](Self::kernel_outputs)).
-    /// False, with nothing done, when there is no kernel or `budget` does not
-    /// cover it.
+    /// caller's to fill: see [`kernel_outputs`](Self::kernel_outputs)); the
+    /// last `padding` vertices pad a tail to a whole group (not counted as
+    /// shaded). False, with nothing done, when there is no kernel or `budget`
+    /// does not cover it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_vertex_kernel(
         &self,
@@ -769,6 +773,7 @@ impl WideShader {
         outputs: &mut [batch::Registers],
         output_mask: u16,
         budget: u64,
+        padding: usize,
     ) -> bool {
         let (Some(offset), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
             return false;
@@ -782,8 +787,9 @@ impl WideShader {
             return false;
         }
         self.call_vertex_kernel(offset, file, uniforms, start, inputs, outputs, output_mask);
-        count_shaded(inputs.len() as u32);
-        KERNEL.with(|c| c.set(c.get() + inputs.len() as u64));
+        let shaded = inputs.len().saturating_sub(padding);
+        count_shaded(shaded as u32);
+        KERNEL.with(|c| c.set(c.get() + shaded as u64));
         true
     }
 
