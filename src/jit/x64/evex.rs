@@ -324,6 +324,14 @@ pub(crate) enum Half {
     Mem(Mem),
 }
 
+/// The source or destination of an instruction that moves 128 bits: an `xmm`
+/// register (the low quarter of the `zmm` named) or 16 bytes of memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Quarter {
+    Xmm(Zmm),
+    Mem(Mem),
+}
+
 /// The opcode map (`EVEX.mm`, VEX `m-mmmm`).
 #[derive(Clone, Copy)]
 enum Map {
@@ -352,6 +360,8 @@ enum Tuple {
     Scalar,
     /// Eight 32-bit elements, a 256-bit half (T8): N = 32.
     Half,
+    /// Four 32-bit elements, a 128-bit quarter (T4): N = 16.
+    Quarter,
 }
 
 /// One instruction's fixed encoding fields.
@@ -517,6 +527,7 @@ fn evex(
         (Tuple::Full, false) | (Tuple::FullMem, _) => 64,
         (Tuple::Full, true) | (Tuple::Scalar, _) => 4,
         (Tuple::Half, _) => 32,
+        (Tuple::Quarter, _) => 16,
     };
     let mut bytes = Bytes::new();
     bytes.push(0x62);
@@ -683,6 +694,52 @@ pub(crate) fn vinsertf32x8(
     evex(out, VINSERTF32X8, dst.0, a.0, rm, masking, Some(imm));
 }
 
+const VINSERTF32X4: Op = op(Map::M0F3A, Pp::P66, 0x18, Tuple::Quarter);
+
+/// `vinsertf32x4 dst{masking}, a, b, imm`: `a` with its 128-bit quarter
+/// `imm & 3` replaced by `b`.
+pub(crate) fn vinsertf32x4(
+    out: &mut impl Extend<u8>,
+    dst: Zmm,
+    a: Zmm,
+    b: Quarter,
+    imm: u8,
+    masking: Masking,
+) {
+    let rm = match b {
+        Quarter::Xmm(r) => Rm::Reg(r.0),
+        Quarter::Mem(m) => mem(m),
+    };
+    evex(out, VINSERTF32X4, dst.0, a.0, rm, masking, Some(imm));
+}
+
+const VEXTRACTF32X4: Op = op(Map::M0F3A, Pp::P66, 0x19, Tuple::Quarter);
+
+/// `vextractf32x4 dst{mask}, src, imm`: `dst` = the 128-bit quarter `imm & 3`
+/// of `src`; an `xmm` destination has the rest cleared, a masked one keeps
+/// the lanes `mask` clears.
+pub(crate) fn vextractf32x4(
+    out: &mut impl Extend<u8>,
+    dst: Quarter,
+    src: Zmm,
+    imm: u8,
+    mask: Option<Mask>,
+) {
+    let rm = match dst {
+        Quarter::Xmm(r) => Rm::Reg(r.0),
+        Quarter::Mem(m) => mem(m),
+    };
+    evex(
+        out,
+        VEXTRACTF32X4,
+        src.0,
+        0,
+        rm,
+        Masking::merge(mask),
+        Some(imm),
+    );
+}
+
 const VEXTRACTF32X8: Op = op(Map::M0F3A, Pp::P66, 0x1B, Tuple::Half);
 
 /// `vextractf32x8 dst{mask}, src, imm` (AVX512DQ): `dst` = the 256-bit half
@@ -755,6 +812,10 @@ macro_rules! three_operand {
 }
 
 three_operand! {
+    /// `vunpcklps dst{masking}, a, b`: per 128-bit block, `a0 b0 a1 b1`.
+    vunpcklps = M0F, None, 0x14;
+    /// `vunpckhps dst{masking}, a, b`: per 128-bit block, `a2 b2 a3 b3`.
+    vunpckhps = M0F, None, 0x15;
     /// `vaddps dst{masking}, a, b`.
     vaddps = M0F, None, 0x58;
     /// `vmulps dst{masking}, a, b`.

@@ -408,6 +408,8 @@ const THREE: &[(ThreeFn, Code)] = &[
     (vpaddd, Code::EVEX_Vpaddd_zmm_k1z_zmm_zmmm512b32),
     (vpsubd, Code::EVEX_Vpsubd_zmm_k1z_zmm_zmmm512b32),
     (vblendmps, Code::EVEX_Vblendmps_zmm_k1z_zmm_zmmm512b32),
+    (vunpcklps, Code::EVEX_Vunpcklps_zmm_k1z_zmm_zmmm512b32),
+    (vunpckhps, Code::EVEX_Vunpckhps_zmm_k1z_zmm_zmmm512b32),
     (vpblendmd, Code::EVEX_Vpblendmd_zmm_k1z_zmm_zmmm512b32),
     (vpermps, Code::EVEX_Vpermps_zmm_k1z_zmm_zmmm512b32),
 ];
@@ -712,6 +714,81 @@ fn insert_half_decodes_as_requested() {
         );
     }
     eprintln!("vinsertf32x8: {} encodings agree with iced", oracle.checked);
+    assert_eq!(oracle.checked, expected);
+}
+
+/// `vinsertf32x4` and `vextractf32x4` with every register pair, every
+/// quarter and masking, and every memory operand (with the `disp8*16`
+/// boundaries of their 128-bit tuple).
+#[test]
+fn quarter_moves_decode_as_requested() {
+    let mut oracle = Oracle::new();
+    let insert = Code::EVEX_Vinsertf32x4_zmm_k1z_zmm_xmmm128_imm8;
+    let extract = Code::EVEX_Vextractf32x4_xmmm128_k1z_zmm_imm8;
+    let masks = maskings();
+    let merges = merge_masks();
+    let xmm_reg = |z: Zmm| Register::XMM0 + u32::from(z.num());
+    let triples = reg_triples();
+    for (turn, &(d, a, b)) in triples.iter().enumerate() {
+        let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
+        let masking = masks[turn % masks.len()];
+        let quarter = (turn % 4) as u8;
+        let ops = vec![
+            Exp::Reg(zmm_reg(d)),
+            Exp::Reg(zmm_reg(a)),
+            Exp::Reg(xmm_reg(b)),
+            Exp::Imm8(quarter),
+        ];
+        let expect = Expect::new(insert, ops).masked(masking);
+        oracle.check(
+            &emit(|buf| vinsertf32x4(buf, d, a, Quarter::Xmm(b), quarter, masking)),
+            &expect,
+        );
+        let mask = merges[turn % merges.len()];
+        let ops = vec![
+            Exp::Reg(xmm_reg(d)),
+            Exp::Reg(zmm_reg(a)),
+            Exp::Imm8(quarter),
+        ];
+        let expect = Expect::new(extract, ops).masked(Masking::merge(mask));
+        oracle.check(
+            &emit(|buf| vextractf32x4(buf, Quarter::Xmm(d), a, quarter, mask)),
+            &expect,
+        );
+    }
+    let mut mems = mem_operands();
+    for disp in [16, -16, 24, 16 * 127, 16 * 128, -16 * 128, -16 * 129] {
+        mems.push(Mem::base(Gpr::R8, disp));
+        mems.push(Mem::rip(disp));
+    }
+    let expected = 2 * (triples.len() + mems.len());
+    for (turn, m) in mems.into_iter().enumerate() {
+        let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
+        let masking = masks[turn % masks.len()];
+        let quarter = (turn % 4) as u8;
+        let ops = vec![
+            Exp::Reg(zmm_reg(d)),
+            Exp::Reg(zmm_reg(a)),
+            mem_exp(m),
+            Exp::Imm8(quarter),
+        ];
+        let expect = Expect::new(insert, ops).masked(masking);
+        oracle.check(
+            &emit(|buf| vinsertf32x4(buf, d, a, Quarter::Mem(m), quarter, masking)),
+            &expect,
+        );
+        let mask = merges[turn % merges.len()];
+        let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(a)), Exp::Imm8(quarter)];
+        let expect = Expect::new(extract, ops).masked(Masking::merge(mask));
+        oracle.check(
+            &emit(|buf| vextractf32x4(buf, Quarter::Mem(m), a, quarter, mask)),
+            &expect,
+        );
+    }
+    eprintln!(
+        "vinsertf32x4/vextractf32x4: {} encodings agree with iced",
+        oracle.checked
+    );
     assert_eq!(oracle.checked, expected);
 }
 

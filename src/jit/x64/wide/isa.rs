@@ -517,30 +517,6 @@ impl WideAsm {
         }
     }
 
-    /// AVX-512: lanes 8–15 of `d` = lanes 0–7 of `s` (lanes 0–7 of `d`
-    /// stay): two 8-lane halves become one row, stored with one 64-byte
-    /// store that the block's 64-byte loads of it can forward from.
-    pub fn insert_high_half(&mut self, d: u8, s: u8) {
-        debug_assert!(self.evex(), "only the 16-lane width has halves");
-        self.evex_wrote(d);
-        evex::vinsertf32x8(
-            &mut self.ops,
-            z(d),
-            z(d),
-            evex::Half::Ymm(z(s)),
-            1,
-            Masking::None,
-        );
-    }
-
-    /// AVX-512: lanes 0–7 of `d` = lanes 8–15 of `s` (the rest of `d`
-    /// cleared).
-    pub fn extract_high_half(&mut self, d: u8, s: u8) {
-        debug_assert!(self.evex(), "only the 16-lane width has halves");
-        self.evex_wrote(d);
-        evex::vextractf32x8(&mut self.ops, evex::Half::Ymm(z(d)), z(s), 1, None);
-    }
-
     /// The row at `off` of the register file = `s`.
     pub fn store(&mut self, off: i32, s: u8) {
         if self.evex() {

@@ -14,6 +14,7 @@
 //! groups left and `r10` a loop's iterations left (block code never touches
 //! `r8`–`r11`).
 
+use super::super::evex;
 use super::isa::V;
 use super::{Function, S1, S2};
 use crate::jit::JitError;
@@ -34,12 +35,20 @@ struct Mem {
     disp: i32,
 }
 
+impl Mem {
+    /// The same operand for the EVEX encoder.
+    fn evex(self) -> evex::Mem {
+        evex::Mem::base(evex::Gpr::new(self.base), self.disp)
+    }
+}
+
 const FILE: u8 = 7;
 const STATES: u8 = 8;
 const OUTPUTS: u8 = 11;
-/// The four registers that hold a 16-lane transpose's low halves while the
-/// high halves are transposed (above the transpose's 0–5).
-const HALVES: u8 = 6;
+/// `[rdi + off]`: a row of the register file, for the EVEX encoder.
+fn file_row(off: i32) -> evex::Mem {
+    evex::Mem::base(evex::Gpr::RDI, off)
+}
 
 fn state_offset(lane: usize, field: usize) -> i32 {
     (lane * size_of::<UnitState>() + field) as i32
@@ -117,6 +126,11 @@ enum LaneSource {
 }
 
 impl LaneSource {
+    /// The `Vec4` at `field` of lane `lane`'s record.
+    fn record(self, lane: usize, field: usize) -> Mem {
+        self.slots(lane, 1, field)[0]
+    }
+
     /// The `Vec4` at `field` of lanes `first..first + chunk` (the last four
     /// unused with a chunk of 4).
     fn slots(self, first: usize, chunk: usize, field: usize) -> [Mem; 8] {
@@ -475,20 +489,18 @@ impl Function<'_> {
     fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
         let chunk = self.chunk();
         if self.lanes == 16 {
-            // Both 8-lane halves in registers, then one 64-byte store per
-            // row: a row stored as two 32-byte halves cannot forward to the
-            // block's 64-byte load of it, which would wait for both stores
-            // to reach the cache.
-            let low = self.transpose_to_registers(source.slots(0, chunk, field), true);
-            for (c, &r) in low.iter().enumerate() {
-                self.a.copy(HALVES + c as u8, r);
+            // Register k holds the records of lanes k, k + 4, k + 8, k + 12
+            // in its four 128-bit blocks; one 4×4 transpose per block gives
+            // the rows, each stored whole (64 bytes, which the block's load
+            // of it forwards from).
+            for k in 0..4u8 {
+                let records: [Mem; 4] =
+                    std::array::from_fn(|j| source.record(k as usize + 4 * j, field));
+                self.load_quarters(k, records);
             }
-            let high = self.transpose_to_registers(source.slots(8, chunk, field), true);
-            for (c, &r) in high.iter().enumerate() {
-                let d = HALVES + c as u8;
-                self.a.insert_high_half(d, r);
+            for (c, r) in self.transpose_blocks().into_iter().enumerate() {
                 let off = self.row(row + c);
-                self.a.store(off, d);
+                evex::vmovaps_store(&mut self.a.ops, file_row(off), evex::Zmm::new(r), None);
             }
             return;
         }
@@ -504,21 +516,22 @@ impl Function<'_> {
     fn store_lanes(&mut self, row: usize, source: LaneSource, field: usize) {
         let chunk = self.chunk();
         if self.lanes == 16 {
-            // Each row with one 64-byte load (from the block's 64-byte
-            // store of it, which a 32-byte load of its upper half could not
-            // forward from), then its halves in registers.
+            // Each row with one 64-byte load (from the block's 64-byte store
+            // of it), a 4×4 transpose per 128-bit block, then register k's
+            // blocks are the records of lanes k, k + 4, k + 8, k + 12.
             for c in 0..4u8 {
                 let off = self.row(row + c as usize);
-                self.a.load(HALVES + c, off);
-                self.a.extract_high_half(c, HALVES + c);
+                evex::vmovaps_load(
+                    &mut self.a.ops,
+                    evex::Zmm::new(c),
+                    file_row(off),
+                    evex::Masking::None,
+                );
             }
-            let out = self.transpose_registers(true, true);
-            self.store_transposed(out, source.slots(8, chunk, field), true);
-            for c in 0..4u8 {
-                dynasm!(self.a.ops ; .arch x64 ; vmovaps Ry(c), Ry(HALVES + c));
+            for (k, r) in self.transpose_blocks().into_iter().enumerate() {
+                let records: [Mem; 4] = std::array::from_fn(|j| source.record(k + 4 * j, field));
+                self.store_quarters(r, records);
             }
-            let out = self.transpose_registers(true, true);
-            self.store_transposed(out, source.slots(0, chunk, field), true);
             return;
         }
         for first in (0..self.lanes).step_by(chunk) {
@@ -526,6 +539,49 @@ impl Function<'_> {
             let rows = self.row_slots(first, row);
             self.transpose_out(rows, records, chunk == 8);
         }
+    }
+
+    /// 16 lanes: register `d`'s four 128-bit blocks = the vectors at
+    /// `records`.
+    fn load_quarters(&mut self, d: u8, records: [Mem; 4]) {
+        let (m, z) = (records[0], evex::Zmm::new(d));
+        dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(d), [Rq(m.base) + m.disp]);
+        for (j, &m) in (1u8..).zip(&records[1..]) {
+            let none = evex::Masking::None;
+            let quarter = evex::Quarter::Mem(m.evex());
+            evex::vinsertf32x4(&mut self.a.ops, z, z, quarter, j, none);
+        }
+    }
+
+    /// 16 lanes: the vectors at `records` = register `s`'s four 128-bit
+    /// blocks.
+    fn store_quarters(&mut self, s: u8, records: [Mem; 4]) {
+        let m = records[0];
+        dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(m.base) + m.disp], Rx(s));
+        for (j, &m) in (1u8..).zip(&records[1..]) {
+            let quarter = evex::Quarter::Mem(m.evex());
+            evex::vextractf32x4(&mut self.a.ops, quarter, evex::Zmm::new(s), j, None);
+        }
+    }
+
+    /// 16 lanes: transposes the 4×4 matrix in each 128-bit block of
+    /// registers 0–3 (element `c` of register `k`'s block goes to element `k`
+    /// of the block of the register returned at index `c`). Uses registers
+    /// 0–7.
+    fn transpose_blocks(&mut self) -> [u8; 4] {
+        let z = evex::Zmm::new;
+        let none = evex::Masking::None;
+        let o = &mut self.a.ops;
+        evex::vunpcklps(o, z(4), z(0), evex::Src::Zmm(z(1)), none);
+        evex::vunpckhps(o, z(5), z(0), evex::Src::Zmm(z(1)), none);
+        evex::vunpcklps(o, z(6), z(2), evex::Src::Zmm(z(3)), none);
+        evex::vunpckhps(o, z(7), z(2), evex::Src::Zmm(z(3)), none);
+        // 0x44: elements 0, 1 of each; 0xEE: elements 2, 3 of each.
+        evex::vshufps(o, z(0), z(4), evex::Src::Zmm(z(6)), 0x44, none);
+        evex::vshufps(o, z(1), z(4), evex::Src::Zmm(z(6)), 0xEE, none);
+        evex::vshufps(o, z(2), z(5), evex::Src::Zmm(z(7)), 0x44, none);
+        evex::vshufps(o, z(3), z(5), evex::Src::Zmm(z(7)), 0xEE, none);
+        [0, 1, 2, 3]
     }
 
     /// Lanes from `first` of rows `row..row + 4`.
