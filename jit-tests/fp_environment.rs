@@ -18,6 +18,17 @@ mod x86 {
         csr
     }
 
+    /// Runs `f` with MXCSR = `csr`; its result and the MXCSR it left, with
+    /// the caller's MXCSR restored afterwards.
+    fn with_mxcsr<R>(csr: u32, f: impl FnOnce() -> R) -> (R, u32) {
+        let saved = read_mxcsr();
+        write_mxcsr(csr);
+        let result = f();
+        let during = read_mxcsr();
+        write_mxcsr(saved);
+        (result, during)
+    }
+
     /// MXCSR without its sticky status flags (bits 0–5), which the JIT may
     /// raise like any floating-point code (`docs/semantics.md` §9.6).
     fn control(csr: u32) -> u32 {
@@ -50,11 +61,7 @@ mod x86 {
         }
 
         const FTZ_DAZ: u32 = 0x1F80 | 0x8000 | 0x0040;
-        let saved = read_mxcsr();
-        write_mxcsr(FTZ_DAZ);
-        let jit = case.run_on(EngineKind::Jit);
-        let during = read_mxcsr();
-        write_mxcsr(saved);
+        let (jit, during) = with_mxcsr(FTZ_DAZ, || case.run_on(EngineKind::Jit));
 
         assert_eq!(
             control(during),
@@ -119,11 +126,7 @@ mod x86 {
             return;
         }
         for (csr, mode) in NON_DEFAULT {
-            let saved = read_mxcsr();
-            write_mxcsr(csr);
-            let jit = case.run_on(EngineKind::Jit);
-            let during = read_mxcsr();
-            write_mxcsr(saved);
+            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
             assert_eq!(
                 control(during),
                 csr,
@@ -155,20 +158,18 @@ mod x86 {
                 .expect("the JIT compiles");
             for (csr, mode) in NON_DEFAULT {
                 let mut outputs = vec![VertexRegisters::default(); vertices];
-                let saved = read_mxcsr();
-                write_mxcsr(csr);
-                let summary = shader.run_vertices(
-                    &case.uniforms,
-                    &inputs,
-                    0x3F,
-                    &mut outputs,
-                    0x7,
-                    StatePolicy::Reset,
-                    &mut UnitState::default(),
-                    &mut (),
-                );
-                let during = read_mxcsr();
-                write_mxcsr(saved);
+                let (summary, during) = with_mxcsr(csr, || {
+                    shader.run_vertices(
+                        &case.uniforms,
+                        &inputs,
+                        0x3F,
+                        &mut outputs,
+                        0x7,
+                        StatePolicy::Reset,
+                        &mut UnitState::default(),
+                        &mut (),
+                    )
+                });
                 let summary = summary.expect("a valid batch");
                 assert_eq!(
                     control(during),
