@@ -316,20 +316,22 @@ impl From<Mem> for Src {
     }
 }
 
-/// The source of an instruction that reads 256 bits: a `ymm` register (the low
-/// half of the `zmm` named) or 32 bytes of memory.
+/// The part-register operand of an insert or extract: the low 128 bits
+/// (`xmm`) or 256 bits (`ymm`) of the `zmm` named, or that many bytes of
+/// memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Half {
-    Ymm(Zmm),
+pub(crate) enum Part {
+    Reg(Zmm),
     Mem(Mem),
 }
 
-/// The source or destination of an instruction that moves 128 bits: an `xmm`
-/// register (the low quarter of the `zmm` named) or 16 bytes of memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Quarter {
-    Xmm(Zmm),
-    Mem(Mem),
+impl From<Part> for Rm {
+    fn from(part: Part) -> Rm {
+        match part {
+            Part::Reg(r) => Rm::Reg(r.0),
+            Part::Mem(m) => mem(m),
+        }
+    }
 }
 
 /// The opcode map (`EVEX.mm`, VEX `m-mmmm`).
@@ -675,96 +677,57 @@ pub(crate) fn vmovdqu32_store(out: &mut impl Extend<u8>, dst: Mem, src: Zmm, mas
     );
 }
 
-const VINSERTF32X8: Op = op(Map::M0F3A, Pp::P66, 0x1A, Tuple::Half);
-
-/// `vinsertf32x8 dst{masking}, a, b, imm` (AVX512DQ): `a` with its 256-bit
-/// half `imm & 1` (0 low, 1 high) replaced by `b`.
-pub(crate) fn vinsertf32x8(
-    out: &mut impl Extend<u8>,
-    dst: Zmm,
-    a: Zmm,
-    b: Half,
-    imm: u8,
-    masking: Masking,
-) {
-    let rm = match b {
-        Half::Ymm(r) => Rm::Reg(r.0),
-        Half::Mem(m) => mem(m),
-    };
-    evex(out, VINSERTF32X8, dst.0, a.0, rm, masking, Some(imm));
+/// Defines `fn name(out, dst, a, b, imm, masking)`: `a` with its part
+/// `imm` (128 or 256 bits, counted from the low end) replaced by `b`.
+macro_rules! insert_part {
+    ($($(#[$doc:meta])* $name:ident = $opcode:literal, $tuple:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name(
+            out: &mut impl Extend<u8>,
+            dst: Zmm,
+            a: Zmm,
+            b: Part,
+            imm: u8,
+            masking: Masking,
+        ) {
+            const OP: Op = op(Map::M0F3A, Pp::P66, $opcode, Tuple::$tuple);
+            evex(out, OP, dst.0, a.0, b.into(), masking, Some(imm));
+        }
+    )*};
 }
 
-const VINSERTF32X4: Op = op(Map::M0F3A, Pp::P66, 0x18, Tuple::Quarter);
-
-/// `vinsertf32x4 dst{masking}, a, b, imm`: `a` with its 128-bit quarter
-/// `imm & 3` replaced by `b`.
-pub(crate) fn vinsertf32x4(
-    out: &mut impl Extend<u8>,
-    dst: Zmm,
-    a: Zmm,
-    b: Quarter,
-    imm: u8,
-    masking: Masking,
-) {
-    let rm = match b {
-        Quarter::Xmm(r) => Rm::Reg(r.0),
-        Quarter::Mem(m) => mem(m),
-    };
-    evex(out, VINSERTF32X4, dst.0, a.0, rm, masking, Some(imm));
+insert_part! {
+    /// `vinsertf32x4 dst{masking}, a, b, imm`: quarter `imm & 3` replaced.
+    vinsertf32x4 = 0x18, Quarter;
+    /// `vinsertf32x8 dst{masking}, a, b, imm` (AVX512DQ): half `imm & 1`
+    /// (0 low, 1 high) replaced.
+    vinsertf32x8 = 0x1A, Half;
 }
 
-const VEXTRACTF32X4: Op = op(Map::M0F3A, Pp::P66, 0x19, Tuple::Quarter);
-
-/// `vextractf32x4 dst{mask}, src, imm`: `dst` = the 128-bit quarter `imm & 3`
-/// of `src`; an `xmm` destination has the rest cleared, a masked one keeps
-/// the lanes `mask` clears.
-pub(crate) fn vextractf32x4(
-    out: &mut impl Extend<u8>,
-    dst: Quarter,
-    src: Zmm,
-    imm: u8,
-    mask: Option<Mask>,
-) {
-    let rm = match dst {
-        Quarter::Xmm(r) => Rm::Reg(r.0),
-        Quarter::Mem(m) => mem(m),
-    };
-    evex(
-        out,
-        VEXTRACTF32X4,
-        src.0,
-        0,
-        rm,
-        Masking::merge(mask),
-        Some(imm),
-    );
+/// Defines `fn name(out, dst, src, imm, mask)`: `dst` = part `imm` of `src`
+/// (128 or 256 bits, counted from the low end); a register destination has
+/// the rest of its `zmm` cleared, a masked one keeps the lanes `mask` clears.
+macro_rules! extract_part {
+    ($($(#[$doc:meta])* $name:ident = $opcode:literal, $tuple:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name(
+            out: &mut impl Extend<u8>,
+            dst: Part,
+            src: Zmm,
+            imm: u8,
+            mask: Option<Mask>,
+        ) {
+            const OP: Op = op(Map::M0F3A, Pp::P66, $opcode, Tuple::$tuple);
+            evex(out, OP, src.0, 0, dst.into(), Masking::merge(mask), Some(imm));
+        }
+    )*};
 }
 
-const VEXTRACTF32X8: Op = op(Map::M0F3A, Pp::P66, 0x1B, Tuple::Half);
-
-/// `vextractf32x8 dst{mask}, src, imm` (AVX512DQ): `dst` = the 256-bit half
-/// `imm & 1` (0 low, 1 high) of `src`; a `ymm` destination has its upper half
-/// cleared, a masked one keeps the lanes `mask` clears.
-pub(crate) fn vextractf32x8(
-    out: &mut impl Extend<u8>,
-    dst: Half,
-    src: Zmm,
-    imm: u8,
-    mask: Option<Mask>,
-) {
-    let rm = match dst {
-        Half::Ymm(r) => Rm::Reg(r.0),
-        Half::Mem(m) => mem(m),
-    };
-    evex(
-        out,
-        VEXTRACTF32X8,
-        src.0,
-        0,
-        rm,
-        Masking::merge(mask),
-        Some(imm),
-    );
+extract_part! {
+    /// `vextractf32x4 dst{mask}, src, imm`: quarter `imm & 3`.
+    vextractf32x4 = 0x19, Quarter;
+    /// `vextractf32x8 dst{mask}, src, imm` (AVX512DQ): half `imm & 1`.
+    vextractf32x8 = 0x1B, Half;
 }
 
 /// `vbroadcastss dst{masking}, src`: the low float of `src` in every lane.

@@ -666,173 +666,103 @@ fn gathers_decode_as_requested() {
     assert_eq!(oracle.checked, 16 * (32 * 4 + DISPS.len()));
 }
 
-/// `vinsertf32x8` with every register pair and source `ymm`, both halves and
-/// every masking; and every memory operand, plus the `disp8*32` boundaries
-/// of its 256-bit tuple.
-#[test]
-fn insert_half_decodes_as_requested() {
-    let mut oracle = Oracle::new();
-    let code = Code::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8;
-    let masks = maskings();
-    let ymm_reg = |z: Zmm| Register::YMM0 + u32::from(z.num());
-    for (turn, (d, a, b)) in reg_triples().into_iter().enumerate() {
-        let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
-        let masking = masks[turn % masks.len()];
-        let half = (turn % 2) as u8;
-        let ops = vec![
-            Exp::Reg(zmm_reg(d)),
-            Exp::Reg(zmm_reg(a)),
-            Exp::Reg(ymm_reg(b)),
-            Exp::Imm8(half),
-        ];
-        let expect = Expect::new(code, ops).masked(masking);
-        oracle.check(
-            &emit(|buf| vinsertf32x8(buf, d, a, Half::Ymm(b), half, masking)),
-            &expect,
-        );
-    }
-    let mut mems = mem_operands();
-    for disp in [32, -32, 48, 32 * 127, 32 * 128, -32 * 128, -32 * 129] {
-        mems.push(Mem::base(Gpr::RDI, disp));
-        mems.push(Mem::rip(disp));
-    }
-    let expected = reg_triples().len() + mems.len();
-    for (turn, m) in mems.into_iter().enumerate() {
-        let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
-        let masking = masks[turn % masks.len()];
-        let half = (turn % 2) as u8;
-        let ops = vec![
-            Exp::Reg(zmm_reg(d)),
-            Exp::Reg(zmm_reg(a)),
-            mem_exp(m),
-            Exp::Imm8(half),
-        ];
-        let expect = Expect::new(code, ops).masked(masking);
-        oracle.check(
-            &emit(|buf| vinsertf32x8(buf, d, a, Half::Mem(m), half, masking)),
-            &expect,
-        );
-    }
-    eprintln!("vinsertf32x8: {} encodings agree with iced", oracle.checked);
-    assert_eq!(oracle.checked, expected);
-}
+type InsertFn = fn(&mut Buf, Zmm, Zmm, Part, u8, Masking);
+type ExtractFn = fn(&mut Buf, Part, Zmm, u8, Option<Mask>);
 
-/// `vinsertf32x4` and `vextractf32x4` with every register pair, every
-/// quarter and masking, and every memory operand (with the `disp8*16`
-/// boundaries of their 128-bit tuple).
+/// The inserts and extracts of a part of a `zmm`: `(insert, extract, their
+/// codes, the part's register file, parts per zmm, disp8 scale N)`.
+const PART_MOVES: [(InsertFn, ExtractFn, Code, Code, Register, usize, i32); 2] = [
+    (
+        vinsertf32x4,
+        vextractf32x4,
+        Code::EVEX_Vinsertf32x4_zmm_k1z_zmm_xmmm128_imm8,
+        Code::EVEX_Vextractf32x4_xmmm128_k1z_zmm_imm8,
+        Register::XMM0,
+        4,
+        16,
+    ),
+    (
+        vinsertf32x8,
+        vextractf32x8,
+        Code::EVEX_Vinsertf32x8_zmm_k1z_zmm_ymmm256_imm8,
+        Code::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8,
+        Register::YMM0,
+        2,
+        32,
+    ),
+];
+
+/// Every insert and extract of a 128- or 256-bit part with every register
+/// pair, every part and masking, and every memory operand (with the
+/// `disp8*N` boundaries of its tuple).
 #[test]
-fn quarter_moves_decode_as_requested() {
+fn part_moves_decode_as_requested() {
     let mut oracle = Oracle::new();
-    let insert = Code::EVEX_Vinsertf32x4_zmm_k1z_zmm_xmmm128_imm8;
-    let extract = Code::EVEX_Vextractf32x4_xmmm128_k1z_zmm_imm8;
     let masks = maskings();
     let merges = merge_masks();
-    let xmm_reg = |z: Zmm| Register::XMM0 + u32::from(z.num());
     let triples = reg_triples();
-    for (turn, &(d, a, b)) in triples.iter().enumerate() {
-        let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
-        let masking = masks[turn % masks.len()];
-        let quarter = (turn % 4) as u8;
-        let ops = vec![
-            Exp::Reg(zmm_reg(d)),
-            Exp::Reg(zmm_reg(a)),
-            Exp::Reg(xmm_reg(b)),
-            Exp::Imm8(quarter),
-        ];
-        let expect = Expect::new(insert, ops).masked(masking);
-        oracle.check(
-            &emit(|buf| vinsertf32x4(buf, d, a, Quarter::Xmm(b), quarter, masking)),
-            &expect,
-        );
-        let mask = merges[turn % merges.len()];
-        let ops = vec![
-            Exp::Reg(xmm_reg(d)),
-            Exp::Reg(zmm_reg(a)),
-            Exp::Imm8(quarter),
-        ];
-        let expect = Expect::new(extract, ops).masked(Masking::merge(mask));
-        oracle.check(
-            &emit(|buf| vextractf32x4(buf, Quarter::Xmm(d), a, quarter, mask)),
-            &expect,
-        );
-    }
-    let mut mems = mem_operands();
-    for disp in [16, -16, 24, 16 * 127, 16 * 128, -16 * 128, -16 * 129] {
-        mems.push(Mem::base(Gpr::R8, disp));
-        mems.push(Mem::rip(disp));
-    }
-    let expected = 2 * (triples.len() + mems.len());
-    for (turn, m) in mems.into_iter().enumerate() {
-        let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
-        let masking = masks[turn % masks.len()];
-        let quarter = (turn % 4) as u8;
-        let ops = vec![
-            Exp::Reg(zmm_reg(d)),
-            Exp::Reg(zmm_reg(a)),
-            mem_exp(m),
-            Exp::Imm8(quarter),
-        ];
-        let expect = Expect::new(insert, ops).masked(masking);
-        oracle.check(
-            &emit(|buf| vinsertf32x4(buf, d, a, Quarter::Mem(m), quarter, masking)),
-            &expect,
-        );
-        let mask = merges[turn % merges.len()];
-        let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(a)), Exp::Imm8(quarter)];
-        let expect = Expect::new(extract, ops).masked(Masking::merge(mask));
-        oracle.check(
-            &emit(|buf| vextractf32x4(buf, Quarter::Mem(m), a, quarter, mask)),
-            &expect,
-        );
-    }
-    eprintln!(
-        "vinsertf32x4/vextractf32x4: {} encodings agree with iced",
-        oracle.checked
-    );
-    assert_eq!(oracle.checked, expected);
-}
-
-/// `vextractf32x8` to every `ymm` from every `zmm` and to every memory
-/// operand (with the `disp8*32` boundaries), both halves, every merge mask.
-#[test]
-fn extract_half_decodes_as_requested() {
-    let mut oracle = Oracle::new();
-    let code = Code::EVEX_Vextractf32x8_ymmm256_k1z_zmm_imm8;
-    let masks = merge_masks();
-    let ymm_reg = |z: Zmm| Register::YMM0 + u32::from(z.num());
-    for d in 0..32 {
-        for s in 0..32 {
-            let (d, s) = (zmm(d), zmm(s));
-            let turn = d.num() as usize * 32 + s.num() as usize;
-            let mask = masks[turn % masks.len()];
-            let half = (turn % 2) as u8;
-            let ops = vec![Exp::Reg(ymm_reg(d)), Exp::Reg(zmm_reg(s)), Exp::Imm8(half)];
-            let expect = Expect::new(code, ops).masked(Masking::merge(mask));
+    let mut expected = 0;
+    for (insert, extract, insert_code, extract_code, file, parts, n) in PART_MOVES {
+        let part_reg = |z: Zmm| file + u32::from(z.num());
+        for (turn, &(d, a, b)) in triples.iter().enumerate() {
+            let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
+            let masking = masks[turn % masks.len()];
+            let which = (turn % parts) as u8;
+            let ops = vec![
+                Exp::Reg(zmm_reg(d)),
+                Exp::Reg(zmm_reg(a)),
+                Exp::Reg(part_reg(b)),
+                Exp::Imm8(which),
+            ];
+            let expect = Expect::new(insert_code, ops).masked(masking);
             oracle.check(
-                &emit(|buf| vextractf32x8(buf, Half::Ymm(d), s, half, mask)),
+                &emit(|buf| insert(buf, d, a, Part::Reg(b), which, masking)),
+                &expect,
+            );
+            let mask = merges[turn % merges.len()];
+            let ops = vec![
+                Exp::Reg(part_reg(d)),
+                Exp::Reg(zmm_reg(a)),
+                Exp::Imm8(which),
+            ];
+            let expect = Expect::new(extract_code, ops).masked(Masking::merge(mask));
+            oracle.check(
+                &emit(|buf| extract(buf, Part::Reg(d), a, which, mask)),
+                &expect,
+            );
+        }
+        let mut mems = mem_operands();
+        for disp in [n, -n, n + n / 2, n * 127, n * 128, -n * 128, -n * 129] {
+            mems.push(Mem::base(Gpr::R8, disp));
+            mems.push(Mem::rip(disp));
+        }
+        expected += 2 * (triples.len() + mems.len());
+        for (turn, m) in mems.into_iter().enumerate() {
+            let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
+            let masking = masks[turn % masks.len()];
+            let which = (turn % parts) as u8;
+            let ops = vec![
+                Exp::Reg(zmm_reg(d)),
+                Exp::Reg(zmm_reg(a)),
+                mem_exp(m),
+                Exp::Imm8(which),
+            ];
+            let expect = Expect::new(insert_code, ops).masked(masking);
+            oracle.check(
+                &emit(|buf| insert(buf, d, a, Part::Mem(m), which, masking)),
+                &expect,
+            );
+            let mask = merges[turn % merges.len()];
+            let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(a)), Exp::Imm8(which)];
+            let expect = Expect::new(extract_code, ops).masked(Masking::merge(mask));
+            oracle.check(
+                &emit(|buf| extract(buf, Part::Mem(m), a, which, mask)),
                 &expect,
             );
         }
     }
-    let mut mems = mem_operands();
-    for disp in [32, -32, 48, 32 * 127, 32 * 128, -32 * 128, -32 * 129] {
-        mems.push(Mem::base(Gpr::R11, disp));
-        mems.push(Mem::rip(disp));
-    }
-    let expected = 32 * 32 + mems.len();
-    for (turn, m) in mems.into_iter().enumerate() {
-        let s = zmm(turn * 7 + 3);
-        let mask = masks[turn % masks.len()];
-        let half = (turn % 2) as u8;
-        let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(s)), Exp::Imm8(half)];
-        let expect = Expect::new(code, ops).masked(Masking::merge(mask));
-        oracle.check(
-            &emit(|buf| vextractf32x8(buf, Half::Mem(m), s, half, mask)),
-            &expect,
-        );
-    }
     eprintln!(
-        "vextractf32x8: {} encodings agree with iced",
+        "part inserts and extracts: {} encodings agree with iced",
         oracle.checked
     );
     assert_eq!(oracle.checked, expected);

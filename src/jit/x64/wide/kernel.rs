@@ -548,7 +548,7 @@ impl Function<'_> {
         dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(d), [Rq(m.base) + m.disp]);
         for (j, &m) in (1u8..).zip(&records[1..]) {
             let none = evex::Masking::None;
-            let quarter = evex::Quarter::Mem(m.evex());
+            let quarter = evex::Part::Mem(m.evex());
             evex::vinsertf32x4(&mut self.a.ops, z, z, quarter, j, none);
         }
     }
@@ -559,7 +559,7 @@ impl Function<'_> {
         let m = records[0];
         dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(m.base) + m.disp], Rx(s));
         for (j, &m) in (1u8..).zip(&records[1..]) {
-            let quarter = evex::Quarter::Mem(m.evex());
+            let quarter = evex::Part::Mem(m.evex());
             evex::vextractf32x4(&mut self.a.ops, quarter, evex::Zmm::new(s), j, None);
         }
     }
