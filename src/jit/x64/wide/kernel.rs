@@ -467,9 +467,10 @@ impl Function<'_> {
         Ok(())
     }
 
-    /// Lanes moved by one transpose: 8 in `ymm` halves where the rows are
-    /// at least that wide (a row then comes from one 32-byte store, which
-    /// the block's loads of it can forward from), else 4.
+    /// Lanes moved by one `xmm`/`ymm` transpose (4 and 8 lanes; 16 lanes
+    /// transpose in `zmm` registers): 8 in `ymm` halves where the rows are
+    /// that wide (a row then comes from one 32-byte store, which the block's
+    /// loads of it can forward from), else 4.
     fn chunk(&self) -> usize {
         if self.lanes >= 8 { 8 } else { 4 }
     }
@@ -487,7 +488,6 @@ impl Function<'_> {
     /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of the
     /// lane's record in `source`.
     fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
-        let chunk = self.chunk();
         if self.lanes == 16 {
             // Register k holds the records of lanes k, k + 4, k + 8, k + 12
             // in its four 128-bit blocks; one 4×4 transpose per block gives
@@ -504,6 +504,7 @@ impl Function<'_> {
             }
             return;
         }
+        let chunk = self.chunk();
         for first in (0..self.lanes).step_by(chunk) {
             let records = source.slots(first, chunk, field);
             let rows = self.row_slots(first, row);
@@ -514,7 +515,6 @@ impl Function<'_> {
     /// The `Vec4` at `field` of each lane's record in `source` = rows
     /// `row..row + 4` of the lane.
     fn store_lanes(&mut self, row: usize, source: LaneSource, field: usize) {
-        let chunk = self.chunk();
         if self.lanes == 16 {
             // Each row with one 64-byte load (from the block's 64-byte store
             // of it), a 4×4 transpose per 128-bit block, then register k's
@@ -534,6 +534,7 @@ impl Function<'_> {
             }
             return;
         }
+        let chunk = self.chunk();
         for first in (0..self.lanes).step_by(chunk) {
             let records = source.slots(first, chunk, field);
             let rows = self.row_slots(first, row);
