@@ -703,62 +703,44 @@ fn part_moves_decode_as_requested() {
     let triples = reg_triples();
     let mut expected = 0;
     for (insert, extract, insert_code, extract_code, file, parts, n) in PART_MOVES {
-        let part_reg = |z: Zmm| file + u32::from(z.num());
-        for (turn, &(d, a, b)) in triples.iter().enumerate() {
-            let (d, a, b) = (zmm(d.into()), zmm(a.into()), zmm(b.into()));
-            let masking = masks[turn % masks.len()];
-            let which = (turn % parts) as u8;
-            let ops = vec![
-                Exp::Reg(zmm_reg(d)),
-                Exp::Reg(zmm_reg(a)),
-                Exp::Reg(part_reg(b)),
-                Exp::Imm8(which),
-            ];
-            let expect = Expect::new(insert_code, ops).masked(masking);
-            oracle.check(
-                &emit(|buf| insert(buf, d, a, Part::Reg(b), which, masking)),
-                &expect,
-            );
-            let mask = merges[turn % merges.len()];
-            let ops = vec![
-                Exp::Reg(part_reg(d)),
-                Exp::Reg(zmm_reg(a)),
-                Exp::Imm8(which),
-            ];
-            let expect = Expect::new(extract_code, ops).masked(Masking::merge(mask));
-            oracle.check(
-                &emit(|buf| extract(buf, Part::Reg(d), a, which, mask)),
-                &expect,
-            );
-        }
+        // Register forms (every pair of fields), then memory forms.
+        let mut cases: Vec<(Zmm, Zmm, Part)> = triples
+            .iter()
+            .map(|&(d, a, b)| (zmm(d.into()), zmm(a.into()), Part::Reg(zmm(b.into()))))
+            .collect();
         let mut mems = mem_operands();
         for disp in [n, -n, n + n / 2, n * 127, n * 128, -n * 128, -n * 129] {
             mems.push(Mem::base(Gpr::R8, disp));
             mems.push(Mem::rip(disp));
         }
-        expected += 2 * (triples.len() + mems.len());
-        for (turn, m) in mems.into_iter().enumerate() {
-            let (d, a) = (zmm(turn * 5 + 1), zmm(turn * 11 + 2));
+        cases.extend(
+            mems.into_iter()
+                .enumerate()
+                .map(|(turn, m)| (zmm(turn * 5 + 1), zmm(turn * 11 + 2), Part::Mem(m))),
+        );
+        expected += 2 * cases.len();
+        for (turn, &(d, a, part)) in cases.iter().enumerate() {
+            let part_exp = match part {
+                Part::Reg(r) => Exp::Reg(file + u32::from(r.num())),
+                Part::Mem(m) => mem_exp(m),
+            };
             let masking = masks[turn % masks.len()];
             let which = (turn % parts) as u8;
             let ops = vec![
                 Exp::Reg(zmm_reg(d)),
                 Exp::Reg(zmm_reg(a)),
-                mem_exp(m),
+                part_exp,
                 Exp::Imm8(which),
             ];
             let expect = Expect::new(insert_code, ops).masked(masking);
             oracle.check(
-                &emit(|buf| insert(buf, d, a, Part::Mem(m), which, masking)),
+                &emit(|buf| insert(buf, d, a, part, which, masking)),
                 &expect,
             );
             let mask = merges[turn % merges.len()];
-            let ops = vec![mem_exp(m), Exp::Reg(zmm_reg(a)), Exp::Imm8(which)];
+            let ops = vec![part_exp, Exp::Reg(zmm_reg(a)), Exp::Imm8(which)];
             let expect = Expect::new(extract_code, ops).masked(Masking::merge(mask));
-            oracle.check(
-                &emit(|buf| extract(buf, Part::Mem(m), a, which, mask)),
-                &expect,
-            );
+            oracle.check(&emit(|buf| extract(buf, part, a, which, mask)), &expect);
         }
     }
     eprintln!(

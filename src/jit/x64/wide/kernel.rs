@@ -613,17 +613,6 @@ impl Function<'_> {
     /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`; every address is aligned.
     fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        let out = self.transpose_to_registers(states, wide);
-        for (&r, m) in out.iter().zip(&rows) {
-            self.store_vector(vex, wide, *m, r);
-        }
-    }
-
-    /// The transpose of the vectors `states` in registers: element `k` of
-    /// the register at index `c` is element `c` of vector `k` (4 or, when
-    /// `wide`, 8 lanes). Uses registers 0–5.
-    fn transpose_to_registers(&mut self, states: [Mem; 8], wide: bool) -> [u8; 4] {
-        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         for r in 0..4u8 {
             let (lo, hi) = (states[r as usize], states[r as usize + 4]);
             if !vex {
@@ -639,7 +628,10 @@ impl Function<'_> {
                 );
             }
         }
-        self.transpose_registers(vex, wide)
+        let out = self.transpose_registers(vex, wide);
+        for (&r, m) in out.iter().zip(&rows) {
+            self.store_vector(vex, wide, *m, r);
+        }
     }
 
     /// The vectors `states` = the transpose of rows `rows`.
@@ -654,14 +646,6 @@ impl Function<'_> {
             }
         }
         let out = self.transpose_registers(vex, wide);
-        self.store_transposed(out, states, wide);
-    }
-
-    /// The vectors `states` = the registers `out` (lanes `k` and, when
-    /// `wide`, `k + 4` of a transpose, as [`Self::transpose_registers`]
-    /// returns them).
-    fn store_transposed(&mut self, out: [u8; 4], states: [Mem; 8], wide: bool) {
-        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         for (k, &r) in out.iter().enumerate() {
             let (lo, hi) = (states[k], states[k + 4]);
             self.store_vector(vex, false, lo, r);
