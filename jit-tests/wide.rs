@@ -249,7 +249,59 @@ fn compare_vertices(
     compare_vertices_with_masks(case, states, width, policy, input_mask, output_mask)
 }
 
-/// [`compare_vertices`] with the given input and output masks.
+/// `len` vertex records whose address is `shift` bytes past a 16-byte
+/// boundary: the caller's slices need only `f32` alignment, so the engines
+/// must not assume more.
+struct ShiftedRecords {
+    floats: Vec<f32>,
+    start: usize,
+    len: usize,
+}
+
+impl ShiftedRecords {
+    fn new(records: &[VertexRegisters], shift: usize) -> ShiftedRecords {
+        assert!(
+            shift < 16 && shift.is_multiple_of(4),
+            "a shift in f32 steps"
+        );
+        let floats = vec![0.0f32; records.len() * 64 + 4];
+        let misalign = floats.as_ptr() as usize % 16;
+        let start = ((16 + shift - misalign) % 16) / 4;
+        let mut out = ShiftedRecords {
+            floats,
+            start,
+            len: records.len(),
+        };
+        out.as_mut_slice().copy_from_slice(records);
+        assert_eq!(out.as_slice().as_ptr() as usize % 16, shift);
+        out
+    }
+
+    fn as_slice(&self) -> &[VertexRegisters] {
+        let floats = &self.floats[self.start..self.start + self.len * 64];
+        // SAFETY: `floats` holds `len * 64` initialised `f32`s;
+        // `VertexRegisters` is `[[f32; 4]; 16]`, 64 `f32`s with `f32`'s
+        // alignment, for which every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(floats.as_ptr().cast(), self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [VertexRegisters] {
+        let floats = &mut self.floats[self.start..self.start + self.len * 64];
+        // SAFETY: as in `as_slice`, and `floats` is borrowed mutably for the
+        // slice's lifetime.
+        unsafe { std::slice::from_raw_parts_mut(floats.as_mut_ptr().cast(), self.len) }
+    }
+}
+
+/// The next misalignment of the wide engine's records (0, 4, 8, 12 bytes in
+/// turn).
+fn next_shift() -> usize {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 4 * 4
+}
+
+/// [`compare_vertices`] with the given input and output masks; the wide
+/// engine's records sit at each misalignment in turn ([`ShiftedRecords`]).
 fn compare_vertices_with_masks(
     case: &TestCase,
     states: &[UnitState],
@@ -262,7 +314,9 @@ fn compare_vertices_with_masks(
     let inputs: Vec<VertexRegisters> = states.iter().map(|s| s.inputs).collect();
     let untouched = [[-7.5f32; 4]; 16];
     let mut expected_out = vec![untouched; inputs.len()];
-    let mut got_out = expected_out.clone();
+    let shift = next_shift();
+    let shifted_inputs = ShiftedRecords::new(&inputs, shift);
+    let mut got_out = ShiftedRecords::new(&expected_out, shift);
     let mut expected_state = states[0].clone();
     let mut got_state = states[0].clone();
     let expected = interp
@@ -280,9 +334,9 @@ fn compare_vertices_with_masks(
     let got = wide_shader
         .run_vertices(
             &case.uniforms,
-            &inputs,
+            shifted_inputs.as_slice(),
             input_mask,
-            &mut got_out,
+            got_out.as_mut_slice(),
             output_mask,
             policy,
             &mut got_state,
@@ -291,11 +345,16 @@ fn compare_vertices_with_masks(
         .expect("batch");
     let context = || {
         format!(
-            "{policy:?}, {width:?}, masks {input_mask:#x}/{output_mask:#x}, {} vertices: {case:?}",
+            "{policy:?}, {width:?}, masks {input_mask:#x}/{output_mask:#x}, {} vertices, \
+             records {shift} bytes past 16-byte alignment: {case:?}",
             inputs.len()
         )
     };
-    let diff = first_difference(&regs_bits(&got_out), &regs_bits(&expected_out), &regs_name);
+    let diff = first_difference(
+        &regs_bits(got_out.as_slice()),
+        &regs_bits(&expected_out),
+        &regs_name,
+    );
     assert!(diff.is_empty(), "outputs ({diff}), {}", context());
     let diff = first_difference(
         &state_bits(&got_state),

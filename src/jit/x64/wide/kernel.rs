@@ -546,7 +546,7 @@ impl Function<'_> {
     /// `records`.
     fn load_quarters(&mut self, d: u8, records: [Mem; 4]) {
         let (m, z) = (records[0], evex::Zmm::new(d));
-        dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(d), [Rq(m.base) + m.disp]);
+        dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(d), [Rq(m.base) + m.disp]);
         for (j, &m) in (1u8..).zip(&records[1..]) {
             let none = evex::Masking::None;
             let quarter = evex::Part::Mem(m.evex());
@@ -558,7 +558,7 @@ impl Function<'_> {
     /// blocks.
     fn store_quarters(&mut self, s: u8, records: [Mem; 4]) {
         let m = records[0];
-        dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(m.base) + m.disp], Rx(s));
+        dynasm!(self.a.ops ; .arch x64 ; vmovups [Rq(m.base) + m.disp], Rx(s));
         for (j, &m) in (1u8..).zip(&records[1..]) {
             let quarter = evex::Part::Mem(m.evex());
             evex::vextractf32x4(&mut self.a.ops, quarter, evex::Zmm::new(s), j, None);
@@ -610,16 +610,18 @@ impl Function<'_> {
 
     /// Rows `rows` (4 or, when `wide`, 8 lanes each) = the transpose of the
     /// vectors `states` (vector `k`'s element `c` is lane `k` of row `c`).
-    /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`; every address is aligned.
+    /// Uses `xmm0`–`xmm5`/`ymm0`–`ymm5`. Rows are aligned; records are
+    /// not (a caller's `VertexRegisters` slice is only 4-byte aligned), so
+    /// they move with unaligned loads and stores.
     fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         for r in 0..4u8 {
             let (lo, hi) = (states[r as usize], states[r as usize + 4]);
             if !vex {
-                dynasm!(self.a.ops ; .arch x64 ; movaps Rx(r), [Rq(lo.base) + lo.disp]);
+                dynasm!(self.a.ops ; .arch x64 ; movups Rx(r), [Rq(lo.base) + lo.disp]);
                 continue;
             }
-            dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(r), [Rq(lo.base) + lo.disp]);
+            dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(r), [Rq(lo.base) + lo.disp]);
             if wide {
                 // Lane k + 4 in the upper half.
                 dynasm!(self.a.ops
@@ -658,12 +660,14 @@ impl Function<'_> {
         }
     }
 
+    /// `m` = register `r` (`xmm`, or `ymm` when `wide`), unaligned: `m` may be
+    /// a record.
     fn store_vector(&mut self, vex: bool, wide: bool, m: Mem, r: u8) {
         let (b, d) = (m.base, m.disp);
         match (vex, wide) {
-            (false, _) => dynasm!(self.a.ops ; .arch x64 ; movaps [Rq(b) + d], Rx(r)),
-            (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Rx(r)),
-            (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovaps [Rq(b) + d], Ry(r)),
+            (false, _) => dynasm!(self.a.ops ; .arch x64 ; movups [Rq(b) + d], Rx(r)),
+            (true, false) => dynasm!(self.a.ops ; .arch x64 ; vmovups [Rq(b) + d], Rx(r)),
+            (true, true) => dynasm!(self.a.ops ; .arch x64 ; vmovups [Rq(b) + d], Ry(r)),
         }
     }
 
