@@ -288,8 +288,13 @@ fn default_shader(c: &mut Criterion) {
         }
     }
     // The emulator's layout (`run_vertices`, each vertex from the given
-    // state): one vertex at a time on the JIT, then the wide engine at every
-    // width this host has.
+    // state, the outputs the DVLE declares, as an emulator's output map asks
+    // for them): one vertex at a time on the JIT, then the wide engine at
+    // every width this host has.
+    let output_mask = match subject.dvle.output_mask {
+        0 => 0xffff,
+        mask => mask,
+    };
     if pica_jit::jit::host_support().is_ok() {
         for precision in PRECISIONS {
             let config = subject.config(precision);
@@ -316,7 +321,7 @@ fn default_shader(c: &mut Criterion) {
                                 &subject.vertices,
                                 0xffff,
                                 &mut outputs,
-                                0xffff,
+                                output_mask,
                                 StatePolicy::Reset,
                                 &mut state,
                                 &mut (),

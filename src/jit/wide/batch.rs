@@ -248,14 +248,6 @@ pub(crate) fn run_vertices(
             if padded {
                 batch.outputs[part.clone()].copy_from_slice(&pad_out[..count]);
             }
-            // Outputs the kernel's paths do not write keep the given state's
-            // value.
-            let kept = batch.output_mask & !wide.kernel_outputs();
-            if kept != 0 {
-                for vertex in batch.outputs[part.clone()].iter_mut() {
-                    copy_masked(vertex, &start.outputs, kept);
-                }
-            }
             record(part.clone(), Stop::End);
             done = part.end;
             if let Some(end) = last {

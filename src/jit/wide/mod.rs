@@ -327,8 +327,6 @@ pub struct WideShader {
     /// The batch kernel for the vertex layout: its code offset.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     vertex_kernel: Option<usize>,
-    /// The outputs the kernel's paths write.
-    kernel_outputs: u16,
     /// The rows the kernel's paths write.
     kernel_rows: RowSet,
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
@@ -488,28 +486,19 @@ impl WideShader {
             }
         }
         let kernel_plan = plan::kernel_steps(&ir, &block_at, config.entry).map(|steps| {
-            let mut store = RowSet::default();
-            let mut load = plan;
-            for step in &steps {
-                let Some(k) = step.block() else {
-                    continue;
-                };
-                let written = &facts[k].1;
-                store.union_with(written);
-                if let plan::Step::Predicated { .. } = step {
-                    // Lanes a predicated block is not for keep their rows:
-                    // those must hold the state's values.
-                    for n in 0..16 {
-                        if written.register(layout::TEMP, n) != 0 {
-                            load.temps |= 1 << n;
-                        }
-                        if written.register(layout::OUTPUT, n) != 0 {
-                            load.outputs |= 1 << n;
-                        }
-                    }
-                    load.small |= written.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X);
-                }
-            }
+            let mut store = plan::rows_written(&steps, &facts);
+            let mut read_first = plan::rows_read_first(&steps, &facts);
+            let registers_in = |base: usize| {
+                (0..16).fold(0u16, |m, n| {
+                    m | u16::from(read_first.register(base, n) != 0) << n
+                })
+            };
+            let mut load = StatePlan {
+                inputs: plan.inputs,
+                temps: registers_in(layout::TEMP),
+                outputs: registers_in(layout::OUTPUT),
+                small: read_first.any_in(layout::A0X, layout::STATE_ROWS - layout::A0X),
+            };
             // F24 entry conversion in the kernel: a converted register is
             // loaded if some component is read or survives the invocation,
             // and then comes out whole.
@@ -522,7 +511,9 @@ impl WideShader {
                 if store.register(layout::TEMP, n) != 0xF || load.temps >> n & 1 != 0 {
                     load.temps |= 1 << n;
                     for c in 0..4 {
-                        store.insert((layout::TEMP + 4 * n + c) as u16);
+                        let row = (layout::TEMP + 4 * n + c) as u16;
+                        store.insert(row);
+                        read_first.insert(row);
                     }
                 }
             }
@@ -533,6 +524,7 @@ impl WideShader {
                 steps,
                 convert_temps: converted & load.temps,
                 load,
+                read_first,
                 store,
             }
         });
@@ -555,11 +547,6 @@ impl WideShader {
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
-            let kernel_outputs = kernel_plan.as_ref().map_or(0, |plan| {
-                (0..16).fold(0u16, |m, n| {
-                    m | u16::from(plan.store.register(layout::OUTPUT, n) != 0) << n
-                })
-            });
             let kernel_plan_rows = kernel_plan.as_ref().map_or(RowSet::default(), |p| p.store);
             let kernel = code
                 .kernel
@@ -581,7 +568,6 @@ impl WideShader {
                 plan,
                 kernel,
                 vertex_kernel,
-                kernel_outputs,
                 kernel_rows: kernel_plan_rows,
                 kernel_carries,
             })
@@ -631,13 +617,6 @@ impl WideShader {
     /// What a batch of independent states loads into the register file.
     pub(crate) fn state_plan(&self) -> &StatePlan {
         &self.plan
-    }
-
-    /// The outputs the batch kernel's paths write (bit `n`: `o{n}`): the
-    /// vertex-layout kernel stores these; every other output of a vertex is
-    /// the starting state's.
-    pub(crate) fn kernel_outputs(&self) -> u16 {
-        self.kernel_outputs
     }
 
     /// The rows the batch kernel's paths write (the vertex-layout kernel's
@@ -757,10 +736,9 @@ impl WideShader {
     /// width, `outputs` as long) through the vertex-layout batch kernel, each
     /// from `start` (entry conversion done) with its inputs (`v{n}` from
     /// `inputs` for every input the program reads: the caller checked its
-    /// input mask covers them) to `end`; the outputs of `output_mask` go to
-    /// `outputs` if the kernel's path writes them (the others are the
-    /// caller's to fill: see [`kernel_outputs`](Self::kernel_outputs)); the
-    /// last `padding` vertices pad a tail to a whole group (not counted as
+    /// input mask covers them) to `end`; every output of `output_mask` goes
+    /// to `outputs` (the lane's value where the kernel's path writes it, else
+    /// `start`'s); the last `padding` vertices pad a tail to a whole group (not counted as
     /// shaded). False, with nothing done, when there is no kernel or `budget`
     /// does not cover it.
     #[allow(clippy::too_many_arguments)]

@@ -2,6 +2,7 @@
 //! file, decided once per compiled program.
 
 use super::lanes::{LaneBlock, RowSet};
+use super::layout;
 use crate::ir::{Exit, Ir};
 
 /// The registers a batch of independent states moves into the wide register
@@ -66,8 +67,13 @@ impl Step {
 pub(crate) struct KernelPlan {
     /// The steps, in order.
     pub steps: Vec<Step>,
-    /// What goes in.
+    /// What goes in: the registers (whole) that hold a row of `read_first`,
+    /// and the inputs the program reads.
     pub load: StatePlan,
+    /// The rows whose starting values some lane may observe: rows a path
+    /// reads before writing them, and rows a predicated step writes (its
+    /// other lanes keep them) before a step for every lane has.
+    pub read_first: RowSet,
     /// The rows that come out (every row the blocks write).
     pub store: RowSet,
     /// Instructions the longest path executes (the budget it needs): every
@@ -279,6 +285,41 @@ fn part(
         pc = block.last + 1;
     }
     Some(())
+}
+
+/// The rows the blocks of `steps` write (`facts[k]`: block `k`'s rows read
+/// as it starts and rows written).
+pub(crate) fn rows_written(steps: &[Step], facts: &[(RowSet, RowSet)]) -> RowSet {
+    let mut store = RowSet::default();
+    for k in steps.iter().filter_map(|s| s.block()) {
+        store.union_with(&facts[k].1);
+    }
+    store
+}
+
+/// The rows whose starting values a lane running `steps` may observe: read
+/// before a step for every lane wrote them, or written by a predicated step
+/// first (the lanes it is not for keep them). Every step runs at least once,
+/// in order (a loop body `i.x + 1` times), so the first pass decides.
+pub(crate) fn rows_read_first(steps: &[Step], facts: &[(RowSet, RowSet)]) -> RowSet {
+    let mut written = RowSet::default();
+    let mut read_first = RowSet::default();
+    for step in steps {
+        let Some(k) = step.block() else {
+            // A loop's end adds `i.z` to `aL`.
+            if !written.contains(layout::AL as u16) {
+                read_first.insert(layout::AL as u16);
+            }
+            continue;
+        };
+        let (reads, writes) = &facts[k];
+        read_first.union_with(&reads.difference(&written));
+        match step {
+            Step::Predicated { .. } => read_first.union_with(&writes.difference(&written)),
+            _ => written.union_with(writes),
+        }
+    }
+    read_first
 }
 
 /// Whether the kernel `steps` over `blocks` can run a batch under

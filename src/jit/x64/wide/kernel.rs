@@ -77,6 +77,24 @@ fn small_rows() -> [(usize, usize, bool); 5] {
     ]
 }
 
+/// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,
+/// output, address register or flag row).
+fn start_field(row: usize) -> (usize, bool) {
+    if let Some(&(_, field, flag)) = small_rows().iter().find(|(r, ..)| *r == row) {
+        return (field, flag);
+    }
+    let (base, file) = if row >= layout::OUTPUT {
+        (layout::OUTPUT, offset_of!(UnitState, outputs))
+    } else {
+        (layout::TEMP, offset_of!(UnitState, temps))
+    };
+    debug_assert!(
+        (layout::TEMP..layout::TEMP + 64).contains(&row)
+            || (layout::OUTPUT..layout::OUTPUT + 64).contains(&row)
+    );
+    (file + 4 * (row - base), false)
+}
+
 /// What a kernel's groups are made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KernelShape {
@@ -182,6 +200,9 @@ impl Function<'_> {
         // per group (and per loop iteration).
         let blocks = self.hoist(plan, blocks)?;
         let blocks = &blocks[..];
+        if shape == KernelShape::Vertices {
+            self.load_start_once(plan);
+        }
         self.a.bind(group);
         match shape {
             KernelShape::States => self.load_states(plan),
@@ -267,35 +288,43 @@ impl Function<'_> {
         }
     }
 
+    /// The rows of the vertex layout's starting state (every lane the same,
+    /// at the header's `START_STATE`) that the kernel needs and no step
+    /// writes: once per call, before the first group (no group changes
+    /// them). Output registers the program writes only in part are among
+    /// them (they come out whole).
+    fn load_start_once(&mut self, plan: &KernelPlan) {
+        let mut needed = plan.read_first;
+        for n in 0..16 {
+            if plan.store.register(layout::OUTPUT, n) != 0 {
+                for c in 0..4 {
+                    needed.insert((layout::OUTPUT + 4 * n + c) as u16);
+                }
+            }
+        }
+        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
+        for row in needed.difference(&plan.store).rows() {
+            let (field, flag) = start_field(row as usize);
+            self.broadcast_state(field, row as usize, flag);
+        }
+    }
+
     /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
-    /// and the starting state (every lane the same, at the header's
-    /// `START_STATE`, read into `rdx`) → the rows `plan` loads; output registers the program
-    /// writes only in part are loaded too (they come out whole).
+    /// → the input rows; the rows of the starting state (at the header's
+    /// `START_STATE`) that a lane may observe and some step writes.
     fn load_vertices(&mut self, plan: &KernelPlan) {
         let load = plan.load;
         for n in (0..16).filter(|n| load.inputs >> n & 1 != 0) {
             self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
         }
-        let partial = (0..16).fold(0u16, |m, n| {
-            let comps = plan.store.register(layout::OUTPUT, n);
-            m | u16::from(comps != 0 && comps != 0xF) << n
-        });
-        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
-        for ((field, base), mask) in files()
-            .into_iter()
-            .skip(1)
-            .zip([load.temps, load.outputs | partial])
-        {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                for c in 0..4 {
-                    self.broadcast_state(field + 16 * n + 4 * c, base + 4 * n + c, false);
-                }
-            }
+        let again = plan.read_first.intersection(&plan.store);
+        if again.is_empty() {
+            return;
         }
-        if load.small {
-            for (row, field, flag) in small_rows() {
-                self.broadcast_state(field, row, flag);
-            }
+        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
+        for row in again.rows() {
+            let (field, flag) = start_field(row as usize);
+            self.broadcast_state(field, row as usize, flag);
         }
     }
 
@@ -313,17 +342,36 @@ impl Function<'_> {
         self.a.store(off, S1);
     }
 
-    /// The output registers the program writes → the group's vertices (at
-    /// `r11`), those in the header's `OUTPUT_MASK` only.
+    /// The group's vertices (at `r11`), each output register of the header's
+    /// `OUTPUT_MASK`: the lane's value where the program writes it, else the
+    /// starting state's (at the header's `START_STATE`).
     fn store_vertices(&mut self, plan: &KernelPlan) {
-        for n in (0..16).filter(|&n| plan.store.register(layout::OUTPUT, n) != 0) {
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
+        for n in 0..16 {
             let skip = self.a.ops.new_dynamic_label();
             dynasm!(self.a.ops
                 ; .arch x64
                 ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
                 ; jz =>skip
             );
-            self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
+            let field = 16 * n;
+            if plan.store.register(layout::OUTPUT, n) != 0 {
+                self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, field);
+            } else {
+                // Here, while the group's records are in the cache, rather
+                // than in a pass over the batch afterwards.
+                let from = (std::mem::offset_of!(UnitState, outputs) + field) as i32;
+                if vex {
+                    dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(S1), [rdx + from]);
+                } else {
+                    dynasm!(self.a.ops ; .arch x64 ; movaps Rx(S1), [rdx + from]);
+                }
+                for lane in 0..self.lanes {
+                    let to = LaneSource::Outputs.record(lane, field);
+                    self.store_vector(vex, false, to, S1);
+                }
+            }
             self.a.bind(skip);
         }
     }
