@@ -455,6 +455,12 @@ pub fn split(block: &Block, f24: bool) -> LaneBlock {
     let mut stores: Vec<(u16, LaneRef)> = s.written.into_iter().collect();
     stores.sort_unstable();
     for &(row, v) in &stores {
+        // A row stored with the value it had as the block started (the IR
+        // writes a partly written temporary whole) stays as it is: no store,
+        // and no read of it for that.
+        if matches!(s.ops[v as usize], LaneOp::Row(r) if r == row) {
+            continue;
+        }
         writes.insert(row);
         s.ops.push(LaneOp::Store(row, v));
     }
@@ -618,6 +624,36 @@ mod tests {
             [out0, out0 + 1, out0 + 2, out0 + 3]
         );
         assert_eq!(b.exit_cond, None);
+    }
+
+    /// `mov r2.xy, v0`: the IR writes `r2` whole (its `zw` as they were);
+    /// the lanes store `r2.x` and `r2.y` only and read no register state.
+    #[test]
+    fn a_partly_written_temporary_stores_only_its_written_rows() {
+        let id = (false, Swizzle::IDENTITY);
+        let xy = OperandDescriptor::new(WriteMask(0b1100), [id, id, id]);
+        let mov = Instruction::Unary {
+            op: crate::isa::UnaryOp::Mov,
+            dst: DstReg::Temp(2),
+            src: Source::direct(SrcReg::Input(0)),
+            desc: 0,
+        };
+        let words = vec![encode(&mov).unwrap(), encode(&Instruction::End).unwrap()];
+        let program = Program::new(words, vec![xy.0]).unwrap();
+        let ir = Ir::build(&program, 0, ShaderKind::Vertex, crate::Precision::F32);
+        let b = split(&crate::ir::opt::optimize(&ir).blocks[0], false);
+        let r2 = (layout::TEMP + 8) as u16;
+        assert_eq!(b.writes.rows().collect::<Vec<_>>(), [r2, r2 + 1]);
+        assert!(b.reads.is_empty(), "reads {:?}", b.reads);
+        let stores: Vec<u16> = b
+            .ops
+            .iter()
+            .filter_map(|op| match op {
+                LaneOp::Store(row, _) => Some(*row),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(stores, [r2, r2 + 1]);
     }
 
     /// A register written and read again in one block is read from the

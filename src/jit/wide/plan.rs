@@ -361,6 +361,11 @@ mod tests {
     /// The kernel steps of an assembled `main` and procedures `procs` (`None`:
     /// no kernel).
     fn steps_of(body: &str, procs: &str) -> Option<Vec<Step>> {
+        plan_of(body, procs).map(|(steps, _)| steps)
+    }
+
+    /// [`steps_of`] with each block's rows read as it starts and written.
+    fn plan_of(body: &str, procs: &str) -> Option<(Vec<Step>, Vec<(RowSet, RowSet)>)> {
         let text = format!(".proc main\n{body}\n.end\n{procs}");
         let shbin = crate::asm::assemble_str("t.pica", &text).expect("assembles");
         let program =
@@ -380,7 +385,48 @@ mod tests {
                 block_at[pc as usize] = k as u32;
             }
         }
-        kernel_steps(&ir, &block_at, entry)
+        let facts = ir
+            .blocks
+            .iter()
+            .map(|b| {
+                let lanes = crate::jit::wide::lanes::split(b, false);
+                (lanes.reads, lanes.writes)
+            })
+            .collect();
+        kernel_steps(&ir, &block_at, entry).map(|steps| (steps, facts))
+    }
+
+    /// The state rows of `r{n}` components `comps` (`"xyzw"` letters).
+    fn temp_rows(n: usize, comps: &str) -> Vec<u16> {
+        comps
+            .chars()
+            .map(|c| (layout::TEMP + 4 * n + "xyzw".find(c).expect("a component")) as u16)
+            .collect()
+    }
+
+    fn read_first_of(body: &str) -> Vec<u16> {
+        let (steps, facts) = plan_of(body, "").expect("a kernel");
+        rows_read_first(&steps, &facts).rows().collect()
+    }
+
+    #[test]
+    fn the_starting_values_a_path_observes_are_exact_per_row() {
+        // r1.x is written first, r1.yzw read first; r0 is only written.
+        let rows = read_first_of(" mov r1.x, c0\n add r0, r1, c1\n mov o0, r0\n end");
+        assert_eq!(rows, temp_rows(1, "yzw"));
+        // A predicated write keeps the other lanes' starting values; a write
+        // for every lane afterwards does not undo that.
+        let body = " ifu b0\n  mov r2.xy, c0\n .end\n mov r2, c1\n mov o0, r2\n end";
+        assert_eq!(read_first_of(body), temp_rows(2, "xy"));
+        // A loop body reading what it writes later in the same pass.
+        let rows = read_first_of(" for i0\n  add r0, r0, c0\n .end\n mov o0, r0\n end");
+        assert_eq!(rows, temp_rows(0, "xyzw"));
+        let (steps, facts) =
+            plan_of(" for i0\n  add r0, r0, c0\n .end\n mov o0, r0\n end", "").expect("a kernel");
+        assert!(
+            rows_written(&steps, &facts).contains(layout::AL as u16),
+            "the loop sets aL before the body runs"
+        );
     }
 
     /// One letter per step: Block, `?` branch, True/False part, Loop, End.
