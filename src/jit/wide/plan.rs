@@ -364,8 +364,11 @@ mod tests {
         plan_of(body, procs).map(|(steps, _)| steps)
     }
 
-    /// [`steps_of`] with each block's rows read as it starts and written.
-    fn plan_of(body: &str, procs: &str) -> Option<(Vec<Step>, Vec<(RowSet, RowSet)>)> {
+    /// Per block: the rows it reads as it starts and the rows it writes.
+    type Facts = Vec<(RowSet, RowSet)>;
+
+    /// [`steps_of`] with each block's [`Facts`].
+    fn plan_of(body: &str, procs: &str) -> Option<(Vec<Step>, Facts)> {
         let text = format!(".proc main\n{body}\n.end\n{procs}");
         let shbin = crate::asm::assemble_str("t.pica", &text).expect("assembles");
         let program =
