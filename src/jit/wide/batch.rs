@@ -122,11 +122,26 @@ std::thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Most vertices the vertex-layout kernels shade per pass (16 lanes, two
+/// groups at once).
+const MAX_KERNEL_LANES: usize = 32;
+
 /// Runs `f` on a register file of `lanes` lanes whose rows hold arbitrary
 /// bits (left from an earlier batch).
 fn with_file<R>(lanes: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
-    let spare = SPARE_FILES.with(|s| s.borrow_mut().pop_if(|file| file.lanes() == lanes));
-    let mut file = spare.unwrap_or_else(|| LaneState::new(lanes));
+    with_files(lanes, 1, f)
+}
+
+/// [`with_file`] with `copies` files one after another.
+fn with_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
+    let spare = SPARE_FILES.with(|s| {
+        let mut spare = s.borrow_mut();
+        let at = spare
+            .iter()
+            .position(|file| file.lanes() == lanes && file.copies() == copies)?;
+        Some(spare.swap_remove(at))
+    });
+    let mut file = spare.unwrap_or_else(|| LaneState::with_copies(lanes, copies));
     let result = f(&mut file);
     SPARE_FILES.with(|s| {
         let mut spare = s.borrow_mut();
@@ -187,28 +202,35 @@ pub(crate) fn run_vertices(
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
     if inputs_covered && (!carry || wide.kernel_carries()) {
         let len = batch.inputs.len();
-        let whole = len / lanes * lanes;
-        // The whole groups in place, then the tail as one group padded with
-        // copies of the last vertex (lanes are independent: the copies only
-        // repeat its results, in lanes nobody reads back).
-        let mut pad_in = [Registers::default(); 16];
-        let mut pad_out = [Registers::default(); 16];
+        // The kernels shade up to `files` groups of `lanes` lanes per pass,
+        // each in its own register file.
+        let files = wide.vertex_kernel_files();
+        let pass = files * lanes;
+        let whole = len / pass * pass;
+        // The whole passes in place, then the tail padded with copies of the
+        // last vertex to one group, or to a pass when it is longer (lanes are
+        // independent: the copies only repeat its results, in lanes nobody
+        // reads back).
+        assert!(pass <= MAX_KERNEL_LANES, "a pass fits the padding");
+        let mut pad_in = [Registers::default(); MAX_KERNEL_LANES];
+        let mut pad_out = [Registers::default(); MAX_KERNEL_LANES];
         for part in [0..whole, whole..len] {
             let count = part.len();
             if count == 0 || done != part.start {
                 continue;
             }
-            let padded = count < lanes;
+            let padded_to = if count <= lanes { lanes } else { pass };
+            let padded = part.start == whole;
             if padded {
-                for (k, slot) in pad_in[..lanes].iter_mut().enumerate() {
+                for (k, slot) in pad_in[..padded_to].iter_mut().enumerate() {
                     *slot = batch.inputs[(part.start + k).min(len - 1)];
                 }
                 pad_out[..count].copy_from_slice(&batch.outputs[part.clone()]);
             }
             let mut last = None;
-            let ran = with_file(lanes, |file| {
+            let ran = with_files(lanes, files, |file| {
                 let (inputs, outputs) = if padded {
-                    (&pad_in[..lanes], &mut pad_out[..lanes])
+                    (&pad_in[..padded_to], &mut pad_out[..padded_to])
                 } else {
                     (
                         &batch.inputs[part.clone()],
@@ -223,15 +245,16 @@ pub(crate) fn run_vertices(
                     outputs,
                     batch.output_mask,
                     config.budget,
-                    if padded { lanes - count } else { 0 },
+                    if padded { padded_to - count } else { 0 },
                 );
-                if ran && carry {
+                if let (Some(per_pass), true) = (ran, carry) {
                     // The last vertex's final state: the rows its path wrote
                     // (its lane of the last group, or a copy of it), the
                     // start's elsewhere.
                     let mut end = start.clone();
                     for row in wide.kernel_rows().rows() {
-                        set_row(&mut end, row as usize, file.row(row as usize)[lanes - 1]);
+                        let last_lane = file.copy_row(per_pass - 1, row as usize)[lanes - 1];
+                        set_row(&mut end, row as usize, last_lane);
                     }
                     copy_masked(
                         &mut end.inputs,
@@ -240,7 +263,7 @@ pub(crate) fn run_vertices(
                     );
                     last = Some(end);
                 }
-                ran
+                ran.is_some()
             });
             if !ran {
                 break;

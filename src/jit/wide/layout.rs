@@ -58,6 +58,13 @@ pub const OUTPUT_MASK: i32 = 16;
 /// Header: the vertex batch kernel's starting state (a `*const UnitState`).
 pub const START_STATE: i32 = 24;
 
+/// Bytes one register file of `lanes` lanes takes in a buffer of several
+/// (the vertex batch kernel shades two groups at once, each in its own file:
+/// the next file starts this many bytes on, 64-byte aligned).
+pub const fn file_bytes(lanes: usize) -> usize {
+    (HEADER_BYTES + ROWS * 4 * lanes).next_multiple_of(64)
+}
+
 /// Byte offset of row `row` with `lanes` lanes per row.
 pub const fn row_offset(row: usize, lanes: usize) -> i32 {
     (HEADER_BYTES + row * 4 * lanes) as i32

@@ -78,10 +78,12 @@ fn count_shaded(n: u32) {
 }
 
 /// The wide register file of one group of lanes (see [`layout`]), 64-byte
-/// aligned.
+/// aligned; for the vertex batch kernel, several such files one after
+/// another ([`layout::file_bytes`] apart), one per group it shades at once.
 #[derive(Debug)]
 pub struct LaneState {
     lanes: usize,
+    copies: usize,
     words: Vec<u32>,
     /// Index of the aligned start in `words`.
     base: usize,
@@ -89,8 +91,8 @@ pub struct LaneState {
 
 impl Clone for LaneState {
     fn clone(&self) -> LaneState {
-        let mut out = LaneState::new(self.lanes);
-        let len = layout::HEADER_BYTES / 4 + layout::ROWS * self.lanes;
+        let mut out = LaneState::with_copies(self.lanes, self.copies);
+        let len = self.copies * layout::file_bytes(self.lanes) / 4;
         out.words[out.base..out.base + len]
             .copy_from_slice(&self.words[self.base..self.base + len]);
         out
@@ -100,11 +102,21 @@ impl Clone for LaneState {
 impl LaneState {
     /// A zeroed register file for `lanes` lanes.
     pub fn new(lanes: usize) -> LaneState {
-        let len = layout::HEADER_BYTES / 4 + layout::ROWS * lanes;
+        LaneState::with_copies(lanes, 1)
+    }
+
+    /// `copies` zeroed register files for `lanes` lanes, one after another.
+    fn with_copies(lanes: usize, copies: usize) -> LaneState {
+        let len = copies * layout::file_bytes(lanes) / 4;
         let words = vec![0u32; len + 16];
         let misalign = (words.as_ptr() as usize / 4) % 16;
         let base = (16 - misalign) % 16;
-        LaneState { lanes, words, base }
+        LaneState {
+            lanes,
+            copies,
+            words,
+            base,
+        }
     }
 
     /// Lanes per row.
@@ -112,8 +124,19 @@ impl LaneState {
         self.lanes
     }
 
+    /// How many register files this holds.
+    pub(crate) fn copies(&self) -> usize {
+        self.copies
+    }
+
     fn start(&self, row: usize) -> usize {
         self.base + layout::HEADER_BYTES / 4 + row * self.lanes
+    }
+
+    /// The bits of row `row` of file `copy`.
+    pub(crate) fn copy_row(&self, copy: usize, row: usize) -> &[u32] {
+        let at = self.start(row) + copy * layout::file_bytes(self.lanes) / 4;
+        &self.words[at..at + self.lanes]
     }
 
     /// The bits of row `row`, one per lane.
@@ -327,6 +350,10 @@ pub struct WideShader {
     /// The batch kernel for the vertex layout: its code offset.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     vertex_kernel: Option<usize>,
+    /// The vertex-layout kernel shading two groups per pass (in two
+    /// register files): its code offset.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    vertex_pair_kernel: Option<usize>,
     /// The rows the kernel's paths write.
     kernel_rows: RowSet,
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
@@ -541,9 +568,12 @@ impl WideShader {
             #[cfg(target_arch = "aarch64")]
             let code = super::a64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
             #[cfg(target_arch = "x86_64")]
-            let vertex_kernel = code.vertex_kernel.filter(|_| code.kernel.is_some());
+            let (vertex_kernel, vertex_pair_kernel) = (
+                code.vertex_kernel.filter(|_| code.kernel.is_some()),
+                code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
+            );
             #[cfg(target_arch = "aarch64")]
-            let vertex_kernel = None;
+            let (vertex_kernel, vertex_pair_kernel) = (None, None);
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
@@ -568,6 +598,7 @@ impl WideShader {
                 plan,
                 kernel,
                 vertex_kernel,
+                vertex_pair_kernel,
                 kernel_rows: kernel_plan_rows,
                 kernel_carries,
             })
@@ -619,8 +650,19 @@ impl WideShader {
         &self.plan
     }
 
+    /// Groups the vertex-layout kernels shade per pass at most (1, or 2 with
+    /// the pair kernel): the register files a call needs (see
+    /// [`LaneState::copy_row`]).
+    pub(crate) fn vertex_kernel_files(&self) -> usize {
+        if self.vertex_pair_kernel.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
     /// The rows the batch kernel's paths write (the vertex-layout kernel's
-    /// register file holds the last lane's values of them after a call).
+    /// last register file holds the last lane's values of them after a call).
     pub(crate) fn kernel_rows(&self) -> &RowSet {
         &self.kernel_rows
     }
@@ -738,9 +780,12 @@ impl WideShader {
     /// `inputs` for every input the program reads: the caller checked its
     /// input mask covers them) to `end`; every output of `output_mask` goes
     /// to `outputs` (the lane's value where the kernel's path writes it, else
-    /// `start`'s); the last `padding` vertices pad a tail to a whole group (not counted as
-    /// shaded). False, with nothing done, when there is no kernel or `budget`
-    /// does not cover it.
+    /// `start`'s); the last `padding` vertices pad a tail to a whole group
+    /// (not counted as shaded). Two groups per pass when there is a pair
+    /// kernel and the length is a multiple of two groups. Returns the groups
+    /// per pass (the last vertex's rows are in that register file of
+    /// `file`), or `None`, with nothing done, when there is no kernel or
+    /// `budget` does not cover it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_vertex_kernel(
         &self,
@@ -752,23 +797,38 @@ impl WideShader {
         output_mask: u16,
         budget: u64,
         padding: usize,
-    ) -> bool {
-        let (Some(offset), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
-            return false;
+    ) -> Option<usize> {
+        let (Some(single), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
+            return None;
         };
         let lanes = self.width.lanes();
+        let (offset, per_pass) = match self.vertex_pair_kernel {
+            Some(pair) if inputs.len().is_multiple_of(2 * lanes) => (pair, 2),
+            _ => (single, 1),
+        };
         if budget < instructions
             || !inputs.len().is_multiple_of(lanes)
             || inputs.len() != outputs.len()
             || file.lanes() != lanes
+            || file.copies() < per_pass
         {
-            return false;
+            return None;
         }
-        self.call_vertex_kernel(offset, file, uniforms, start, inputs, outputs, output_mask);
+        let passes = inputs.len() / (per_pass * lanes);
+        self.call_vertex_kernel(
+            offset,
+            file,
+            uniforms,
+            start,
+            inputs,
+            outputs,
+            output_mask,
+            passes,
+        );
         let shaded = inputs.len().saturating_sub(padding);
         count_shaded(shaded as u32);
         KERNEL.with(|c| c.set(c.get() + shaded as u64));
-        true
+        Some(per_pass)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -782,21 +842,26 @@ impl WideShader {
         inputs: &[batch::Registers],
         outputs: &mut [batch::Registers],
         output_mask: u16,
+        passes: usize,
     ) {
-        let groups = inputs.len() / self.width.lanes();
-        let header = file.as_mut_ptr();
-        // SAFETY: the header is the first `layout::HEADER_BYTES` bytes of the
-        // 64-byte-aligned register file; `OUTPUT_MASK` and `START_STATE` are
-        // aligned slots inside it that no other code uses during this call.
-        unsafe {
-            header
-                .add(layout::OUTPUT_MASK as usize)
-                .cast::<u32>()
-                .write(output_mask as u32);
-            header
-                .add(layout::START_STATE as usize)
-                .cast::<*const UnitState>()
-                .write(start);
+        let first = file.as_mut_ptr();
+        for copy in 0..file.copies() {
+            // SAFETY: `file` holds `copies()` register files of
+            // `layout::file_bytes` bytes each from its 64-byte-aligned start;
+            // each header is the first `layout::HEADER_BYTES` bytes of its
+            // file, and `OUTPUT_MASK` and `START_STATE` are aligned slots
+            // inside it that no other code uses during this call.
+            unsafe {
+                let header = first.add(copy * layout::file_bytes(self.width.lanes()));
+                header
+                    .add(layout::OUTPUT_MASK as usize)
+                    .cast::<u32>()
+                    .write(output_mask as u32);
+                header
+                    .add(layout::START_STATE as usize)
+                    .cast::<*const UnitState>()
+                    .write(start);
+            }
         }
         // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
         // with the `VertexKernelFn` signature into this region, which lives
@@ -804,17 +869,18 @@ impl WideShader {
         let f: VertexKernelFn = unsafe {
             std::mem::transmute::<*const u8, VertexKernelFn>(self.region.as_ptr().add(offset))
         };
-        // SAFETY: the kernel reads and writes the register file (this width's
-        // rows), reads the uniforms and `start`, reads `inputs[0..groups * W]`
-        // and writes `outputs[0..groups * W]` (the caller checked both have
-        // that many records); all outlive the call and nothing else accesses
-        // them.
+        // SAFETY: the kernel reads and writes the register files (this
+        // width's rows, one per group of a pass: the caller checked `file`
+        // has that many), reads the uniforms and `start`, reads `inputs` and
+        // writes `outputs` (`passes` passes of whole groups are
+        // `inputs.len()` records, and the caller checked `outputs` is as
+        // long); all outlive the call and nothing else accesses them.
         unsafe {
             f(
-                header,
+                first,
                 uniforms,
                 inputs.as_ptr(),
-                groups,
+                passes,
                 outputs.as_mut_ptr(),
             )
         };
@@ -831,6 +897,7 @@ impl WideShader {
         _inputs: &[batch::Registers],
         _outputs: &mut [batch::Registers],
         _output_mask: u16,
+        _passes: usize,
     ) {
         unreachable!("no wide code exists on this host")
     }
@@ -1099,5 +1166,88 @@ pub(crate) fn set_row(state: &mut UnitState, row: usize, bits: u32) {
         layout::AL => state.al = bits as i32,
         r if r < layout::STATE_ROWS => state.cmp[r - layout::CMP] = bits != 0,
         _ => {}
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::shbin::Shbin;
+
+    /// The default shader's vertex kernel is small enough to shade two
+    /// groups per pass at every width in F32; a pass of two groups gives the
+    /// bits two passes of one group give, and leaves the last vertex's rows
+    /// in the second register file.
+    #[test]
+    fn small_vertex_kernels_shade_two_groups_per_pass() {
+        let shbin = Shbin::parse(crate::DEFAULT_SHADER).expect("parses");
+        let dvle = &shbin.dvles[0];
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let config = ShaderConfig {
+            entry: dvle.main,
+            precision: crate::Precision::F32,
+            ..Default::default()
+        };
+        let mut uniforms = Uniforms::default();
+        for (n, f) in uniforms.f.iter_mut().enumerate() {
+            *f = std::array::from_fn(|c| ((n * 4 + c) as f32 * 0.37).sin());
+        }
+        uniforms.apply_constants(&dvle.constants);
+        let start = UnitState::default();
+        for width in Width::available() {
+            let lanes = width.lanes();
+            let wide = WideShader::compile(&program, &config, width).expect("compiles");
+            assert!(
+                wide.vertex_pair_kernel.is_some(),
+                "{width:?}: a pair kernel"
+            );
+            let inputs: Vec<batch::Registers> = (0..2 * lanes)
+                .map(|k| {
+                    std::array::from_fn(|r| {
+                        std::array::from_fn(|c| ((k * 64 + r * 4 + c) as f32 * 0.731).sin())
+                    })
+                })
+                .collect();
+            let mut paired = vec![[[0.0f32; 4]; 16]; inputs.len()];
+            let mut file = LaneState::with_copies(lanes, 2);
+            let ran = wide.run_vertex_kernel(
+                &mut file,
+                &uniforms,
+                &start,
+                &inputs,
+                &mut paired,
+                0xffff,
+                u64::MAX,
+                0,
+            );
+            assert_eq!(ran, Some(2), "{width:?}: two groups per pass");
+            let last_pos: Vec<u32> = (0..4)
+                .map(|c| file.copy_row(1, layout::OUTPUT + c)[lanes - 1])
+                .collect();
+            let mut single = vec![[[-7.5f32; 4]; 16]; inputs.len()];
+            for (ins, outs) in inputs.chunks(lanes).zip(single.chunks_mut(lanes)) {
+                let ran = wide.run_vertex_kernel(
+                    &mut file,
+                    &uniforms,
+                    &start,
+                    ins,
+                    outs,
+                    0xffff,
+                    u64::MAX,
+                    0,
+                );
+                assert_eq!(ran, Some(1), "{width:?}: one group per pass");
+            }
+            let bits = |v: &[batch::Registers]| -> Vec<u32> {
+                v.iter().flatten().flatten().map(|x| x.to_bits()).collect()
+            };
+            assert_eq!(bits(&paired), bits(&single), "{width:?}");
+            let expected: Vec<u32> = single[2 * lanes - 1][0]
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            assert_eq!(last_pos, expected, "{width:?}: the last vertex's o0 rows");
+        }
     }
 }

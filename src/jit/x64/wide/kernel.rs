@@ -16,7 +16,7 @@
 
 use super::super::evex;
 use super::isa::V;
-use super::{Function, S1, S2};
+use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -164,22 +164,39 @@ impl LaneSource {
     }
 }
 
+/// The longest group loop (bytes, one group per pass) of a vertex-layout
+/// kernel that is emitted again to shade two groups per pass: each step's
+/// block runs for one group, then for the other, so one group's long
+/// dependency chains (`rsq`, `lg2`, `ex2`) overlap the other's work. Two
+/// copies of a longer loop outgrow the 32 KiB L1 instruction cache of
+/// current x86-64 cores and run slower than one (measured on the default
+/// shader: `docs/benchmarks.md`).
+pub(crate) const MAX_LOOP_BYTES_TO_INTERLEAVE: usize = 17 * 1024;
+
 impl Function<'_> {
     /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks) for
     /// `shape`; `convert_inputs` (F24) are the inputs converted after loading.
+    /// Each pass of its loop shades `copies` groups (each in its own register
+    /// file), one after another per step. Returns the loop's size in bytes.
     pub(super) fn kernel(
         &mut self,
         plan: &KernelPlan,
         blocks: &[LaneBlock],
         convert_inputs: u16,
         shape: KernelShape,
-    ) -> Result<(), JitError> {
+        copies: usize,
+    ) -> Result<usize, JitError> {
         self.enter();
         let record = match shape {
             KernelShape::States => size_of::<UnitState>(),
             KernelShape::Vertices => size_of::<VertexRegisters>(),
         };
         let stride = (self.lanes * record) as i32;
+        self.copy = GroupAt {
+            file: 0,
+            records: 0,
+            stride,
+        };
         let (group, done) = (
             self.a.ops.new_dynamic_label(),
             self.a.ops.new_dynamic_label(),
@@ -197,35 +214,53 @@ impl Function<'_> {
             ; jz =>done
         );
         // Values computed from uniforms only, once per call instead of once
-        // per group (and per loop iteration).
-        let blocks = self.hoist(plan, blocks)?;
-        let blocks = &blocks[..];
+        // per group (and per loop iteration), in every group's file.
+        let hoisted = self.hoist(plan, blocks)?;
+        for copy in 1..copies {
+            self.file_at(copy);
+            self.hoist(plan, blocks)?;
+        }
+        let blocks = &hoisted[..];
         if shape == KernelShape::Vertices {
-            self.load_start_once(plan);
+            for copy in 0..copies {
+                self.file_at(copy);
+                self.load_start_once(plan);
+            }
         }
+        self.file_at(0);
         self.a.bind(group);
-        match shape {
-            KernelShape::States => self.load_states(plan),
-            KernelShape::Vertices => self.load_vertices(plan),
-        }
-        self.convert_inputs(convert_inputs);
-        for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
-            for c in 0..4 {
-                let off = self.row(layout::TEMP + 4 * n + c);
-                self.a.load(1, off);
-                self.f24_load(1);
-                self.a.store(off, 1);
+        let loop_start = self.a.ops.offset().0;
+        for copy in 0..copies {
+            self.group_at(copy);
+            match shape {
+                KernelShape::States => self.load_states(plan),
+                KernelShape::Vertices => self.load_vertices(plan),
+            }
+            self.convert_inputs(convert_inputs);
+            for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
+                for c in 0..4 {
+                    let off = self.row(layout::TEMP + 4 * n + c);
+                    self.a.load(1, off);
+                    self.f24_load(1);
+                    self.a.store(off, 1);
+                }
             }
         }
-        self.steps(plan, blocks)?;
-        match shape {
-            KernelShape::States => {
-                self.store_states(plan);
-                dynasm!(self.a.ops ; .arch x64 ; add r8, stride);
+        self.file_at(0);
+        self.steps(plan, blocks, copies)?;
+        for copy in 0..copies {
+            self.group_at(copy);
+            match shape {
+                KernelShape::States => self.store_states(plan),
+                KernelShape::Vertices => self.store_vertices(plan),
             }
+        }
+        self.group_at(0);
+        let pass = stride * copies as i32;
+        match shape {
+            KernelShape::States => dynasm!(self.a.ops ; .arch x64 ; add r8, pass),
             KernelShape::Vertices => {
-                self.store_vertices(plan);
-                dynasm!(self.a.ops ; .arch x64 ; add r8, stride ; add r11, stride);
+                dynasm!(self.a.ops ; .arch x64 ; add r8, pass ; add r11, pass);
             }
         }
         dynasm!(self.a.ops
@@ -233,10 +268,32 @@ impl Function<'_> {
             ; dec r9
             ; jnz =>group
         );
+        let loop_bytes = self.a.ops.offset().0 - loop_start;
         self.a.bind(done);
         dynasm!(self.a.ops ; .arch x64 ; xor eax, eax);
         self.leave();
-        Ok(())
+        Ok(loop_bytes)
+    }
+
+    /// Points `rdi` at group `copy`'s register file.
+    fn file_at(&mut self, copy: usize) {
+        let file_bytes = layout::file_bytes(self.lanes) as i32;
+        let delta = (copy as i32 - self.copy.file as i32) * file_bytes;
+        if delta != 0 {
+            dynasm!(self.a.ops ; .arch x64 ; add rdi, delta);
+        }
+        self.copy.file = copy;
+    }
+
+    /// Points `rdi` at group `copy`'s register file and `r8`, `r11` at its
+    /// records.
+    fn group_at(&mut self, copy: usize) {
+        self.file_at(copy);
+        let delta = (copy as i32 - self.copy.records as i32) * self.copy.stride;
+        if delta != 0 {
+            dynasm!(self.a.ops ; .arch x64 ; add r8, delta ; add r11, delta);
+        }
+        self.copy.records = copy;
     }
 
     /// A group of `UnitState`s (at `r8`) → the rows `plan` loads.
@@ -446,57 +503,33 @@ impl Function<'_> {
         Ok(out)
     }
 
-    /// Emits `plan`'s steps.
-    fn steps(&mut self, plan: &KernelPlan, blocks: &[LaneBlock]) -> Result<(), JitError> {
+    /// Emits `plan`'s steps, each for the `copies` groups in turn.
+    fn steps(
+        &mut self,
+        plan: &KernelPlan,
+        blocks: &[LaneBlock],
+        copies: usize,
+    ) -> Result<(), JitError> {
         // The first step of the loop body being emitted.
         let mut body_start = None;
         for &step in &plan.steps {
-            let block = step.block().map(|k| &blocks[k]);
-            match (step, block) {
-                (Step::Block(_), Some(block)) => self.body(block)?,
-                (Step::Branch(_), Some(block)) => {
-                    self.body(block)?;
-                    let cond = block.exit_cond.ok_or_else(|| {
-                        JitError::Lowering("a kernel branch without a condition".into())
-                    })?;
-                    let r = self.reg_of(cond, &[])?;
-                    let off = self.row(layout::PREDICATE);
-                    self.a.store(off, r);
-                }
-                (Step::Predicated { when, .. }, Some(block)) => {
-                    self.predicate = Some(when);
-                    let result = self.body(block);
-                    self.predicate = None;
-                    result?;
-                }
-                (Step::LoopStart(_), Some(block)) => {
-                    self.body(block)?;
-                    let (count, increment) = block.loop_values.ok_or_else(|| {
-                        JitError::Lowering("a kernel loop without its values".into())
-                    })?;
-                    // r10d = iterations left after this one; the increment
-                    // waits in the header.
-                    let r = self.reg_of(count, &[])?;
-                    self.a.store_lane0(layout::LOOP_COUNT, r);
-                    let r = self.reg_of(increment, &[count])?;
-                    self.a.store_lane0(layout::LOOP_INCREMENT, r);
-                    let top = self.a.ops.new_dynamic_label();
-                    dynasm!(self.a.ops ; .arch x64 ; mov r10d, [rdi + layout::LOOP_COUNT]);
-                    self.a.bind(top);
-                    body_start = Some(top);
-                }
+            match (step, step.block()) {
                 (Step::LoopEnd, None) => {
                     let top = body_start.take().ok_or_else(|| {
                         JitError::Lowering("a kernel loop end without its start".into())
                     })?;
                     // aL += i.z in every lane (also after the last iteration),
                     // then another iteration unless none is left.
-                    let al = self.row(layout::AL);
-                    self.a.load(S1, al);
-                    dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + layout::LOOP_INCREMENT]);
-                    self.a.broadcast_eax(S2);
-                    self.a.v3(V::Paddd, S1, S1, S2);
-                    self.a.store(al, S1);
+                    for copy in 0..copies {
+                        self.file_at(copy);
+                        let al = self.row(layout::AL);
+                        self.a.load(S1, al);
+                        dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + layout::LOOP_INCREMENT]);
+                        self.a.broadcast_eax(S2);
+                        self.a.v3(V::Paddd, S1, S1, S2);
+                        self.a.store(al, S1);
+                    }
+                    self.file_at(0);
                     let done = self.a.ops.new_dynamic_label();
                     dynasm!(self.a.ops
                         ; .arch x64
@@ -507,12 +540,62 @@ impl Function<'_> {
                     );
                     self.a.bind(done);
                 }
-                _ => {
-                    return Err(JitError::Lowering("a malformed kernel step".into()));
+                (_, Some(k)) => {
+                    for copy in 0..copies {
+                        self.file_at(copy);
+                        self.step(step, &blocks[k])?;
+                    }
+                    self.file_at(0);
+                    if let Step::LoopStart(_) = step {
+                        // r10d = iterations left after this one (the same in
+                        // every group's header).
+                        let top = self.a.ops.new_dynamic_label();
+                        dynasm!(self.a.ops ; .arch x64 ; mov r10d, [rdi + layout::LOOP_COUNT]);
+                        self.a.bind(top);
+                        body_start = Some(top);
+                    }
                 }
+                _ => return Err(JitError::Lowering("a malformed kernel step".into())),
             }
         }
         Ok(())
+    }
+
+    /// One step's block for the group `rdi` points at: a branch saves its
+    /// condition, a predicated block keeps the other lanes' rows, a loop's
+    /// start leaves its count and increment in the header.
+    fn step(&mut self, step: Step, block: &LaneBlock) -> Result<(), JitError> {
+        match step {
+            Step::Block(_) => self.body(block),
+            Step::Branch(_) => {
+                self.body(block)?;
+                let cond = block.exit_cond.ok_or_else(|| {
+                    JitError::Lowering("a kernel branch without a condition".into())
+                })?;
+                let r = self.reg_of(cond, &[])?;
+                let off = self.row(layout::PREDICATE);
+                self.a.store(off, r);
+                Ok(())
+            }
+            Step::Predicated { when, .. } => {
+                self.predicate = Some(when);
+                let result = self.body(block);
+                self.predicate = None;
+                result
+            }
+            Step::LoopStart(_) => {
+                self.body(block)?;
+                let (count, increment) = block
+                    .loop_values
+                    .ok_or_else(|| JitError::Lowering("a kernel loop without its values".into()))?;
+                let r = self.reg_of(count, &[])?;
+                self.a.store_lane0(layout::LOOP_COUNT, r);
+                let r = self.reg_of(increment, &[count])?;
+                self.a.store_lane0(layout::LOOP_INCREMENT, r);
+                Ok(())
+            }
+            Step::LoopEnd => Err(JitError::Lowering("a loop end has no block".into())),
+        }
     }
 
     /// Lanes moved by one `xmm`/`ymm` transpose (4 and 8 lanes; 16 lanes

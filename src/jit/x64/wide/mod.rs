@@ -49,6 +49,10 @@ pub(crate) struct WideCode {
     pub kernel: Option<usize>,
     /// Offset of the batch kernel for the vertex layout.
     pub vertex_kernel: Option<usize>,
+    /// Offset of the vertex-layout kernel that shades two groups per pass,
+    /// each in its own register file ([`layout::file_bytes`] apart), when
+    /// its loop is small enough.
+    pub vertex_pair_kernel: Option<usize>,
 }
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
@@ -90,31 +94,34 @@ pub(crate) fn compile(
             .iter()
             .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
     });
-    let mut lower_kernel = |plan: &KernelPlan, shape| {
+    // `(offset, loop bytes)` of a kernel, `None` where it did not lower.
+    let mut lower_kernel = |plan: &KernelPlan, shape, copies| {
         let at = a.ops.offset().0;
         let mut f = Function::new(&mut a, mxcsr);
-        match f.kernel(plan, blocks, convert_inputs, shape) {
-            Ok(()) => Ok(Some(at)),
+        match f.kernel(plan, blocks, convert_inputs, shape, copies) {
+            Ok(loop_bytes) => Ok(Some((at, loop_bytes))),
             // The driver runs the blocks one by one instead.
             Err(JitError::Lowering(_)) => Ok(None),
             Err(e) => Err(e),
         }
     };
-    let (kernel, vertex_kernel) = match kernel {
-        Some(plan) => {
-            // The vertex layout starts every lane from one state the caller
-            // converted already.
-            let reset = KernelPlan {
-                convert_temps: 0,
-                ..plan.clone()
-            };
-            (
-                lower_kernel(plan, KernelShape::States)?,
-                lower_kernel(&reset, KernelShape::Vertices)?,
-            )
+    let (mut states_kernel, mut vertex_kernel, mut vertex_pair_kernel) = (None, None, None);
+    if let Some(plan) = kernel {
+        states_kernel = lower_kernel(plan, KernelShape::States, 1)?.map(|(at, _)| at);
+        // The vertex layout starts every lane from one state the caller
+        // converted already.
+        let reset = KernelPlan {
+            convert_temps: 0,
+            ..plan.clone()
+        };
+        let one = lower_kernel(&reset, KernelShape::Vertices, 1)?;
+        vertex_kernel = one.map(|(at, _)| at);
+        // Small enough: two groups per pass too (one group's kernel runs
+        // tails of a group or less).
+        if one.is_some_and(|(_, bytes)| bytes <= kernel::MAX_LOOP_BYTES_TO_INTERLEAVE) {
+            vertex_pair_kernel = lower_kernel(&reset, KernelShape::Vertices, 2)?.map(|(at, _)| at);
         }
-        None => (None, None),
-    };
+    }
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
     let bytes = a
@@ -125,8 +132,9 @@ pub(crate) fn compile(
         bytes,
         entries,
         prologue,
-        kernel,
+        kernel: states_kernel,
         vertex_kernel,
+        vertex_pair_kernel,
     })
 }
 
@@ -177,6 +185,21 @@ struct Function<'a> {
     /// Batch kernel: stores keep the new value only in the lanes whose
     /// saved condition (`layout::PREDICATE`) is this.
     predicate: Option<bool>,
+    /// Vertex batch kernel: which of its groups' register files `rdi` (and
+    /// their records `r8`/`r11`) point at now.
+    copy: GroupAt,
+}
+
+/// Where the vertex batch kernel's pointers are: at which of the groups it
+/// shades at once.
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupAt {
+    /// The group `rdi` points at (`layout::file_bytes` apart).
+    file: usize,
+    /// The group `r8` and `r11` point at (`records` bytes apart).
+    records: usize,
+    /// Bytes between the records of one group and the next.
+    stride: i32,
 }
 
 /// `last_use` of values the exit reads (after every operation).
@@ -199,6 +222,7 @@ impl<'a> Function<'a> {
             cold: Vec::new(),
             ops: Vec::new(),
             predicate: None,
+            copy: GroupAt::default(),
         }
     }
 
