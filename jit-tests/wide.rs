@@ -906,9 +906,16 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 carry_state: false,
             };
             let (interp, wide_shader) = shaders(&case, width);
-            // Two whole groups and a tail (run as one more group, padded).
-            let states: Vec<UnitState> =
-                (0..2 * lanes + 3).map(|_| random_state(&mut rng)).collect();
+            // Whole groups and a tail run as one more group, padded: two
+            // groups and 3 (a pass of two groups where the kernel has one,
+            // the tail padded to one group), or three and 5 (the tail
+            // padded to a pass of two groups).
+            let len = if rng.below(2) == 0 {
+                2 * lanes + 3
+            } else {
+                3 * lanes + 5
+            };
+            let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
             let mut expected = states.clone();
             let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
             let mut got = states.clone();
