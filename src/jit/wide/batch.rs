@@ -46,16 +46,23 @@ pub(crate) fn run_states(
     let plan = *wide.state_plan();
     let converted = config.precision == crate::Precision::F24
         && program.temps_converted_on_entry(config.entry) != 0;
-    with_file(lanes, |file| {
+    with_files(lanes, wide.kernel_files(), |file| {
         // Whole groups in one kernel call where the program is straight
-        // (every lane then ends at `end`; the kernel converts on entry), the
-        // rest group by group.
+        // (every lane then ends at `end`; the kernel converts on entry):
+        // whole passes of the pair kernel, then one more group where one is
+        // left; the rest group by group.
+        let pass = wide.kernel_files() * lanes;
+        let pairs = states.len() / pass * pass;
         let whole = states.len() / lanes * lanes;
-        let mut done = if wide.run_kernel(file, uniforms, &mut states[..whole], config.budget, 0) {
-            whole
-        } else {
-            0
-        };
+        let mut done = 0;
+        for part in [0..pairs, pairs..whole] {
+            if done == part.start
+                && !part.is_empty()
+                && wide.run_kernel(file, uniforms, &mut states[part.clone()], config.budget, 0)
+            {
+                done = part.end;
+            }
+        }
         // The tail as one group padded with copies of its last state (lanes
         // are independent: the copies only repeat its results).
         let tail = states.len() - whole;
@@ -126,13 +133,8 @@ std::thread_local! {
 /// groups at once).
 const MAX_KERNEL_LANES: usize = 32;
 
-/// Runs `f` on a register file of `lanes` lanes whose rows hold arbitrary
-/// bits (left from an earlier batch).
-fn with_file<R>(lanes: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
-    with_files(lanes, 1, f)
-}
-
-/// [`with_file`] with `copies` files one after another.
+/// Runs `f` on `copies` register files of `lanes` lanes, one after another,
+/// whose rows hold arbitrary bits (left from an earlier batch).
 fn with_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
     let spare = SPARE_FILES.with(|s| {
         let mut spare = s.borrow_mut();

@@ -350,6 +350,10 @@ pub struct WideShader {
     /// The batch kernel for the vertex layout: its code offset.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     vertex_kernel: Option<usize>,
+    /// The batch kernel shading two groups per pass (in two register
+    /// files): its code offset.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pair_kernel: Option<usize>,
     /// The vertex-layout kernel shading two groups per pass (in two
     /// register files): its code offset.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -568,12 +572,13 @@ impl WideShader {
             #[cfg(target_arch = "aarch64")]
             let code = super::a64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
             #[cfg(target_arch = "x86_64")]
-            let (vertex_kernel, vertex_pair_kernel) = (
+            let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (
+                code.pair_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
             );
             #[cfg(target_arch = "aarch64")]
-            let (vertex_kernel, vertex_pair_kernel) = (None, None);
+            let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (None, None, None);
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
@@ -597,6 +602,7 @@ impl WideShader {
                 writes,
                 plan,
                 kernel,
+                pair_kernel,
                 vertex_kernel,
                 vertex_pair_kernel,
                 kernel_rows: kernel_plan_rows,
@@ -659,6 +665,12 @@ impl WideShader {
         } else {
             1
         }
+    }
+
+    /// Groups the batch kernels shade per pass at most (1, or 2 with the
+    /// pair kernel): the register files a call needs.
+    pub(crate) fn kernel_files(&self) -> usize {
+        if self.pair_kernel.is_some() { 2 } else { 1 }
     }
 
     /// The rows the batch kernel's paths write (the vertex-layout kernel's
@@ -751,8 +763,10 @@ impl WideShader {
     /// width) through the batch kernel, each from its own state (the kernel
     /// does the F24 entry conversion) to `end`, and leaves each with its
     /// final state; the last `padding` states are copies that pad a tail to
-    /// a whole group (not counted as shaded). False, with nothing done,
-    /// when there is no kernel or `budget` does not cover it.
+    /// a whole group (not counted as shaded). Two groups per pass when there
+    /// is a pair kernel and the length is a multiple of two groups. False,
+    /// with nothing done, when there is no kernel or `budget` does not cover
+    /// it.
     pub(crate) fn run_kernel(
         &self,
         file: &mut LaneState,
@@ -761,13 +775,28 @@ impl WideShader {
         budget: u64,
         padding: usize,
     ) -> bool {
-        let Some((offset, instructions)) = self.kernel else {
+        let Some((single, instructions)) = self.kernel else {
             return false;
         };
-        if budget < instructions || !states.len().is_multiple_of(self.width.lanes()) {
+        let lanes = self.width.lanes();
+        let (offset, per_pass) = match self.pair_kernel {
+            Some(pair) if states.len().is_multiple_of(2 * lanes) => (pair, 2),
+            _ => (single, 1),
+        };
+        if budget < instructions
+            || !states.len().is_multiple_of(lanes)
+            || file.lanes() != lanes
+            || file.copies() < per_pass
+        {
             return false;
         }
-        self.call_kernel(offset, file, uniforms, states);
+        self.call_kernel(
+            offset,
+            file,
+            uniforms,
+            states,
+            states.len() / (per_pass * lanes),
+        );
         let shaded = states.len().saturating_sub(padding);
         count_shaded(shaded as u32);
         KERNEL.with(|c| c.set(c.get() + shaded as u64));
@@ -909,21 +938,26 @@ impl WideShader {
         file: &mut LaneState,
         uniforms: &Uniforms,
         states: &mut [UnitState],
+        passes: usize,
     ) {
         let lanes = self.width.lanes();
-        assert!(file.lanes() == lanes && states.len().is_multiple_of(lanes));
-        let groups = states.len() / lanes;
-        // SAFETY: `offset` is the start of the batch kernel, compiled with
-        // the `KernelFn` signature into this region, which lives as long as
-        // `self`.
+        let per_pass = states.len() / lanes / passes.max(1);
+        assert!(
+            file.lanes() == lanes
+                && file.copies() >= per_pass
+                && states.len() == passes * per_pass * lanes
+        );
+        // SAFETY: `offset` is the start of a batch kernel shading `per_pass`
+        // groups per pass, compiled with the `KernelFn` signature into this
+        // region, which lives as long as `self`.
         let f: KernelFn =
             unsafe { std::mem::transmute::<*const u8, KernelFn>(self.region.as_ptr().add(offset)) };
-        // SAFETY: the kernel reads and writes the register file (this
-        // width's rows, which `file` has), reads the uniforms, and reads and
-        // writes `UnitState` fields of `states[0..groups * W]` (that many
-        // exist, as asserted); all outlive the call and nothing else accesses
-        // them.
-        unsafe { f(file.as_mut_ptr(), uniforms, states.as_mut_ptr(), groups) };
+        // SAFETY: the kernel reads and writes the register files (this
+        // width's rows, one per group of a pass, which `file` has), reads the
+        // uniforms, and reads and writes `UnitState` fields of
+        // `states[0..passes * per_pass * W]` (that many exist, as asserted);
+        // all outlive the call and nothing else accesses them.
+        unsafe { f(file.as_mut_ptr(), uniforms, states.as_mut_ptr(), passes) };
     }
 
     #[cfg(target_arch = "aarch64")]
@@ -933,10 +967,10 @@ impl WideShader {
         file: &mut LaneState,
         uniforms: &Uniforms,
         states: &mut [UnitState],
+        groups: usize,
     ) {
         let lanes = self.width.lanes();
-        assert!(file.lanes() == lanes && states.len().is_multiple_of(lanes));
-        let groups = states.len() / lanes;
+        assert!(file.lanes() == lanes && states.len() == groups * lanes);
         let pool = self.region.as_ptr();
         // SAFETY: `offset` is the start of the batch kernel, compiled with
         // the `KernelFn` signature into this region, which lives as long as
@@ -1174,10 +1208,10 @@ mod tests {
     use super::*;
     use crate::shbin::Shbin;
 
-    /// The default shader's vertex kernel is small enough to shade two
+    /// The default shader's batch kernels are small enough to shade two
     /// groups per pass at every width in F32; a pass of two groups gives the
-    /// bits two passes of one group give, and leaves the last vertex's rows
-    /// in the second register file.
+    /// bits two passes of one group give, and the vertex layout's leaves the
+    /// last vertex's rows in the second register file.
     #[test]
     fn small_vertex_kernels_shade_two_groups_per_pass() {
         let shbin = Shbin::parse(crate::DEFAULT_SHADER).expect("parses");
@@ -1248,6 +1282,39 @@ mod tests {
                 .map(|x| x.to_bits())
                 .collect();
             assert_eq!(last_pos, expected, "{width:?}: the last vertex's o0 rows");
+            // The `UnitState` kernel likewise.
+            assert!(wide.pair_kernel.is_some(), "{width:?}: a pair kernel");
+            let states: Vec<UnitState> = inputs
+                .iter()
+                .map(|v| UnitState {
+                    inputs: *v,
+                    ..UnitState::default()
+                })
+                .collect();
+            let mut paired = states.clone();
+            assert!(wide.run_kernel(&mut file, &uniforms, &mut paired, u64::MAX, 0));
+            let mut single = states.clone();
+            for group in single.chunks_mut(lanes) {
+                assert!(wide.run_kernel(&mut file, &uniforms, group, u64::MAX, 0));
+            }
+            let state_bits = |v: &[UnitState]| -> Vec<u64> {
+                v.iter()
+                    .flat_map(|s| {
+                        let floats = s.temps.iter().chain(&s.outputs).flatten();
+                        let ints = s.a0.iter().chain([&s.al]).map(|&i| i as u32 as u64);
+                        floats
+                            .map(|x| x.to_bits() as u64)
+                            .chain(ints)
+                            .chain(s.cmp.map(u64::from))
+                    })
+                    .collect()
+            };
+            assert_ne!(state_bits(&paired), state_bits(&states), "states shaded");
+            assert_eq!(
+                state_bits(&paired),
+                state_bits(&single),
+                "{width:?}: states"
+            );
         }
     }
 }

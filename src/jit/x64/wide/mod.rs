@@ -47,6 +47,9 @@ pub(crate) struct WideCode {
     pub prologue: Option<usize>,
     /// Offset of the batch kernel, when one was asked for and lowered.
     pub kernel: Option<usize>,
+    /// Offset of the batch kernel that shades two groups per pass (see
+    /// `vertex_pair_kernel`).
+    pub pair_kernel: Option<usize>,
     /// Offset of the batch kernel for the vertex layout.
     pub vertex_kernel: Option<usize>,
     /// Offset of the vertex-layout kernel that shades two groups per pass,
@@ -105,9 +108,17 @@ pub(crate) fn compile(
             Err(e) => Err(e),
         }
     };
-    let (mut states_kernel, mut vertex_kernel, mut vertex_pair_kernel) = (None, None, None);
+    let (mut states_kernel, mut pair_kernel) = (None, None);
+    let (mut vertex_kernel, mut vertex_pair_kernel) = (None, None);
+    let small = |one: Option<(usize, usize)>| {
+        one.is_some_and(|(_, bytes)| bytes <= kernel::MAX_LOOP_BYTES_TO_INTERLEAVE)
+    };
     if let Some(plan) = kernel {
-        states_kernel = lower_kernel(plan, KernelShape::States, 1)?.map(|(at, _)| at);
+        let one = lower_kernel(plan, KernelShape::States, 1)?;
+        states_kernel = one.map(|(at, _)| at);
+        if small(one) {
+            pair_kernel = lower_kernel(plan, KernelShape::States, 2)?.map(|(at, _)| at);
+        }
         // The vertex layout starts every lane from one state the caller
         // converted already.
         let reset = KernelPlan {
@@ -118,7 +129,7 @@ pub(crate) fn compile(
         vertex_kernel = one.map(|(at, _)| at);
         // Small enough: two groups per pass too (one group's kernel runs
         // tails of a group or less).
-        if one.is_some_and(|(_, bytes)| bytes <= kernel::MAX_LOOP_BYTES_TO_INTERLEAVE) {
+        if small(one) {
             vertex_pair_kernel = lower_kernel(&reset, KernelShape::Vertices, 2)?.map(|(at, _)| at);
         }
     }
@@ -133,6 +144,7 @@ pub(crate) fn compile(
         entries,
         prologue,
         kernel: states_kernel,
+        pair_kernel,
         vertex_kernel,
         vertex_pair_kernel,
     })
