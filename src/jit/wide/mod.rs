@@ -759,6 +759,25 @@ impl WideShader {
         unsafe { f(state.as_mut_ptr(), uniforms, pool) }
     }
 
+    /// The kernel (`single`, or `pair` for whole pairs of groups) for `len`
+    /// lanes and the groups it shades per pass; `None` when `len` is not
+    /// whole groups or `file` lacks the register files.
+    fn pick_kernel(
+        &self,
+        single: usize,
+        pair: Option<usize>,
+        len: usize,
+        file: &LaneState,
+    ) -> Option<(usize, usize)> {
+        let lanes = self.width.lanes();
+        let (offset, per_pass) = match pair {
+            Some(pair) if len.is_multiple_of(2 * lanes) => (pair, 2),
+            _ => (single, 1),
+        };
+        (len.is_multiple_of(lanes) && file.lanes() == lanes && file.copies() >= per_pass)
+            .then_some((offset, per_pass))
+    }
+
     /// Runs whole groups of states (`states.len()` is a multiple of the
     /// width) through the batch kernel, each from its own state (the kernel
     /// does the F24 entry conversion) to `end`, and leaves each with its
@@ -778,25 +797,15 @@ impl WideShader {
         let Some((single, instructions)) = self.kernel else {
             return false;
         };
-        let lanes = self.width.lanes();
-        let (offset, per_pass) = match self.pair_kernel {
-            Some(pair) if states.len().is_multiple_of(2 * lanes) => (pair, 2),
-            _ => (single, 1),
+        let pair = self.pair_kernel;
+        let Some((offset, per_pass)) = self.pick_kernel(single, pair, states.len(), file) else {
+            return false;
         };
-        if budget < instructions
-            || !states.len().is_multiple_of(lanes)
-            || file.lanes() != lanes
-            || file.copies() < per_pass
-        {
+        if budget < instructions {
             return false;
         }
-        self.call_kernel(
-            offset,
-            file,
-            uniforms,
-            states,
-            states.len() / (per_pass * lanes),
-        );
+        let passes = states.len() / (per_pass * self.width.lanes());
+        self.call_kernel(offset, file, uniforms, states, passes);
         let shaded = states.len().saturating_sub(padding);
         count_shaded(shaded as u32);
         KERNEL.with(|c| c.set(c.get() + shaded as u64));
@@ -830,20 +839,12 @@ impl WideShader {
         let (Some(single), Some((_, instructions))) = (self.vertex_kernel, self.kernel) else {
             return None;
         };
-        let lanes = self.width.lanes();
-        let (offset, per_pass) = match self.vertex_pair_kernel {
-            Some(pair) if inputs.len().is_multiple_of(2 * lanes) => (pair, 2),
-            _ => (single, 1),
-        };
-        if budget < instructions
-            || !inputs.len().is_multiple_of(lanes)
-            || inputs.len() != outputs.len()
-            || file.lanes() != lanes
-            || file.copies() < per_pass
-        {
+        let pair = self.vertex_pair_kernel;
+        let (offset, per_pass) = self.pick_kernel(single, pair, inputs.len(), file)?;
+        if budget < instructions || inputs.len() != outputs.len() {
             return None;
         }
-        let passes = inputs.len() / (per_pass * lanes);
+        let passes = inputs.len() / (per_pass * self.width.lanes());
         self.call_vertex_kernel(
             offset,
             file,
