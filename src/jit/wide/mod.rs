@@ -383,6 +383,11 @@ type BlockFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms) -> u32;
 #[cfg(target_arch = "x86_64")]
 type KernelFn = unsafe extern "sysv64" fn(*mut u8, *const Uniforms, *mut UnitState, usize) -> u32;
 
+/// Groups a pass shades at most with this pair kernel: 2, or 1 without one.
+fn groups_per_pass(pair_kernel: Option<usize>) -> usize {
+    if pair_kernel.is_some() { 2 } else { 1 }
+}
+
 /// Signature of the vertex-layout batch kernel: `(register file, uniforms,
 /// inputs, groups, outputs) -> 0`.
 #[cfg(target_arch = "x86_64")]
@@ -660,17 +665,13 @@ impl WideShader {
     /// the pair kernel): the register files a call needs (see
     /// [`LaneState::copy_row`]).
     pub(crate) fn vertex_kernel_files(&self) -> usize {
-        if self.vertex_pair_kernel.is_some() {
-            2
-        } else {
-            1
-        }
+        groups_per_pass(self.vertex_pair_kernel)
     }
 
     /// Groups the batch kernels shade per pass at most (1, or 2 with the
     /// pair kernel): the register files a call needs.
     pub(crate) fn kernel_files(&self) -> usize {
-        if self.pair_kernel.is_some() { 2 } else { 1 }
+        groups_per_pass(self.pair_kernel)
     }
 
     /// The rows the batch kernel's paths write (the vertex-layout kernel's

@@ -97,42 +97,41 @@ pub(crate) fn compile(
             .iter()
             .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
     });
-    // `(offset, loop bytes)` of a kernel, `None` where it did not lower.
-    let mut lower_kernel = |plan: &KernelPlan, shape, copies| {
-        let at = a.ops.offset().0;
-        let mut f = Function::new(&mut a, mxcsr);
-        match f.kernel(plan, blocks, convert_inputs, shape, copies) {
-            Ok(loop_bytes) => Ok(Some((at, loop_bytes))),
-            // The driver runs the blocks one by one instead.
-            Err(JitError::Lowering(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    };
-    let (mut states_kernel, mut pair_kernel) = (None, None);
-    let (mut vertex_kernel, mut vertex_pair_kernel) = (None, None);
-    let small = |one: Option<(usize, usize)>| {
-        one.is_some_and(|(_, bytes)| bytes <= kernel::MAX_LOOP_BYTES_TO_INTERLEAVE)
-    };
-    if let Some(plan) = kernel {
-        let one = lower_kernel(plan, KernelShape::States, 1)?;
-        states_kernel = one.map(|(at, _)| at);
-        if small(one) {
-            pair_kernel = lower_kernel(plan, KernelShape::States, 2)?.map(|(at, _)| at);
-        }
-        // The vertex layout starts every lane from one state the caller
-        // converted already.
-        let reset = KernelPlan {
-            convert_temps: 0,
-            ..plan.clone()
+    // The kernel for `shape`, and where its one-group loop is small enough,
+    // the one shading two groups per pass; `None` where one did not lower
+    // (the driver runs the blocks one by one instead).
+    let mut lower_kernels = |plan: &KernelPlan, shape| {
+        let mut lower = |copies| {
+            let at = a.ops.offset().0;
+            let mut f = Function::new(&mut a, mxcsr);
+            match f.kernel(plan, blocks, convert_inputs, shape, copies) {
+                Ok(loop_bytes) => Ok(Some((at, loop_bytes))),
+                Err(JitError::Lowering(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
         };
-        let one = lower_kernel(&reset, KernelShape::Vertices, 1)?;
-        vertex_kernel = one.map(|(at, _)| at);
-        // Small enough: two groups per pass too (one group's kernel runs
-        // tails of a group or less).
-        if small(one) {
-            vertex_pair_kernel = lower_kernel(&reset, KernelShape::Vertices, 2)?.map(|(at, _)| at);
+        let one = lower(1)?;
+        let pair = match one {
+            Some((_, bytes)) if bytes <= kernel::MAX_LOOP_BYTES_TO_INTERLEAVE => lower(2)?,
+            _ => None,
+        };
+        Ok::<_, JitError>((one.map(|(at, _)| at), pair.map(|(at, _)| at)))
+    };
+    let ((states_kernel, pair_kernel), (vertex_kernel, vertex_pair_kernel)) = match kernel {
+        Some(plan) => {
+            // The vertex layout starts every lane from one state the caller
+            // converted already.
+            let reset = KernelPlan {
+                convert_temps: 0,
+                ..plan.clone()
+            };
+            (
+                lower_kernels(plan, KernelShape::States)?,
+                lower_kernels(&reset, KernelShape::Vertices)?,
+            )
         }
-    }
+        None => ((None, None), (None, None)),
+    };
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
     let bytes = a
@@ -197,13 +196,13 @@ struct Function<'a> {
     /// Batch kernel: stores keep the new value only in the lanes whose
     /// saved condition (`layout::PREDICATE`) is this.
     predicate: Option<bool>,
-    /// Vertex batch kernel: which of its groups' register files `rdi` (and
-    /// their records `r8`/`r11`) point at now.
+    /// Batch kernel: which of the groups of a pass `rdi` (its register
+    /// file) and `r8`/`r11` (its records) point at now.
     copy: GroupAt,
 }
 
-/// Where the vertex batch kernel's pointers are: at which of the groups it
-/// shades at once.
+/// Where the batch kernel's pointers are: at which of the groups it shades
+/// per pass.
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupAt {
     /// The group `rdi` points at (`layout::file_bytes` apart).
