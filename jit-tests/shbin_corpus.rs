@@ -115,7 +115,7 @@ fn required_len(b: &[u8]) -> usize {
 #[test]
 fn every_file_loads_and_matches_features_tsv() {
     let Some(c) = corpus() else { return };
-    assert_eq!(c.files.len(), 25, "corpus file count");
+    assert_eq!(c.files.len(), 26, "corpus file count");
     assert_eq!(c.features.len(), c.files.len(), "FEATURES.tsv rows");
     for (name, bytes) in &c.files {
         let f = c
@@ -189,7 +189,7 @@ fn every_file_round_trips_through_the_writer() {
             byte_identical += 1;
         }
     }
-    assert_eq!(byte_identical, 15);
+    assert_eq!(byte_identical, 16);
 }
 
 #[test]
