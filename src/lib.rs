@@ -74,7 +74,6 @@
 pub mod analysis;
 pub mod arith;
 pub mod asm;
-mod batch;
 mod describe;
 mod engine;
 pub mod interp;
@@ -89,12 +88,11 @@ mod state;
 pub mod testgen;
 
 pub use arith::{Precision, Vec4};
-pub use batch::{BatchError, BatchSummary, StatePolicy, VertexRegisters};
 pub use describe::describe_shbin;
-pub use engine::{EngineError, EngineKind, Shader};
+pub use engine::{BatchError, BatchSummary, EngineError, EngineKind, Shader, StatePolicy};
 pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
-pub use state::{EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState};
+pub use state::{EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState, VertexRegisters};
 
 /// The embedded default shader (SHBIN bytes): a transform + Blinn-Phong lighting
 /// vertex shader, assembled from `assets/default_shader.pica`.

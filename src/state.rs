@@ -194,6 +194,9 @@ impl Default for Uniforms {
     }
 }
 
+/// The registers of one vertex: `v0`–`v15` on input, `o0`–`o15` on output.
+pub type VertexRegisters = [Vec4; REGISTER_COUNT];
+
 /// Per-invocation register state.
 ///
 /// The hardware keeps temporaries, address registers and condition flags between
@@ -225,6 +228,55 @@ impl Default for UnitState {
             a0: [0; 2],
             al: 0,
             cmp: [false; 2],
+        }
+    }
+}
+
+impl UnitState {
+    /// Loads one vertex the way a vertex loader does: input register `v{i}`
+    /// becomes `vertex[i]` for every bit `i` of `mask`; the other inputs keep
+    /// their values.
+    ///
+    /// ```
+    /// use pica_jit::{UnitState, VertexRegisters};
+    /// let mut vertex: VertexRegisters = [[0.0; 4]; 16];
+    /// vertex[0] = [1.0, 2.0, 3.0, 1.0];
+    /// vertex[1] = [9.0; 4];
+    /// let mut state = UnitState::default();
+    /// state.load_inputs(&vertex, 0b01); // v0 only
+    /// assert_eq!(state.inputs[0], [1.0, 2.0, 3.0, 1.0]);
+    /// assert_eq!(state.inputs[1], [0.0; 4]);
+    /// ```
+    #[inline]
+    pub fn load_inputs(&mut self, vertex: &VertexRegisters, mask: u16) {
+        copy_masked(&mut self.inputs, vertex, mask);
+    }
+
+    /// Stores one vertex's results: `vertex[o]` becomes output register
+    /// `o{o}` for every bit `o` of `mask`; the other elements of `vertex` are
+    /// not touched.
+    ///
+    /// ```
+    /// use pica_jit::{UnitState, VertexRegisters};
+    /// let mut state = UnitState::default();
+    /// state.outputs[2] = [0.5; 4];
+    /// let mut vertex: VertexRegisters = [[7.0; 4]; 16];
+    /// state.store_outputs(&mut vertex, 0b100); // o2 only
+    /// assert_eq!(vertex[2], [0.5; 4]);
+    /// assert_eq!(vertex[0], [7.0; 4]);
+    /// ```
+    #[inline]
+    pub fn store_outputs(&self, vertex: &mut VertexRegisters, mask: u16) {
+        copy_masked(vertex, &self.outputs, mask);
+    }
+}
+
+/// Copies the registers `mask` names (bit `i`: register `i`).
+#[inline]
+fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
+    for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
+        if mask >> i & 1 != 0 {
+            *to = *from;
         }
     }
 }
@@ -263,6 +315,37 @@ impl EmitSink for () {
 mod tests {
     use super::*;
     use crate::Precision;
+
+    /// Loading and storing copy exactly the registers the mask names, the
+    /// first and the last register included, and leave the others alone.
+    #[test]
+    fn loads_and_stores_only_masked_registers() {
+        let numbered: VertexRegisters = std::array::from_fn(|i| [i as f32 + 1.0; 4]);
+        let mask = 0b1000_0000_0000_0101;
+        let mut state = UnitState::default();
+        state.load_inputs(&numbered, mask);
+        let expected: Vec<f32> = (0..16)
+            .map(|i| {
+                if mask >> i & 1 != 0 {
+                    i as f32 + 1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let got: Vec<f32> = state.inputs.iter().map(|r| r[0]).collect();
+        assert_eq!(got, expected);
+        assert_eq!(state.inputs[15], [16.0; 4]);
+
+        state.outputs = numbered;
+        let mut vertex: VertexRegisters = [[-1.0; 4]; 16];
+        state.store_outputs(&mut vertex, mask);
+        assert_eq!(vertex[0], [1.0; 4]);
+        assert_eq!(vertex[1], [-1.0; 4]);
+        assert_eq!(vertex[2], [3.0; 4]);
+        assert_eq!(vertex[14], [-1.0; 4]);
+        assert_eq!(vertex[15], [16.0; 4]);
+    }
 
     /// The per-thread reuse never hands out a stale conversion: any bit
     /// change, including `0.0` → `-0.0`, and a precision change convert again.

@@ -258,11 +258,7 @@ pub(crate) fn run_vertices(
                         let last_lane = file.copy_row(per_pass - 1, row as usize)[lanes - 1];
                         set_row(&mut end, row as usize, last_lane);
                     }
-                    copy_masked(
-                        &mut end.inputs,
-                        &batch.inputs[part.end - 1],
-                        batch.input_mask,
-                    );
+                    end.load_inputs(&batch.inputs[part.end - 1], batch.input_mask);
                     last = Some(end);
                 }
                 ran.is_some()
@@ -321,9 +317,9 @@ pub(crate) fn run_vertices(
         let first = done + g * lanes;
         if !carry_wide {
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
+                state.load_inputs(vertex_in, batch.input_mask);
                 let stop = sequential(state);
-                copy_masked(vertex_out, &state.outputs, batch.output_mask);
+                state.store_outputs(vertex_out, batch.output_mask);
                 record(first + k..first + k + 1, stop);
             }
             continue;
@@ -355,7 +351,7 @@ pub(crate) fn run_vertices(
             );
             // Outputs no instruction writes keep the given state's value.
             for vertex in outputs.iter_mut() {
-                copy_masked(vertex, &start.outputs, kept_outputs);
+                start.store_outputs(vertex, kept_outputs);
             }
             debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
             for (k, &stop) in stops[..n].iter().enumerate() {
@@ -419,7 +415,7 @@ pub(crate) fn run_vertices(
                             stops[k].expect("every lane finishes").0,
                         );
                     }
-                    copy_masked(&mut state.inputs, &inputs[n - 1], batch.input_mask);
+                    state.load_inputs(&inputs[n - 1], batch.input_mask);
                     for row in rows.rows() {
                         set_row(state, row as usize, lane_values[n - 1][row as usize]);
                     }
@@ -428,12 +424,12 @@ pub(crate) fn run_vertices(
                 }
                 for (k, result) in stops[..n].iter().enumerate() {
                     let (stop, rows) = result.expect("every lane finishes");
-                    copy_masked(&mut state.inputs, &inputs[k], batch.input_mask);
+                    state.load_inputs(&inputs[k], batch.input_mask);
                     enter(config.precision, program, config.entry, state);
                     for row in rows.rows() {
                         set_row(state, row as usize, lane_values[k][row as usize]);
                     }
-                    copy_masked(&mut outputs[k], &state.outputs, batch.output_mask);
+                    state.store_outputs(&mut outputs[k], batch.output_mask);
                     record(first + k..first + k + 1, stop);
                 }
                 shaded += n;
@@ -445,19 +441,13 @@ pub(crate) fn run_vertices(
                 for (k, (vertex_in, vertex_out)) in
                     inputs.iter().zip(outputs.iter_mut()).enumerate()
                 {
-                    copy_masked(&mut state.inputs, vertex_in, batch.input_mask);
+                    state.load_inputs(vertex_in, batch.input_mask);
                     let stop = sequential(state);
-                    copy_masked(vertex_out, &state.outputs, batch.output_mask);
+                    state.store_outputs(vertex_out, batch.output_mask);
                     record(first + k..first + k + 1, stop);
                 }
             }
         }
     }
     shaded
-}
-
-fn copy_masked(to: &mut Registers, from: &Registers, mask: u16) {
-    for n in bits(mask) {
-        to[n] = from[n];
-    }
 }

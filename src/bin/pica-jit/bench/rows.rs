@@ -209,10 +209,10 @@ impl Runner {
             CallPath::PerVertex => {
                 let mut unfinished = 0;
                 for (vertex_in, vertex_out) in work.inputs.iter().zip(outputs.iter_mut()) {
-                    copy_masked(&mut state.inputs, vertex_in, work.input_mask);
+                    state.load_inputs(vertex_in, work.input_mask);
                     let stop = self.shader.run(&work.uniforms, state, &mut ());
                     unfinished += usize::from(stop.status() != RunStatus::Ok);
-                    copy_masked(vertex_out, &state.outputs, work.output_mask);
+                    state.store_outputs(vertex_out, work.output_mask);
                 }
                 Ok(unfinished)
             }
@@ -242,15 +242,6 @@ impl Runner {
                 )?;
                 Ok(summary.vertices - summary.ended - summary.ended_at_end_of_code)
             }
-        }
-    }
-}
-
-/// What a loader does per vertex: copy the registers the mask names.
-fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
-    for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
-        if mask & (1 << i) != 0 {
-            *to = *from;
         }
     }
 }
@@ -307,16 +298,5 @@ mod tests {
             assert!(!row.id.contains(char::is_whitespace), "{}", row.id);
             assert!(rows[n + 1..].iter().all(|r| r.id != row.id));
         }
-    }
-
-    #[test]
-    fn copy_masked_copies_only_masked_registers() {
-        let mut to = [[0.0; 4]; 16];
-        let from: VertexRegisters = std::array::from_fn(|i| [i as f32; 4]);
-        copy_masked(&mut to, &from, 0b1000_0000_0000_0101);
-        assert_eq!(to[0], [0.0; 4]);
-        assert_eq!(to[2], [2.0; 4]);
-        assert_eq!(to[15], [15.0; 4]);
-        assert_eq!(to[1], [0.0; 4]);
     }
 }

@@ -1,19 +1,15 @@
 //! Running many vertices of one draw with one call: the batch layout shared by
-//! the Rust API ([`Shader::run_vertices`]) and the C API.
+//! the Rust API ([`Shader::run_vertices`]) and the C API. Part of the engine:
+//! it picks the wide engine (`jit::wide`) or runs one vertex at a time.
 //!
 //! A batch is laid out the way an emulator's vertex loader produces it: one
 //! `[Vec4; 16]` of input registers per vertex and one `[Vec4; 16]` of output
 //! registers per vertex, with bit masks saying which registers the draw uses.
 
-use crate::arith::Vec4;
-use crate::engine::Shader;
-use crate::isa::REGISTER_COUNT;
+use super::Shader;
 use crate::machine::{RunStatus, Stop};
-use crate::state::{EmitSink, Uniforms, UnitState};
+use crate::state::{EmitSink, Uniforms, UnitState, VertexRegisters};
 use thiserror::Error;
-
-/// The registers of one vertex: `v0`–`v15` on input, `o0`–`o15` on output.
-pub type VertexRegisters = [Vec4; REGISTER_COUNT];
 
 /// Where each vertex of a batch starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -262,20 +258,12 @@ impl Shader {
                 }
                 None => &mut *state,
             };
-            copy_masked(&mut current.inputs, vertex_in, input_mask);
+            current.load_inputs(vertex_in, input_mask);
             let stop = self.run_prepared(&uniforms, current, sink);
-            copy_masked(vertex_out, &current.outputs, output_mask);
+            current.store_outputs(vertex_out, output_mask);
             summary.record(index, stop);
         }
         Ok(summary)
-    }
-}
-
-fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
-    for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
-        if mask & (1 << i) != 0 {
-            *to = *from;
-        }
     }
 }
 
@@ -285,21 +273,6 @@ mod tests {
     use crate::isa::{Instruction, encode};
     use crate::{EngineKind, Program, ShaderConfig};
     use std::sync::Arc;
-
-    #[test]
-    fn copy_masked_copies_only_masked_registers() {
-        let mut to = [[0.0; 4]; 16];
-        let mut from = [[0.0; 4]; 16];
-        for (i, reg) in from.iter_mut().enumerate() {
-            *reg = [i as f32; 4];
-        }
-        copy_masked(&mut to, &from, 0b1000_0000_0000_0101);
-        assert_eq!(to[0], [0.0; 4]);
-        assert_eq!(to[2], [2.0; 4]);
-        assert_eq!(to[15], [15.0; 4]);
-        assert_eq!(to[1], [0.0; 4]);
-        assert_eq!(to[14], [0.0; 4]);
-    }
 
     #[test]
     fn mismatched_lengths_are_an_error() {

@@ -1,4 +1,5 @@
-//! Engine selection and the [`Shader`] handle that runs invocations.
+//! Engine selection and the [`Shader`] handle that runs invocations; `batch`
+//! runs many vertices of one draw per call.
 
 use crate::arith::Precision;
 use crate::interp;
@@ -9,6 +10,10 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
+
+mod batch;
+
+pub use batch::{BatchError, BatchSummary, StatePolicy};
 
 /// Which engine runs a shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
