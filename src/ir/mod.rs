@@ -76,6 +76,7 @@
 //! ```
 
 mod build;
+mod builder;
 pub mod eval;
 pub mod liveness;
 pub mod opt;

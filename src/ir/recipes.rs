@@ -5,7 +5,7 @@
 //! selects, constants taken from `arith`); the interpreter stays an independent
 //! transcription, and the IR evaluator checks the two against each other.
 
-use super::build::BlockBuilder;
+use super::builder::BlockBuilder;
 use super::{AddrReg, BinOp, Exit, Op, UnOp, Value};
 use crate::arith::{
     CANONICAL_NAN, EX2_COEFFS, EX2_INPUT_MAX, EX2_INPUT_MIN, LG2_COEFFS, LG2_SQRT2, LITP_CLAMP,

@@ -1,0 +1,183 @@
+//! The block builder: appends IR nodes to one block and infers their types.
+//! Below both the IR builder (`build.rs`), which opens and closes blocks, and
+//! the recipes (`recipes.rs`), which fill them, so neither imports the other
+//! back.
+
+use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Node, Op, Ty, UnOp, Value};
+use crate::arith::Precision;
+use crate::isa::{CmpOp, DstReg, WriteMask};
+
+/// Appends nodes to one block, inferring their types.
+pub(crate) struct BlockBuilder {
+    precision: Precision,
+    nodes: Vec<Node>,
+    instrs: Vec<InstrSpan>,
+}
+
+impl BlockBuilder {
+    pub(super) fn new(precision: Precision) -> BlockBuilder {
+        BlockBuilder {
+            precision,
+            nodes: Vec::new(),
+            instrs: Vec::new(),
+        }
+    }
+
+    /// The precision recipes build for.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// Starts the span of instruction `pc`.
+    pub(super) fn begin(&mut self, pc: u32) {
+        let at = self.nodes.len() as u32;
+        self.instrs.push(InstrSpan {
+            pc,
+            first: at,
+            end: at,
+        });
+    }
+
+    pub(super) fn finish(self, start: u32, last: u32, exit: Exit, stack_check: bool) -> Block {
+        Block {
+            start,
+            last,
+            nodes: self.nodes,
+            instrs: self.instrs,
+            exit,
+            stack_check,
+        }
+    }
+
+    /// Number of lanes of `v`.
+    pub fn lanes(&self, v: Value) -> u8 {
+        self.ty(v).lanes
+    }
+
+    fn ty(&self, v: Value) -> Ty {
+        // Operands always come from earlier nodes of this builder; the verifier
+        // checks it, the fallback only keeps a broken recipe from panicking here.
+        self.nodes
+            .get(v.0 as usize)
+            .and_then(|n| n.ty)
+            .unwrap_or(Ty::F32X4)
+    }
+
+    /// Appends `op` and returns its value (meaningless for writes).
+    pub fn push(&mut self, op: Op) -> Value {
+        let ty = self.result_type(&op);
+        let value = Value(self.nodes.len() as u32);
+        self.nodes.push(Node { op, ty });
+        if let Some(span) = self.instrs.last_mut() {
+            span.end = self.nodes.len() as u32;
+        }
+        value
+    }
+
+    fn result_type(&self, op: &Op) -> Option<Ty> {
+        Some(match *op {
+            Op::Const { ty, .. } => ty,
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) | Op::ReadConstAt(_) => Ty::F32X4,
+            Op::ReadAddr(_) | Op::ReadIntUniform { .. } => Ty::I32,
+            Op::ReadFlag(_) | Op::ReadBoolUniform(_) => Ty::BOOL,
+            Op::Store { .. } | Op::WriteAddr(..) | Op::WriteFlag(..) => return None,
+            Op::Swizzle(v, _) | Op::Blend { a: v, .. } | Op::Select { a: v, .. } => self.ty(v),
+            Op::Extract(v, _) => self.ty(v).with_lanes(1),
+            Op::Splat(v) => self.ty(v).with_lanes(4),
+            Op::Unary(op, v) => {
+                let lanes = self.ty(v).lanes;
+                match op {
+                    UnOp::ToI32 | UnOp::Bits => Ty::new(Elem::I32, lanes),
+                    UnOp::ToF32 | UnOp::FromBits => Ty::new(Elem::F32, lanes),
+                    _ => self.ty(v),
+                }
+            }
+            Op::Binary(_, a, _) => self.ty(a),
+            Op::FCmp(_, a, _) | Op::ICmp(_, a, _) => Ty::new(Elem::Bool, self.ty(a).lanes),
+        })
+    }
+
+    // Shorthands used by the recipes.
+
+    /// A constant `f32` with `lanes` lanes, all `x`.
+    pub fn f32s(&mut self, x: f32, lanes: u8) -> Value {
+        self.push(Op::Const {
+            ty: Ty::F32.with_lanes(lanes),
+            bits: lane_bits(x.to_bits(), lanes),
+        })
+    }
+
+    /// A constant `f32x4`.
+    pub fn f32x4(&mut self, v: [f32; 4]) -> Value {
+        self.push(Op::Const {
+            ty: Ty::F32X4,
+            bits: v.map(f32::to_bits),
+        })
+    }
+
+    /// A constant `i32` with `lanes` lanes, all `x`.
+    pub fn i32s(&mut self, x: i32, lanes: u8) -> Value {
+        self.push(Op::Const {
+            ty: Ty::I32.with_lanes(lanes),
+            bits: lane_bits(x as u32, lanes),
+        })
+    }
+
+    /// A lane-wise unary operation.
+    pub fn unary(&mut self, op: UnOp, v: Value) -> Value {
+        self.push(Op::Unary(op, v))
+    }
+
+    /// A lane-wise binary operation.
+    pub fn binary(&mut self, op: BinOp, a: Value, b: Value) -> Value {
+        self.push(Op::Binary(op, a, b))
+    }
+
+    /// A lane-wise `f32` comparison.
+    pub fn fcmp(&mut self, op: CmpOp, a: Value, b: Value) -> Value {
+        self.push(Op::FCmp(op, a, b))
+    }
+
+    /// A lane-wise `i32` comparison.
+    pub fn icmp(&mut self, op: CmpOp, a: Value, b: Value) -> Value {
+        self.push(Op::ICmp(op, a, b))
+    }
+
+    /// Lane-wise `cond ? a : b`.
+    pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        self.push(Op::Select { cond, a, b })
+    }
+
+    /// `a` with the lanes in `take_b` replaced by `b`'s.
+    pub fn blend(&mut self, a: Value, b: Value, take_b: WriteMask) -> Value {
+        self.push(Op::Blend { a, b, take_b })
+    }
+
+    /// Lane `lane` of `v`.
+    pub fn extract(&mut self, v: Value, lane: u8) -> Value {
+        self.push(Op::Extract(v, lane))
+    }
+
+    /// `v` swizzled; the identity swizzle adds no node.
+    pub fn swizzle(&mut self, v: Value, lanes: [u8; 4]) -> Value {
+        if lanes == [0, 1, 2, 3] {
+            v
+        } else {
+            self.push(Op::Swizzle(v, lanes))
+        }
+    }
+
+    /// A masked register write.
+    pub fn store(&mut self, dst: DstReg, mask: WriteMask, value: Value) {
+        self.push(Op::Store { dst, mask, value });
+    }
+
+    /// Reads an address register.
+    pub fn addr(&mut self, reg: AddrReg) -> Value {
+        self.push(Op::ReadAddr(reg))
+    }
+}
+
+fn lane_bits(x: u32, lanes: u8) -> [u32; 4] {
+    std::array::from_fn(|i| if i < lanes as usize { x } else { 0 })
+}
