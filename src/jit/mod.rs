@@ -94,11 +94,6 @@ pub fn host_support() -> Result<(), &'static str> {
 pub struct Features {
     /// x86-64: use VEX (AVX) encodings instead of legacy SSE.
     pub avx: bool,
-    /// x86-64: the host has AVX2 (256-bit integer operations). No sequence of
-    /// the x86-64 code generator needs it at present (the 256-bit F24 entry
-    /// conversion went: it restated `f24::load`, which the IR lowering's one
-    /// sequence now does), so it only keeps code apart in the cache.
-    pub avx2: bool,
     /// Not a CPU feature but a code variant: the caller guarantees that float
     /// uniforms are already float24 values (F24 batches convert them once), so
     /// constant reads skip the conversion (on x86-64; AArch64 converts them
@@ -111,10 +106,8 @@ impl Features {
     pub fn host() -> Features {
         #[cfg(target_arch = "x86_64")]
         {
-            let avx = std::arch::is_x86_feature_detected!("avx");
             Features {
-                avx,
-                avx2: avx && std::arch::is_x86_feature_detected!("avx2"),
+                avx: std::arch::is_x86_feature_detected!("avx"),
                 preconverted_uniforms: false,
             }
         }
@@ -159,7 +152,6 @@ impl Features {
     pub fn baseline() -> Features {
         Features {
             avx: false,
-            avx2: false,
             preconverted_uniforms: false,
         }
     }
@@ -269,10 +261,8 @@ pub fn compile_with(
     features: Features,
 ) -> Result<CompiledShader, JitError> {
     let host = Features::host();
-    if (features.avx && !host.avx) || (features.avx2 && !host.avx2) {
-        return Err(JitError::Unsupported(
-            "AVX/AVX2 requested on a host without them",
-        ));
+    if features.avx && !host.avx {
+        return Err(JitError::Unsupported("AVX requested on a host without it"));
     }
     host_support().map_err(JitError::Unsupported)?;
     if std::env::var_os(FORCE_COMPILE_ERROR).is_some() {
