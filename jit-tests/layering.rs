@@ -283,9 +283,14 @@ fn strip_test_items(text: &str) -> String {
         let Some(attr_end) = matching(bytes, start + 1) else {
             break;
         };
-        let condition = &text[start..=attr_end];
-        let needs_test =
-            tokens(condition).iter().any(|t| t == "test") && !condition.contains("not(");
+        // `cfg(test)` or `cfg(all(test, …))`: compiled in test builds only
+        // (`any(test, …)` and `not(test)` items are in other builds too).
+        let condition: String = tokens(&text[start + "#[cfg(".len()..attr_end - 1]).concat();
+        let needs_test = condition == "test"
+            || (condition.starts_with("all(")
+                && tokens(&condition).iter().any(|t| t == "test")
+                && !condition.contains("not(")
+                && !condition.contains("any("));
         if !needs_test {
             search = attr_end + 1;
             continue;
@@ -806,9 +811,10 @@ fn the_reader_sees_every_kind_of_path() {
              r#\"crate::e\"# fn g<'a>(x: &'a u8) { crate::f::g() }\n\
              #[cfg(test)]\nmod tests;\nuse crate::h;\n\
              #[cfg(all(test, target_arch = \"x86_64\"))]\nmod t { use crate::i; }\n\
-             #[cfg(not(test))]\nuse crate::j;"
+             #[cfg(not(test))]\nuse crate::j;\n\
+             #[cfg(any(test, feature = \"x\"))]\nuse crate::k;"
         ),
-        ["crate::f::g", "crate::h", "crate::j"]
+        ["crate::f::g", "crate::h", "crate::j", "crate::k"]
     );
     let reexports: Vec<(String, Option<String>)> = reexported_paths(&tokens(
         "pub use a::{B, c::D as E}; pub(crate) use self::f::G; use h::I;",
