@@ -220,7 +220,8 @@ impl Shader {
         let uniforms = uniforms.prepare_cached(self.config().precision);
         let mut summary = BatchSummary::default();
         // By default: `Reset`, and `Carry` where the batch kernel runs it
-        // (measured faster than one vertex at a time; `docs/benchmarks.md`).
+        // (measured faster than one vertex at a time; `CHANGELOG.md`,
+        // measurement history).
         let wide = self.wide_for(&uniforms, true).filter(|wide| {
             policy == StatePolicy::Reset || self.batch_width_chosen() || wide.kernel_carries()
         });

@@ -215,7 +215,8 @@ impl Shader {
     /// [batch kernel](crate::jit::wide::WideShader::has_batch_kernel), and
     /// `StatePolicy::Carry` batches that kernel runs (no vertex reads what an
     /// earlier one may have written); other batches run one vertex at a
-    /// time unless a width is chosen here (`docs/benchmarks.md`). Every
+    /// time unless a width is chosen here (measurement history in
+    /// `CHANGELOG.md`). Every
     /// width gives the same results.
     /// Fails if this host cannot run `width` or the shader does not run on the
     /// JIT.
@@ -466,7 +467,7 @@ impl Shader {
         sink: &mut dyn EmitSink,
     ) -> Vec<Stop> {
         // By default only where the batch kernel runs whole groups (measured
-        // faster than one vertex at a time; `docs/benchmarks.md`).
+        // faster than one vertex at a time; `CHANGELOG.md`, measurement history).
         let wide = self.wide_for(uniforms, true).filter(|wide| {
             self.batch_width_chosen
                 || (wide.has_batch_kernel() && states.len() >= wide.width().lanes())
