@@ -688,7 +688,8 @@ fn upward_imports(graph: &Graph) -> Vec<String> {
             match (jit_layer(module), jit_layer(target)) {
                 (Some(from), Some(to)) if to <= from => {}
                 (Some(from), Some(to)) => problems.push(format!(
-                    "{} ({} layer) imports {} ({} layer): upward inside jit/",
+                    "{} ({} layer) imports {} ({} layer): upward inside jit/ \
+                     (a module not in JIT_LAYERS takes its folder's layer)",
                     name(module),
                     jit_layer_name(from),
                     name(target),
