@@ -94,7 +94,7 @@ pub use describe::describe_shbin;
 pub use engine::{EngineError, EngineKind, Shader};
 pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
-pub use state::{EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState};
+pub use state::{EmitConfig, EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState};
 
 /// The embedded default shader (SHBIN bytes): a transform + Blinn-Phong lighting
 /// vertex shader, assembled from `assets/default_shader.pica`.
