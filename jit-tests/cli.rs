@@ -1948,6 +1948,44 @@ fn asm_links_several_files_into_one_shbin() {
     assert_eq!(shbin.dvlp.code.len(), 5);
 }
 
+/// `pica-jit asm a.pica b.pica -o out` links a `call` to a procedure of the
+/// other file (picasso shares procedures between files) and prints picasso's
+/// accepted-but-misleading constructs as warnings with file:line:column.
+#[test]
+fn asm_calls_across_files_and_prints_warnings() {
+    let scratch = Scratch::new("asm-link");
+    let main = scratch.file(
+        "main.pica",
+        b".out pos position\n.proc main\n    call shade\n    mov r0, pos\n    end\n.end\n",
+    );
+    let lib = scratch.file("lib.pica", b".nodvle\n.proc shade\n    mov o0, v0\n.end\n");
+    let out = scratch.0.join("linked.shbin").to_str().unwrap().to_owned();
+    let o = cli(&["asm", &main, &lib, "-o", &out], None);
+    assert_eq!(o.code, Some(0), "{}", o.describe());
+    assert!(o.stdout.is_empty(), "{}", o.describe());
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+    assert!(
+        o.stderr.starts_with(&format!(
+            "{main}:4:13: warning: `pos` (o0) is an output register"
+        )),
+        "{}",
+        o.describe()
+    );
+    let shbin = Shbin::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let call = pica_jit::isa::decode(shbin.dvlp.code[0]);
+    assert!(
+        matches!(
+            call,
+            pica_jit::isa::Instruction::Call {
+                target: 3,
+                num: 1,
+                ..
+            }
+        ),
+        "{call:?}"
+    );
+}
+
 #[test]
 fn asm_errors_name_file_line_and_column() {
     let scratch = Scratch::new("asm-err");

@@ -45,7 +45,10 @@ pub fn asm(files: &[std::path::PathBuf], output: &Path) -> Result<String, CliErr
         })?;
         sources.push(pica_jit::asm::SourceFile::new(name, text));
     }
-    let shbin = pica_jit::asm::assemble(&sources)?;
+    let (shbin, warnings) = pica_jit::asm::assemble_with_warnings(&sources)?;
+    for warning in &warnings {
+        eprintln!("{warning}");
+    }
     std::fs::write(output, shbin.to_bytes()).map_err(|source| CliError::Write {
         path: output.display().to_string(),
         source,
