@@ -153,6 +153,20 @@ typedef struct PicaStateScalars {
   uint8_t cmp[2];
 } PicaStateScalars;
 
+// The geometry emitter's state (`pica_state_get_emitter` /
+// `pica_state_set_emitter`): what `setemit` last set, which the next `emit`
+// uses. Part of the unit state, so it is carried from one run to the next
+// like the registers; `pica_state_reset` (or setting all three to 0) gives
+// each run a fresh emitter.
+typedef struct PicaEmitterState {
+  // Vertex slot 0–3 the next `emit` writes.
+  uint8_t vertex_id;
+  // 1 when the next `emit` completes a primitive (any non-zero value sets it).
+  uint8_t primitive;
+  // That primitive's winding flag (0 or 1; any non-zero value sets it).
+  uint8_t winding;
+} PicaEmitterState;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -306,7 +320,8 @@ enum PicaStatus pica_state_new(struct PicaState **out);
 // `state` must be null or a live state handle, not used afterwards.
 enum PicaStatus pica_state_free(struct PicaState *state);
 
-// Resets every register to zero and every flag to false.
+// Resets every register to zero, every flag to false and the geometry
+// emitter to `setemit 0`.
 //
 // # Safety
 // `state` null or live and not in use elsewhere.
@@ -348,6 +363,21 @@ enum PicaStatus pica_state_get_scalars(const struct PicaState *state, struct Pic
 // `state` null or live and not in use elsewhere; `value` readable.
 enum PicaStatus pica_state_set_scalars(struct PicaState *state,
                                        const struct PicaStateScalars *value);
+
+// Reads the geometry emitter's state (what `setemit` last set) into `*out`.
+// It is carried from one run to the next in `state`, like the registers.
+//
+// # Safety
+// `state` null or live; `out` writable.
+enum PicaStatus pica_state_get_emitter(const struct PicaState *state, struct PicaEmitterState *out);
+
+// Sets the geometry emitter's state from `*value` (`vertex_id` 0–3), e.g. to
+// give a run a fresh emitter (all zero) or to restore a saved one.
+//
+// # Safety
+// `state` null or live and not in use elsewhere; `value` readable.
+enum PicaStatus pica_state_set_emitter(struct PicaState *state,
+                                       const struct PicaEmitterState *value);
 
 // Creates uniforms with every register zero / false.
 //

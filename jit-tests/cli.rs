@@ -213,7 +213,7 @@ fn corpus_files() -> Option<Vec<PathBuf>> {
 /// when this host has it.
 fn working_engines() -> Vec<&'static str> {
     let mut engines = vec!["interp", "auto", "ir"];
-    let probe = cli(&["run", "--engine", "jit"], None);
+    let probe = cli(&["run", "--engine", "jit", "--input", &demo_path()], None);
     if probe.code == Some(0) {
         engines.push("jit");
     }
@@ -840,14 +840,11 @@ fn run_default_shader_without_file_equals_the_asset_file() {
 }
 
 #[test]
-fn run_without_input_uses_an_empty_object() {
-    // No --input: `{}` (no vertices, no results); stdin is not read.
-    let out = cli(&["run"], Some(b"this is not JSON"));
-    let doc = out.json();
+fn run_with_an_empty_object_runs_no_vertex() {
+    // `{}`: no vertices, no results.
+    let doc = run_json(None, &[], &json!({}));
     assert_eq!(doc["results"], json!([]));
     assert_eq!(doc["precision"], "f24");
-    // An explicit `{}` is the same.
-    assert_eq!(run_json(None, &[], &json!({})), doc);
     // So is an empty vertex list.
     assert_eq!(run_json(None, &[], &json!({"vertices": []})), doc);
 }
@@ -1285,7 +1282,7 @@ fn nonexistent_files() {
         std::env::temp_dir().join(format!("pica-jit-cli-{}-missing.shbin", std::process::id()));
     let missing = missing.to_str().unwrap();
     cli(&["disasm", missing], None).error(&["cannot read", missing]);
-    cli(&["run", missing], None).error(&["cannot read", missing]);
+    cli(&["run", missing, "--input", &demo_path()], None).error(&["cannot read", missing]);
     cli(&["run", "--input", missing], None).error(&["cannot read", missing]);
     // A directory is not a file either.
     let dir = std::env::temp_dir();
@@ -1314,7 +1311,7 @@ fn random_bytes_are_rejected() {
     for (k, len) in [0usize, 1, 3, 4, 8, 64, 300, 4096].into_iter().enumerate() {
         let path = scratch.file(&format!("random{k}.bin"), &rng.bytes(len));
         cli(&["disasm", &path], None).error(&["not a valid shader binary"]);
-        cli(&["run", &path], None).error(&["not a valid shader binary"]);
+        cli(&["run", &path, "--input", &demo_path()], None).error(&["not a valid shader binary"]);
         // Random bytes behind a valid magic and plausible DVLE counts.
         for count in [0u32, 1, 2, 0xFFFF_FFFF] {
             let mut bytes = b"DVLB".to_vec();
@@ -1951,6 +1948,44 @@ fn asm_links_several_files_into_one_shbin() {
     assert_eq!(shbin.dvlp.code.len(), 5);
 }
 
+/// `pica-jit asm a.pica b.pica -o out` links a `call` to a procedure of the
+/// other file (picasso shares procedures between files) and prints picasso's
+/// accepted-but-misleading constructs as warnings with file:line:column.
+#[test]
+fn asm_calls_across_files_and_prints_warnings() {
+    let scratch = Scratch::new("asm-link");
+    let main = scratch.file(
+        "main.pica",
+        b".out pos position\n.proc main\n    call shade\n    mov r0, pos\n    end\n.end\n",
+    );
+    let lib = scratch.file("lib.pica", b".nodvle\n.proc shade\n    mov o0, v0\n.end\n");
+    let out = scratch.0.join("linked.shbin").to_str().unwrap().to_owned();
+    let o = cli(&["asm", &main, &lib, "-o", &out], None);
+    assert_eq!(o.code, Some(0), "{}", o.describe());
+    assert!(o.stdout.is_empty(), "{}", o.describe());
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.describe());
+    assert!(
+        o.stderr.starts_with(&format!(
+            "{main}:4:13: warning: `pos` (o0) is an output register"
+        )),
+        "{}",
+        o.describe()
+    );
+    let shbin = Shbin::parse(&std::fs::read(&out).unwrap()).unwrap();
+    let call = pica_jit::isa::decode(shbin.dvlp.code[0]);
+    assert!(
+        matches!(
+            call,
+            pica_jit::isa::Instruction::Call {
+                target: 3,
+                num: 1,
+                ..
+            }
+        ),
+        "{call:?}"
+    );
+}
+
 #[test]
 fn asm_errors_name_file_line_and_column() {
     let scratch = Scratch::new("asm-err");
@@ -2006,21 +2041,36 @@ fn no_arguments_print_a_short_usage() {
 }
 
 #[test]
-fn run_without_input_says_that_no_vertex_ran() {
-    let out = cli(&["run"], None);
-    let doc = out.json();
-    assert_eq!(results(&doc).len(), 0);
-    assert!(
-        out.stderr
-            .starts_with("pica-jit: note: no --input given, so no vertex was run"),
-        "{}",
-        out.describe()
-    );
-    assert!(out.stderr.contains("examples/demo.json"));
-    // With an input there is no note.
+fn run_without_input_prints_its_usage_and_exits_2() {
+    // stdin holds no JSON: it must not be read.
+    for args in [
+        &["run"][..],
+        &["run", "--engine", "interp"],
+        &["run", "/nonexistent/x.shbin"],
+    ] {
+        let out = cli(args, Some(b"this is not JSON"));
+        assert_eq!(out.code, Some(2), "{}", out.describe());
+        assert!(out.stdout.is_empty(), "{}", out.describe());
+        assert!(!out.stderr.contains("panicked"), "{}", out.describe());
+        assert!(
+            out.stderr.contains("Usage: pica-jit run") && out.stderr.contains("--input <INPUT>"),
+            "the usage of `run` expected\n{}",
+            out.describe()
+        );
+        assert!(
+            out.stderr.contains("examples/demo.json"),
+            "{}",
+            out.describe()
+        );
+    }
+    // With `--input -` or a file it runs, with nothing on stderr.
     let demo = demo_path();
     let out = cli(&["run", "--input", &demo], None);
-    out.json();
+    assert_eq!(results(&out.json()).len(), 3);
+    assert!(out.stderr.is_empty(), "{}", out.describe());
+    let text = std::fs::read(&demo).expect("read demo.json");
+    let out = cli(&["run", "--input", "-"], Some(&text));
+    assert_eq!(results(&out.json()).len(), 3);
     assert!(out.stderr.is_empty(), "{}", out.describe());
 }
 

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{Case, ONES, ZEROS};
-use pica_jit::{Precision, Stop};
+use common::{Case, ONES, ZEROS, engines};
+use pica_jit::{EmitConfig, Precision, Shader, Stop};
 
 #[test]
 fn ifu_true_runs_then_part_and_skips_else() {
@@ -857,6 +857,84 @@ fn geometry_shader_emits_in_order() {
             (2, true, true, 2.0, 3.0)
         ]
     );
+}
+
+/// `setemit` in one invocation, `emit` in the next: the emitter's state is part
+/// of `UnitState`, carried like the registers (docs/semantics.md, "Geometry
+/// shaders"); a caller that resets it gets `setemit 0`'s defaults. Every engine.
+#[test]
+fn setemit_state_is_carried_to_the_next_invocation() {
+    const SET_THEN_EMIT: &str = "
+        jmpu b0, emit_part
+        setemit 2, prim, inv
+        end
+    emit_part:
+        mov o0, c1
+        emit
+        end
+    ";
+    let carried = EmitConfig {
+        vertex_id: 2,
+        primitive: true,
+        winding: true,
+    };
+    // Run 1 (b0 false): only `setemit`; nothing is emitted, the state keeps it.
+    let set = Case::new(SET_THEN_EMIT).geometry().run();
+    assert_eq!(set.stop, Stop::End);
+    assert!(set.emits.is_empty());
+    assert_eq!(set.state.emit, carried);
+    // Run 2 (b0 true) from run 1's final state: `emit` uses run 1's `setemit`.
+    let emit = Case::new(SET_THEN_EMIT)
+        .geometry()
+        .b(0, true)
+        .with_state(|s| *s = set.state.clone())
+        .run();
+    let got: Vec<_> = emit
+        .emits
+        .iter()
+        .map(|e| (e.vertex_id, e.primitive, e.winding, e.outputs[0]))
+        .collect();
+    assert_eq!(got, vec![(2, true, true, ONES)]);
+    assert_eq!(emit.state.emit, carried, "emit does not change it");
+    // A caller that resets the emitter gets the defaults.
+    let reset = Case::new(SET_THEN_EMIT)
+        .geometry()
+        .b(0, true)
+        .with_state(|s| {
+            *s = set.state.clone();
+            s.emit = EmitConfig::default();
+        })
+        .run();
+    let got: Vec<_> = reset
+        .emits
+        .iter()
+        .map(|e| (e.vertex_id, e.primitive, e.winding))
+        .collect();
+    assert_eq!(got, vec![(0, false, false)]);
+    // Each engine on its own, not only in agreement with the interpreter.
+    for engine in engines() {
+        let mut state = set.state.clone();
+        let case = Case::new(SET_THEN_EMIT).geometry().b(0, true);
+        let shader = Shader::new(case.program.clone(), case.config, engine).expect("shader");
+        let mut emits = Vec::new();
+        assert_eq!(
+            shader.run(&case.uniforms, &mut state, &mut emits),
+            Stop::End
+        );
+        assert_eq!(
+            emits
+                .iter()
+                .map(|e| (e.vertex_id, e.primitive, e.winding))
+                .collect::<Vec<_>>(),
+            vec![(2, true, true)],
+            "{engine}"
+        );
+    }
+    // A vertex shader never changes it.
+    let vertex = Case::new(SET_THEN_EMIT)
+        .with_state(|s| s.emit = carried)
+        .run();
+    assert_eq!(vertex.state.emit, carried);
 }
 
 #[test]

@@ -92,7 +92,9 @@ pub use describe::describe_shbin;
 pub use engine::{BatchError, BatchSummary, EngineError, EngineKind, Shader, StatePolicy};
 pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
-pub use state::{EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState, VertexRegisters};
+pub use state::{
+    EmitConfig, EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState, VertexRegisters,
+};
 
 /// The embedded default shader (SHBIN bytes): a transform + Blinn-Phong lighting
 /// vertex shader, assembled from `assets/default_shader.pica`.

@@ -199,9 +199,11 @@ pub type VertexRegisters = [Vec4; REGISTER_COUNT];
 
 /// Per-invocation register state.
 ///
-/// The hardware keeps temporaries, address registers and condition flags between
-/// invocations; an embedder decides whether to carry a `UnitState` over or to
-/// reset it (`UnitState::default()`), and sets `inputs` for each vertex.
+/// The hardware keeps temporaries, address registers, condition flags and (in the
+/// geometry unit) the emitter's `setemit` parameters between invocations; an
+/// embedder decides whether to carry a `UnitState` over or to reset it
+/// (`UnitState::default()`, or only the part it wants fresh), and sets `inputs`
+/// for each vertex.
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C, align(16))]
 pub struct UnitState {
@@ -217,6 +219,32 @@ pub struct UnitState {
     pub al: i32,
     /// Condition flags `cmp.x`, `cmp.y`.
     pub cmp: [bool; 2],
+    /// The geometry emitter's parameters, set by `setemit` and used by every
+    /// later `emit`. Like the registers they are carried from one invocation
+    /// to the next (a caller that wants each invocation to start from
+    /// `setemit 0` resets them to [`EmitConfig::default`]); vertex shaders
+    /// never change them. See `docs/semantics.md`, "Geometry shaders".
+    pub emit: EmitConfig,
+}
+
+/// The geometry emitter's state: what `setemit` sets and `emit` uses.
+///
+/// ```
+/// use pica_jit::{EmitConfig, UnitState};
+/// let mut state = UnitState::default();
+/// assert_eq!(state.emit, EmitConfig { vertex_id: 0, primitive: false, winding: false });
+/// // An emulator that starts every invocation from a fresh emitter:
+/// state.emit = EmitConfig::default();
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct EmitConfig {
+    /// Vertex slot 0–3 the next `emit` writes.
+    pub vertex_id: u8,
+    /// The next `emit` completes a primitive.
+    pub primitive: bool,
+    /// That primitive's winding flag (`inv`).
+    pub winding: bool,
 }
 
 impl Default for UnitState {
@@ -228,6 +256,7 @@ impl Default for UnitState {
             a0: [0; 2],
             al: 0,
             cmp: [false; 2],
+            emit: EmitConfig::default(),
         }
     }
 }

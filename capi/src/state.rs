@@ -3,8 +3,8 @@
 use crate::error::{PicaStatus, guard};
 use crate::handle::{borrow, borrow_mut, free, into_handle};
 use crate::objects::{PicaState, StateData, read4, register, store};
-use crate::types::PicaStateScalars;
-use pica_jit::UnitState;
+use crate::types::{PicaEmitterState, PicaStateScalars};
+use pica_jit::{EmitConfig, UnitState};
 
 /// Creates a unit state with every register zero and every flag false.
 ///
@@ -29,7 +29,8 @@ pub unsafe extern "C" fn pica_state_free(state: *mut PicaState) -> PicaStatus {
     guard(|| unsafe { free::<StateData, _>(state, "state") })
 }
 
-/// Resets every register to zero and every flag to false.
+/// Resets every register to zero, every flag to false and the geometry
+/// emitter to `setemit 0`.
 ///
 /// # Safety
 /// `state` null or live and not in use elsewhere.
@@ -163,6 +164,63 @@ pub unsafe extern "C" fn pica_state_set_scalars(
         state.0.a0 = value.a0;
         state.0.al = value.al;
         state.0.cmp = value.cmp.map(|c| c != 0);
+        Ok(())
+    })
+}
+
+/// Reads the geometry emitter's state (what `setemit` last set) into `*out`.
+/// It is carried from one run to the next in `state`, like the registers.
+///
+/// # Safety
+/// `state` null or live; `out` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pica_state_get_emitter(
+    state: *const PicaState,
+    out: *mut PicaEmitterState,
+) -> PicaStatus {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let state = unsafe { borrow::<StateData, _>(state, "state")? };
+        let emit = state.0.emit;
+        let value = PicaEmitterState {
+            vertex_id: emit.vertex_id,
+            primitive: u8::from(emit.primitive),
+            winding: u8::from(emit.winding),
+        };
+        // SAFETY: forwarded contract.
+        unsafe { store(out, "out", value) }
+    })
+}
+
+/// Sets the geometry emitter's state from `*value` (`vertex_id` 0–3), e.g. to
+/// give a run a fresh emitter (all zero) or to restore a saved one.
+///
+/// # Safety
+/// `state` null or live and not in use elsewhere; `value` readable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pica_state_set_emitter(
+    state: *mut PicaState,
+    value: *const PicaEmitterState,
+) -> PicaStatus {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let state = unsafe { borrow_mut::<StateData, _>(state, "state")? };
+        if value.is_null() {
+            return Err(crate::error::Failure::null("value"));
+        }
+        // SAFETY: non-null and readable by the caller's contract.
+        let value = unsafe { value.read_unaligned() };
+        if value.vertex_id > 3 {
+            return Err(crate::error::Failure::invalid(format!(
+                "emitter vertex id {} does not exist (0-3)",
+                value.vertex_id
+            )));
+        }
+        state.0.emit = EmitConfig {
+            vertex_id: value.vertex_id,
+            primitive: value.primitive != 0,
+            winding: value.winding != 0,
+        };
         Ok(())
     })
 }

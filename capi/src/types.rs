@@ -95,6 +95,22 @@ pub struct PicaShaderOptions {
     pub budget: u64,
 }
 
+/// The geometry emitter's state (`pica_state_get_emitter` /
+/// `pica_state_set_emitter`): what `setemit` last set, which the next `emit`
+/// uses. Part of the unit state, so it is carried from one run to the next
+/// like the registers; `pica_state_reset` (or setting all three to 0) gives
+/// each run a fresh emitter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PicaEmitterState {
+    /// Vertex slot 0–3 the next `emit` writes.
+    pub vertex_id: u8,
+    /// 1 when the next `emit` completes a primitive (any non-zero value sets it).
+    pub primitive: u8,
+    /// That primitive's winding flag (0 or 1; any non-zero value sets it).
+    pub winding: u8,
+}
+
 /// A vertex a geometry shader emitted, as the callback receives it.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -770,3 +770,205 @@ fn scalar_and_temporary_registers_round_trip_and_reset() {
         assert_eq!(pica_state_free(state), PicaStatus::Ok);
     }
 }
+
+/// Assembles `source` (one `main`) into SHBIN bytes.
+fn assembled(source: &str) -> Vec<u8> {
+    pica_jit::asm::assemble_str("t.pica", source)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_bytes()
+}
+
+/// `(program, shader, uniforms, state)` for DVLE 0 of `bytes` on `engine`.
+///
+/// # Safety
+/// None beyond the calls' own (the handles are fresh).
+unsafe fn setup(
+    bytes: &[u8],
+    engine: PicaEngine,
+) -> (
+    *mut PicaProgram,
+    *mut PicaShader,
+    *mut PicaUniforms,
+    *mut PicaState,
+) {
+    // SAFETY (whole function): writable outputs, live handles.
+    unsafe {
+        let mut program = null_mut();
+        assert_eq!(
+            pica_program_load(bytes.as_ptr(), bytes.len(), &mut program),
+            PicaStatus::Ok,
+            "{}",
+            last_error()
+        );
+        let mut shader = null_mut();
+        assert_eq!(
+            pica_shader_new(program, &options(engine), &mut shader),
+            PicaStatus::Ok,
+            "{}",
+            last_error()
+        );
+        let mut uniforms = null_mut();
+        assert_eq!(pica_uniforms_new(&mut uniforms), PicaStatus::Ok);
+        let mut state = null_mut();
+        assert_eq!(pica_state_new(&mut state), PicaStatus::Ok);
+        (program, shader, uniforms, state)
+    }
+}
+
+/// The emitter's state is part of the unit state: `setemit` in one run, `emit`
+/// in the next gets it; it can be read, set and reset through the C API.
+#[test]
+fn emitter_state_is_carried_between_runs_and_settable() {
+    let bytes = assembled(
+        "
+.gsh
+.out outpos position
+.proc main
+    jmpu b0, emit_part
+    setemit 2, prim, inv
+    end
+emit_part:
+    mov outpos, v0
+    emit
+    end
+.end
+",
+    );
+    for engine in engines() {
+        // SAFETY (whole loop): live handles, writable outputs, a callback matching `user`.
+        unsafe {
+            let (program, shader, uniforms, state) = setup(&bytes, engine);
+            let mut emitted: Vec<PicaEmittedVertex> = Vec::new();
+            let user = (&mut emitted as *mut Vec<PicaEmittedVertex>).cast::<c_void>();
+            let run = || {
+                assert_eq!(
+                    pica_shader_run(shader, uniforms, state, Some(collect), user, null_mut()),
+                    PicaStatus::Ok,
+                    "{}",
+                    last_error()
+                );
+            };
+            let mut emitter = PicaEmitterState {
+                vertex_id: 9,
+                primitive: 9,
+                winding: 9,
+            };
+            assert_eq!(pica_state_get_emitter(state, &mut emitter), PicaStatus::Ok);
+            assert_eq!(emitter, PicaEmitterState::default());
+            // Run 1: `setemit 2, prim, inv` only.
+            run();
+            let set = PicaEmitterState {
+                vertex_id: 2,
+                primitive: 1,
+                winding: 1,
+            };
+            assert_eq!(pica_state_get_emitter(state, &mut emitter), PicaStatus::Ok);
+            assert_eq!(emitter, set, "{engine:?}");
+            // Run 2: `emit` with run 1's parameters.
+            assert_eq!(pica_uniforms_set_bool(uniforms, 0, 1), PicaStatus::Ok);
+            run();
+            assert_eq!(emitted.len(), 1, "{engine:?}");
+            let e = emitted[0];
+            assert_eq!(
+                (e.vertex_id, e.primitive, e.winding),
+                (2, 1, 1),
+                "{engine:?}"
+            );
+            assert_eq!(e.outputs[0], [0.0; 4]);
+            // Set from C: the next `emit` uses it.
+            let chosen = PicaEmitterState {
+                vertex_id: 1,
+                primitive: 0,
+                winding: 7,
+            };
+            assert_eq!(pica_state_set_emitter(state, &chosen), PicaStatus::Ok);
+            run();
+            let e = emitted[1];
+            assert_eq!((e.vertex_id, e.primitive, e.winding), (1, 0, 1));
+            // Reset: a fresh emitter.
+            assert_eq!(pica_state_reset(state), PicaStatus::Ok);
+            run();
+            let e = emitted[2];
+            assert_eq!((e.vertex_id, e.primitive, e.winding), (0, 0, 0));
+            // Bad arguments.
+            let bad = PicaEmitterState {
+                vertex_id: 4,
+                primitive: 0,
+                winding: 0,
+            };
+            assert_eq!(
+                pica_state_set_emitter(state, &bad),
+                PicaStatus::InvalidArgument
+            );
+            assert!(last_error().contains("vertex id 4"), "{}", last_error());
+            assert_eq!(
+                pica_state_set_emitter(state, null()),
+                PicaStatus::NullArgument
+            );
+            assert_eq!(
+                pica_state_get_emitter(state, null_mut()),
+                PicaStatus::NullArgument
+            );
+            for status in [
+                pica_shader_free(shader),
+                pica_program_free(program),
+                pica_uniforms_free(uniforms),
+                pica_state_free(state),
+            ] {
+                assert_eq!(status, PicaStatus::Ok);
+            }
+        }
+    }
+}
+
+/// `aL` after a run is readable through the C API: two loops ending on the
+/// same instruction (docs/semantics.md, "Two loops ending on the same
+/// instruction") leave the inner loop's final `aL`.
+#[test]
+fn loop_counter_is_readable_after_a_run() {
+    let bytes = assembled(
+        "
+.proc main
+    loop i0, last
+    loop i1, last
+last:
+    add r1, r1, r1
+    end
+.end
+",
+    );
+    for engine in engines() {
+        // SAFETY (whole loop): live handles, writable outputs.
+        unsafe {
+            let (program, shader, uniforms, state) = setup(&bytes, engine);
+            // Outer: 3 iterations from 10 by 3; inner: 5 from 100 by 5.
+            assert_eq!(
+                pica_uniforms_set_int(uniforms, 0, [2u8, 10, 3, 0].as_ptr()),
+                PicaStatus::Ok
+            );
+            assert_eq!(
+                pica_uniforms_set_int(uniforms, 1, [4u8, 100, 5, 0].as_ptr()),
+                PicaStatus::Ok
+            );
+            let mut stop = 99;
+            assert_eq!(
+                pica_shader_run(shader, uniforms, state, None, null_mut(), &mut stop),
+                PicaStatus::Ok
+            );
+            assert_eq!(stop, PicaStop::End as u32);
+            let mut scalars = PicaStateScalars::default();
+            assert_eq!(pica_state_get_scalars(state, &mut scalars), PicaStatus::Ok);
+            // One LOOP entry is checked per instruction (001/3dbrew): the inner
+            // loop's 5 iterations, then the outer loop is never checked again.
+            assert_eq!(scalars.al, 100 + 5 * 5, "{engine:?}");
+            for status in [
+                pica_shader_free(shader),
+                pica_program_free(program),
+                pica_uniforms_free(uniforms),
+                pica_state_free(state),
+            ] {
+                assert_eq!(status, PicaStatus::Ok);
+            }
+        }
+    }
+}

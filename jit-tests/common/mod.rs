@@ -67,6 +67,11 @@ pub fn fingerprint(o: &Outcome) -> Vec<u64> {
         s.al as u32 as u64,
     ]);
     v.extend([s.cmp[0] as u64, s.cmp[1] as u64]);
+    v.extend([
+        s.emit.vertex_id as u64,
+        s.emit.primitive as u64,
+        s.emit.winding as u64,
+    ]);
     for e in &o.emits {
         v.extend([e.vertex_id as u64, e.primitive as u64, e.winding as u64]);
         for reg in &e.outputs {

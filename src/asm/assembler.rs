@@ -12,11 +12,11 @@ use operands::*;
 
 use super::SourceFile;
 use super::descriptors::DescriptorTable;
-use super::error::{AsmError, AsmErrorKind};
+use super::error::{AsmError, AsmErrorKind, AsmWarning};
 use super::float24::picasso_f32;
 use super::syntax::{
-    Field, expected, is_identifier, parse_condition, parse_float_prefix, parse_int, parse_lanes,
-    parse_uint, split_commas, split_word,
+    Field, atoi_prefix, expected, is_identifier, parse_condition, parse_float_prefix, parse_int,
+    parse_lanes, parse_uint, split_commas, split_word,
 };
 use crate::isa::{
     AddrIndex, BinaryOp, CmpOp, DstReg, Guard, Instruction, MAX_CODE_WORDS, Source, SrcReg,
@@ -47,6 +47,8 @@ enum Block {
         name: String,
         column: usize,
         rows: Vec<[f32; 4]>,
+        /// `NAME[N]`: N rows, missing ones zero.
+        size: Option<usize>,
     },
 }
 
@@ -78,7 +80,6 @@ struct Reloc {
 struct FileState {
     aliases: HashMap<String, Named>,
     labels: HashMap<String, usize>,
-    procs: HashMap<String, (usize, usize)>,
     blocks: Vec<(Block, usize)>,
     relocs: Vec<Reloc>,
     last_block_end: Option<usize>,
@@ -107,6 +108,17 @@ pub(crate) struct Assembler {
     origins: Vec<(usize, usize, usize)>,
     descriptors: DescriptorTable,
     dvles: Vec<Dvle>,
+    /// (file index, line) of the line being assembled, for warnings.
+    at: (usize, usize),
+    /// (file index, line, column, message).
+    warnings: Vec<(usize, usize, usize, String)>,
+    /// Every file's procedures: (start, end). As in picasso, procedures are
+    /// shared by all files of the SHBIN (labels and aliases are per file).
+    procs: HashMap<String, (usize, usize)>,
+    /// `call*` targets, resolved once every file is in: (file index, reloc).
+    calls: Vec<(usize, Reloc)>,
+    /// DVLEs waiting for their entry point: (file index, entry name, DVLE).
+    pending_dvles: Vec<(usize, String, Dvle)>,
 }
 
 fn err<T>(f: Field<'_>, kind: AsmErrorKind) -> Res<T> {
@@ -120,17 +132,23 @@ impl Assembler {
             origins: Vec::new(),
             descriptors: DescriptorTable::default(),
             dvles: Vec::new(),
+            at: (0, 0),
+            warnings: Vec::new(),
+            procs: HashMap::new(),
+            calls: Vec::new(),
+            pending_dvles: Vec::new(),
         }
     }
 
     /// Assembles every file, in order, into one SHBIN.
-    pub fn run(mut self, files: &[SourceFile]) -> Result<Shbin, AsmError> {
+    pub fn run(mut self, files: &[SourceFile]) -> Result<(Shbin, Vec<AsmWarning>), AsmError> {
         let mut last_file = (String::new(), 1);
         for (index, file) in files.iter().enumerate() {
             self.file(index, file)?;
             last_file = (file.name.clone(), file.text.matches('\n').count() + 1);
         }
-        if self.dvles.is_empty() {
+        self.link_calls(files)?;
+        if self.pending_dvles.is_empty() {
             return Err(AsmError {
                 file: last_file.0,
                 line: last_file.1,
@@ -138,6 +156,7 @@ impl Assembler {
                 kind: AsmErrorKind::NoDvle,
             });
         }
+        self.link_entries(files)?;
         let mut code = Vec::with_capacity(self.code.len());
         for (instr, &(file, line, column)) in self.code.iter().zip(&self.origins) {
             let word = encode(instr).map_err(|e| AsmError {
@@ -162,7 +181,17 @@ impl Assembler {
             });
         }
         let descriptors = self.descriptors.words().to_vec();
-        Ok(Shbin {
+        let warnings = self
+            .warnings
+            .into_iter()
+            .map(|(file, line, column, message)| AsmWarning {
+                file: files[file].name.clone(),
+                line,
+                column,
+                message,
+            })
+            .collect();
+        let shbin = Shbin {
             dvlp: Dvlp {
                 version: 0,
                 code,
@@ -170,7 +199,8 @@ impl Assembler {
                 descriptors,
             },
             dvles: self.dvles,
-        })
+        };
+        Ok((shbin, warnings))
     }
 
     fn file(&mut self, file_index: usize, file: &SourceFile) -> Result<(), AsmError> {
@@ -219,22 +249,8 @@ impl Assembler {
                 kind,
             };
             match r.kind {
-                RelocKind::Call => {
-                    let &(start, end) = st
-                        .procs
-                        .get(&r.name)
-                        .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
-                    let num = u8::try_from(end - start).map_err(|_| {
-                        fail(AsmErrorKind::Encoding(format!(
-                            "procedure `{}` is longer than 255 instructions",
-                            r.name
-                        )))
-                    })?;
-                    if let Instruction::Call { target, num: n, .. } = &mut self.code[r.at] {
-                        *target = u16::try_from(start).unwrap_or(u16::MAX);
-                        *n = num;
-                    }
-                }
+                // Procedures may live in any file: linked after the last one.
+                RelocKind::Call => self.calls.push((file_index, r)),
                 RelocKind::Jump | RelocKind::CallLabel | RelocKind::LoopEnd => {
                     let pos = address(&st.labels, &r.name)
                         .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
@@ -284,10 +300,6 @@ impl Assembler {
             return Ok(());
         }
         let _ = line_no;
-        let &(main, end) = st
-            .procs
-            .get(&st.entry)
-            .ok_or_else(|| at(1, (1, AsmErrorKind::EntryUndefined(st.entry.clone()))))?;
         // picasso lists uniforms by register (inputs, floats, integers, booleans).
         let mut uniforms = std::mem::take(&mut st.dvle.uniforms);
         uniforms.sort_by_key(|u| u.first);
@@ -296,16 +308,63 @@ impl Assembler {
             push_symbol(&mut st.dvle.symbols, &u.name);
         }
         st.dvle.uniforms = uniforms;
-        if main == end || main >= self.code.len() {
-            return Err(at(1, (1, AsmErrorKind::EntryEmpty(st.entry.clone()))));
+        // The entry point may be a procedure of a later file.
+        self.pending_dvles.push((file_index, st.entry, st.dvle));
+        Ok(())
+    }
+
+    /// Points every `call*` at its procedure, whichever file defines it.
+    fn link_calls(&mut self, files: &[SourceFile]) -> Result<(), AsmError> {
+        for (file, r) in std::mem::take(&mut self.calls) {
+            let fail = |kind| AsmError {
+                file: files[file].name.clone(),
+                line: r.line,
+                column: r.column,
+                kind,
+            };
+            let &(start, end) = self
+                .procs
+                .get(&r.name)
+                .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
+            let num = u8::try_from(end - start).map_err(|_| {
+                fail(AsmErrorKind::Encoding(format!(
+                    "procedure `{}` is longer than 255 instructions",
+                    r.name
+                )))
+            })?;
+            if let Instruction::Call { target, num: n, .. } = &mut self.code[r.at] {
+                *target = u16::try_from(start).unwrap_or(u16::MAX);
+                *n = num;
+            }
         }
-        st.dvle.main = main as u32;
-        st.dvle.end = end as u32;
-        self.dvles.push(st.dvle);
+        Ok(())
+    }
+
+    /// Gives every DVLE its entry point's span, whichever file defines it.
+    fn link_entries(&mut self, files: &[SourceFile]) -> Result<(), AsmError> {
+        for (file, entry, mut dvle) in std::mem::take(&mut self.pending_dvles) {
+            let at_start = |kind| AsmError {
+                file: files[file].name.clone(),
+                line: 1,
+                column: 1,
+                kind,
+            };
+            let &(main, end) = self
+                .procs
+                .get(&entry)
+                .ok_or_else(|| at_start(AsmErrorKind::EntryUndefined(entry.clone())))?;
+            if main == end || main >= self.code.len() {
+                return Err(at_start(AsmErrorKind::EntryEmpty(entry)));
+            }
+            dvle.main = main as u32;
+            dvle.end = end as u32;
+            self.dvles.push(dvle);
+        }
         Ok(())
     }
 
     fn line(&mut self, st: &mut FileState, file: usize, line: usize, field: Field<'_>) -> Res<()> {
+        self.at = (file, line);
         let mut field = field.trim();
         // Labels: `name:` (possibly followed by more on the same line).
         while let Some(colon) = field.text.find(':') {
@@ -366,12 +425,18 @@ impl Assembler {
         self.code.len()
     }
 
+    /// A warning at `column` of the line being assembled.
+    fn warn(&mut self, column: usize, message: String) {
+        let (file, line) = self.at;
+        self.warnings.push((file, line, column, message));
+    }
+
+    /// Defines `name` for the rest of the file. Like picasso, only `.alias`
+    /// refuses register-like names (see its directive); a `.out`, `.in`,
+    /// uniform or constant may be called `o0`, and then that name means it.
     fn define(st: &mut FileState, name: Field<'_>, value: Named) -> Res<()> {
         if !is_identifier(name.text) {
             return err(name, expected("a name", name.text));
-        }
-        if register_literal(name.text).is_some() {
-            return err(name, expected("a name that is not a register", name.text));
         }
         if st.aliases.insert(name.text.to_owned(), value).is_some() {
             return err(name, AsmErrorKind::Redefined(name.text.to_owned()));

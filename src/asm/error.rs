@@ -26,6 +26,31 @@ pub struct AsmError {
     pub kind: AsmErrorKind,
 }
 
+/// Something picasso accepts and assembles, but that does not do what it
+/// seems to say (e.g. an output register read as a source). The bytes are
+/// picasso's either way; the warning says what the hardware will do.
+///
+/// ```
+/// use pica_jit::asm::{assemble_with_warnings, SourceFile};
+/// let src = ".out pos position\n.proc main\n  mov r0, pos\n  end\n.end\n";
+/// let (_, warnings) = assemble_with_warnings(&[SourceFile::new("w.pica", src)])?;
+/// assert_eq!((warnings[0].line, warnings[0].column), (3, 11));
+/// assert!(warnings[0].to_string().starts_with("w.pica:3:11: warning: "));
+/// # Ok::<(), pica_jit::asm::AsmError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{file}:{line}:{column}: warning: {message}")]
+pub struct AsmWarning {
+    /// The source file's name as given to the assembler.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based byte column.
+    pub column: usize,
+    /// What picasso does with it, and what the hardware will do.
+    pub message: String,
+}
+
 /// What went wrong while assembling.
 ///
 /// ```

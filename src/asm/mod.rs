@@ -43,7 +43,7 @@ mod syntax;
 #[cfg(test)]
 mod tests;
 
-pub use error::{AsmError, AsmErrorKind};
+pub use error::{AsmError, AsmErrorKind, AsmWarning};
 pub use float24::picasso_f24;
 pub use listing::{ListingError, source_listing};
 
@@ -81,6 +81,22 @@ impl SourceFile {
 /// # Ok::<(), pica_jit::asm::AsmError>(())
 /// ```
 pub fn assemble(files: &[SourceFile]) -> Result<Shbin, AsmError> {
+    assemble_with_warnings(files).map(|(shbin, _)| shbin)
+}
+
+/// [`assemble`], also returning the warnings: constructs picasso accepts
+/// whose effect differs from what they seem to say (the bytes are picasso's
+/// all the same), in source order.
+///
+/// ```
+/// use pica_jit::asm::{assemble_with_warnings, SourceFile};
+/// let src = ".out pos position\n.proc main\n  mov pos, v0\n  end\n.end\n";
+/// let (shbin, warnings) = assemble_with_warnings(&[SourceFile::new("v.pica", src)])?;
+/// assert!(warnings.is_empty());
+/// assert_eq!(shbin.dvles.len(), 1);
+/// # Ok::<(), pica_jit::asm::AsmError>(())
+/// ```
+pub fn assemble_with_warnings(files: &[SourceFile]) -> Result<(Shbin, Vec<AsmWarning>), AsmError> {
     assembler::Assembler::new().run(files)
 }
 

@@ -115,6 +115,27 @@ pub(crate) fn parse_uint(s: &str) -> Option<u32> {
     }
 }
 
+/// What C's `atoi` reads, which is how picasso reads array sizes: leading
+/// whitespace, an optional sign, then decimal digits up to the first other
+/// character (`32*2` reads as 32, `0x10` as 0, `x` as 0). Returns the value
+/// and whether anything but whitespace followed the digits.
+pub(crate) fn atoi_prefix(s: &str) -> (i64, bool) {
+    let t = s.trim_start();
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let value = digits[..end].bytes().fold(0i64, |v, d| {
+        v.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+    });
+    let rest = !digits[end..].trim().is_empty() || (end == 0 && !t.is_empty());
+    (if negative { -value } else { value }, rest)
+}
+
 /// A signed integer.
 pub(crate) fn parse_int(s: &str) -> Option<i64> {
     let s = s.trim();
@@ -169,34 +190,34 @@ pub(crate) fn parse_float_prefix(s: &str) -> Option<f32> {
         .map(|v| v as f32)
 }
 
-/// Parses a condition: `cmp.x`, `!cmp.y`, `cmp.x && !cmp.y`, `cmp.x || cmp.y`.
+/// Parses a condition the way picasso does: one term (`cmp.x`, `!cmp.y`) or
+/// two terms joined by an operator. The operator is the first `&` or `|` in
+/// the text, written once or twice (`&`, `&&`, `|`, `||`); `&` is AND, `|` is
+/// OR. Each term is any number of `!` (each one flips the test) followed by
+/// `cmp.x` or `cmp.y` in any letter case (nihstro's `cc.x`/`cc.y` too); the two
+/// terms must test different flags, in either order.
 ///
 /// Unreferenced flags keep reference value 1, as picasso encodes them.
 pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
     let bad = || {
         expected(
-            "a condition like `cmp.x`, `!cmp.y`, `cmp.x && cmp.y` or `cmp.x || !cmp.y`",
+            "a condition like `cmp.x`, `!cmp.y`, `cmp.x && cmp.y` or `cmp.x | !cmp.y`",
             s,
         )
     };
+    // (is the x flag, reference value).
     let term = |t: &str| -> Option<(bool, bool)> {
         let t = t.trim();
-        let (neg, t) = match t.strip_prefix('!') {
-            Some(rest) => (true, rest.trim()),
-            None => (false, t),
-        };
-        // `cc.x`/`cc.y`: nihstro's names for the same flags.
-        match t {
-            "cmp.x" | "cc.x" => Some((true, !neg)),
-            "cmp.y" | "cc.y" => Some((false, !neg)),
+        let bangs = t.len() - t.trim_start_matches('!').len();
+        let name = t[bangs..].trim().to_ascii_lowercase();
+        let value = bangs.is_multiple_of(2);
+        match name.as_str() {
+            "cmp.x" | "cc.x" => Some((true, value)),
+            "cmp.y" | "cc.y" => Some((false, value)),
             _ => None,
         }
     };
-    let (op, parts): (CondOp, Vec<&str>) = if s.contains("&&") {
-        (CondOp::And, s.split("&&").collect())
-    } else if s.contains("||") {
-        (CondOp::Or, s.split("||").collect())
-    } else {
+    let Some(at) = s.find(['&', '|']) else {
         let (is_x, value) = term(s).ok_or_else(bad)?;
         return Ok(if is_x {
             Condition {
@@ -212,15 +233,25 @@ pub(crate) fn parse_condition(s: &str) -> Result<Condition, AsmErrorKind> {
             }
         });
     };
-    if parts.len() != 2 {
-        return Err(bad());
-    }
-    let a = term(parts[0]).ok_or_else(bad)?;
-    let b = term(parts[1]).ok_or_else(bad)?;
+    let operator = s.as_bytes()[at];
+    let op = if operator == b'&' {
+        CondOp::And
+    } else {
+        CondOp::Or
+    };
+    let right = &s[at + 1..];
+    let right = right.strip_prefix(operator as char).unwrap_or(right);
+    let a = term(&s[..at]).ok_or_else(bad)?;
+    let b = term(right).ok_or_else(bad)?;
     let (x, y) = match (a.0, b.0) {
         (true, false) => (a.1, b.1),
         (false, true) => (b.1, a.1),
-        _ => return Err(bad()),
+        _ => {
+            return Err(expected(
+                "two conditions on different flags (`cmp.x` and `cmp.y`)",
+                s,
+            ));
+        }
     };
     Ok(Condition {
         op,
@@ -244,12 +275,42 @@ mod tests {
     }
 
     #[test]
+    fn sizes_read_like_atoi() {
+        assert_eq!(atoi_prefix("4"), (4, false));
+        assert_eq!(atoi_prefix(" 12 "), (12, false));
+        assert_eq!(atoi_prefix("32*2"), (32, true));
+        assert_eq!(atoi_prefix("4 + 4"), (4, true));
+        assert_eq!(atoi_prefix("0x10"), (0, true));
+        assert_eq!(atoi_prefix("-3"), (-3, false));
+        assert_eq!(atoi_prefix("n"), (0, true));
+        assert_eq!(atoi_prefix(""), (0, false));
+    }
+
+    #[test]
     fn conditions() {
         let c = parse_condition("cmp.x && !cmp.y").unwrap();
         assert_eq!((c.op, c.ref_x, c.ref_y), (CondOp::And, true, false));
         let c = parse_condition("!cmp.x").unwrap();
         assert_eq!((c.op, c.ref_x, c.ref_y), (CondOp::X, false, true));
         assert!(parse_condition("cmp.z").is_err());
+    }
+
+    /// picasso's condition grammar: `&`/`|` once or twice, any number of `!`,
+    /// any letter case, the flags in either order, never one flag twice.
+    #[test]
+    fn conditions_take_picassos_operator_forms() {
+        let parse = |s: &str| parse_condition(s).map(|c| (c.op, c.ref_x, c.ref_y));
+        assert_eq!(parse("cmp.x & cmp.y"), Ok((CondOp::And, true, true)));
+        assert_eq!(parse("cmp.y&!cmp.x"), Ok((CondOp::And, false, true)));
+        assert_eq!(parse("!cmp.x | cmp.y"), Ok((CondOp::Or, false, true)));
+        assert_eq!(parse("cmp.x || !cmp.y"), Ok((CondOp::Or, true, false)));
+        assert_eq!(parse("!!cmp.y"), Ok((CondOp::Y, true, true)));
+        assert_eq!(parse("!!!CMP.X"), Ok((CondOp::X, false, true)));
+        assert_eq!(parse("Cmp.Y && CMP.x"), Ok((CondOp::And, true, true)));
+        assert!(parse("cmp.x & cmp.x").is_err());
+        assert!(parse("cmp.x &| cmp.y").is_err());
+        assert!(parse("cmp.x && cmp.y && cmp.x").is_err());
+        assert!(parse("& cmp.y").is_err());
     }
 
     #[test]

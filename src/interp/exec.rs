@@ -187,9 +187,9 @@ impl<'a> Invocation<'a> {
             Instruction::Emit => {
                 if self.kind == ShaderKind::Geometry {
                     sink.emit(&EmittedVertex {
-                        vertex_id: progress.emit.vertex_id,
-                        primitive: progress.emit.primitive,
-                        winding: progress.emit.winding,
+                        vertex_id: state.emit.vertex_id,
+                        primitive: state.emit.primitive,
+                        winding: state.emit.winding,
                         outputs: state.outputs,
                     });
                 }
@@ -200,7 +200,7 @@ impl<'a> Invocation<'a> {
                 winding,
             } => {
                 if self.kind == ShaderKind::Geometry {
-                    progress.emit = EmitConfig {
+                    state.emit = EmitConfig {
                         vertex_id,
                         primitive,
                         winding,

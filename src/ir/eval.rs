@@ -184,14 +184,6 @@ pub(crate) fn int_compare(op: CmpOp, a: i32, b: i32) -> bool {
 }
 
 impl Machine<'_> {
-    fn value(&self, v: Value) -> Bits {
-        self.values[v.0 as usize]
-    }
-
-    fn holds(&self, v: Value) -> bool {
-        self.value(v)[0] != 0
-    }
-
     /// Evaluates the nodes of `spans` (consecutive spans of `block`).
     fn spans(&mut self, block: &Block, spans: &[InstrSpan]) {
         let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
@@ -304,35 +296,45 @@ impl Machine<'_> {
         progress: &mut Progress,
         sink: &mut dyn EmitSink,
     ) -> Result<Option<u32>, Stop> {
-        let outputs = self.state.outputs;
+        let (values, state) = (&self.values, &mut *self.state);
         apply_exit(
             &block.exit,
-            &|v| self.holds(v),
-            &|v| self.value(v)[0],
+            &|v| values[v.0 as usize][0] != 0,
+            &|v| values[v.0 as usize][0],
             progress,
-            &mut |emit| {
-                sink.emit(&EmittedVertex {
-                    vertex_id: emit.vertex_id,
-                    primitive: emit.primitive,
-                    winding: emit.winding,
-                    outputs,
-                })
+            &mut |event| match event {
+                EmitterEvent::Set(config) => state.emit = config,
+                EmitterEvent::Emit => sink.emit(&EmittedVertex {
+                    vertex_id: state.emit.vertex_id,
+                    primitive: state.emit.primitive,
+                    winding: state.emit.winding,
+                    outputs: state.outputs,
+                }),
             },
         )
     }
 }
 
+/// What a block's exit asks of the geometry emitter (whose state lives in
+/// [`UnitState::emit`], which `apply_exit` does not hold).
+pub(crate) enum EmitterEvent {
+    /// `setemit`: the new parameters.
+    Set(EmitConfig),
+    /// `emit`: deliver a vertex with the current parameters.
+    Emit,
+}
+
 /// Applies a block's exit to `progress` (pushes and pops the stacks as the
 /// interpreter does); returns the exit's own jump, or why the invocation
 /// stops. `holds` gives a condition's truth, `int` an `i32` value's bits, and
-/// `emit` delivers an `emit` with the current parameters. Every engine that
-/// runs from the IR applies exits with this one function.
+/// `emitter` carries out `setemit` and `emit`. Every engine that runs from
+/// the IR applies exits with this one function.
 pub(crate) fn apply_exit(
     exit: &Exit,
     holds: &dyn Fn(Value) -> bool,
     int: &dyn Fn(Value) -> u32,
     progress: &mut Progress,
-    emit: &mut dyn FnMut(&EmitConfig),
+    emitter: &mut dyn FnMut(EmitterEvent),
 ) -> Result<Option<u32>, Stop> {
     let taken = |taken: Option<Value>| taken.is_none_or(holds);
     let flow = &mut progress.flow;
@@ -390,7 +392,7 @@ pub(crate) fn apply_exit(
             }
         }
         Exit::Emit => {
-            emit(&progress.emit);
+            emitter(EmitterEvent::Emit);
             None
         }
         Exit::SetEmit {
@@ -398,11 +400,11 @@ pub(crate) fn apply_exit(
             primitive,
             winding,
         } => {
-            progress.emit = EmitConfig {
+            emitter(EmitterEvent::Set(EmitConfig {
                 vertex_id,
                 primitive,
                 winding,
-            };
+            }));
             None
         }
     })

@@ -60,7 +60,7 @@ pub struct Frame<'a> {
     /// itself before its first push or helper call, so invocations that never
     /// push a stack do not pay for it.
     pub progress_ready: u32,
-    /// Control-flow stacks, emit parameters, executed count. Initialised only
+    /// Control-flow stacks and executed count. Initialised only
     /// for code that pushes a stack or calls a helper
     /// ([`CompiledShader::uses_flow_state`](super::CompiledShader)): code that
     /// does neither never reads or writes it, and setting up ~200 bytes per

@@ -487,7 +487,7 @@ impl CompiledShader {
                     let mut progress = if self.uses_flow_state && (*frame).progress_ready != 0 {
                         (*frame).progress.assume_init_read()
                     } else {
-                        // The code never pushed a stack nor set emit parameters.
+                        // The code never pushed a stack nor called a helper.
                         Progress::default()
                     };
                     progress.flow.pc = (*frame).resume_pc;

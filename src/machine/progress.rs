@@ -4,24 +4,15 @@
 
 use super::flow::FlowState;
 
-/// The `setemit` parameters the next `emit` uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EmitConfig {
-    /// Vertex slot.
-    pub vertex_id: u8,
-    /// Emit a primitive too.
-    pub primitive: bool,
-    /// Winding flag.
-    pub winding: bool,
-}
+pub use crate::state::EmitConfig;
 
 /// Resumable execution progress: where the invocation is and what it has used.
+/// (The `setemit` parameters are not here: they belong to the geometry unit's
+/// emitter and live in [`UnitState::emit`](crate::UnitState::emit).)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
     /// The program counter and the control-flow stacks.
     pub flow: FlowState,
-    /// The `setemit` state.
-    pub emit: EmitConfig,
     /// Instructions executed so far (counted against the budget).
     pub executed: u64,
 }

@@ -123,7 +123,8 @@ impl Assembler {
                         ),
                     );
                 }
-                if st.procs.contains_key(proc_name.text) || st.labels.contains_key(proc_name.text) {
+                if self.procs.contains_key(proc_name.text) || st.labels.contains_key(proc_name.text)
+                {
                     return err(
                         proc_name,
                         AsmErrorKind::Redefined(proc_name.text.to_owned()),
@@ -170,8 +171,20 @@ impl Assembler {
             "end" => {
                 no_args(".end", rest)?;
                 if matches!(st.blocks.last(), Some((Block::ConstArray { .. }, _)))
-                    && let Some((Block::ConstArray { name, column, rows }, _)) = st.blocks.pop()
+                    && let Some((
+                        Block::ConstArray {
+                            name,
+                            column,
+                            mut rows,
+                            size,
+                        },
+                        _,
+                    )) = st.blocks.pop()
                 {
+                    // picasso fills a sized array up with zero rows.
+                    if let Some(size) = size {
+                        rows.resize(size.max(rows.len()), [0.0; 4]);
+                    }
                     return self.constant_array(
                         st,
                         Field {
@@ -192,7 +205,7 @@ impl Assembler {
                 let pos16 = u16::try_from(pos).unwrap_or(u16::MAX);
                 match block {
                     Block::Proc { name, start } => {
-                        st.procs.insert(name, (start, pos));
+                        self.procs.insert(name, (start, pos));
                     }
                     Block::If { at, else_at } => {
                         if let Instruction::If { target, num, .. } = &mut self.code[at] {
@@ -283,6 +296,12 @@ impl Assembler {
                         },
                     );
                 }
+                // picasso: "cannot redefine register" (a letter of `vorcib`
+                // followed by a digit), for `.alias` only.
+                let bytes = alias.text.as_bytes();
+                if bytes.len() > 1 && b"vorcib".contains(&bytes[0]) && bytes[1].is_ascii_digit() {
+                    return err(alias, expected("a name that is not a register", alias.text));
+                }
                 let value = self.named_operand(st, target)?;
                 Self::define(st, alias, value)
             }
@@ -299,8 +318,17 @@ impl Assembler {
             }
             "constfa" => {
                 st.wants_dvle = true;
-                if let Some((Block::ConstArray { rows, .. }, _)) = st.blocks.last_mut() {
+                if let Some((Block::ConstArray { rows, size, .. }, _)) = st.blocks.last_mut() {
                     // A row: `.constfa (x, y, z, w)`.
+                    if *size == Some(rows.len()) {
+                        return err(
+                            rest,
+                            AsmErrorKind::Block(format!(
+                                "too many rows in the constant array (it was declared with {})",
+                                rows.len()
+                            )),
+                        );
+                    }
                     let v = vector(rest, true)?;
                     rows.push([v[0], v[1], v[2], v[3]]);
                     return Ok(());
@@ -314,21 +342,26 @@ impl Assembler {
                 if !is_identifier(name.text) {
                     return err(name, expected("an array name", name.text));
                 }
-                let size = rest.from(open).text.trim();
-                if !(size == "[]"
-                    || size
-                        .strip_prefix('[')
-                        .and_then(|t| t.strip_suffix(']'))
-                        .and_then(parse_uint)
-                        .is_some())
-                {
-                    return err(rest.from(open), expected("`[]` or `[COUNT]`", size));
-                }
+                let bracket = rest.from(open);
+                let inner = bracket
+                    .text
+                    .trim_end()
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .ok_or((bracket.column, expected("`[]` or `[COUNT]`", bracket.text)))?;
+                // picasso reads the count with `atoi`.
+                let size = if inner.trim().is_empty() {
+                    None
+                } else {
+                    let count = self.array_size(bracket.from(1), inner)?;
+                    Some(count as usize)
+                };
                 st.blocks.push((
                     Block::ConstArray {
                         name: name.text.to_owned(),
                         column: name.column,
                         rows: Vec::new(),
+                        size,
                     },
                     line,
                 ));
@@ -410,6 +443,28 @@ impl Assembler {
         Ok(())
     }
 
+    /// An array size as picasso reads it: C's `atoi` (the leading decimal
+    /// number; `32*2` is 32), at least 1. Anything after the number is
+    /// ignored, with a warning, since it was surely meant to count.
+    pub(super) fn array_size(&mut self, at: Field<'_>, text: &str) -> Res<u16> {
+        let (value, rest) = atoi_prefix(text);
+        if value < 1 {
+            return err(at, expected("an array size of at least 1", text));
+        }
+        if rest {
+            self.warn(
+                at.column,
+                format!(
+                    "picasso reads the array size `{}` as {value} (C's atoi: the leading \
+                     number only, no arithmetic); write {value} to say so, or the size \
+                     you meant",
+                    text.trim()
+                ),
+            );
+        }
+        Ok(u16::try_from(value).unwrap_or(u16::MAX))
+    }
+
     pub(super) fn uniform(&mut self, st: &mut FileState, kind: &str, decl: Field<'_>) -> Res<()> {
         let (name, count) = match decl.text.find('[') {
             Some(open) => {
@@ -418,13 +473,8 @@ impl Assembler {
                     .text
                     .find(']')
                     .ok_or((decl.column + decl.text.len(), expected("`]`", decl.text)))?;
-                let n = parse_uint(inner.until(close).text)
-                    .filter(|&n| n > 0)
-                    .ok_or((
-                        inner.column,
-                        expected("an array size", inner.until(close).text),
-                    ))?;
-                (decl.until(open).trim(), n as u16)
+                let n = self.array_size(inner, inner.until(close).text)?;
+                (decl.until(open).trim(), n)
             }
             None => (decl, 1),
         };

@@ -104,10 +104,21 @@ impl Assembler {
                 }
             }
         }
-        self.descriptors.find_or_add(value, mask, mad).ok_or((
+        let placed = self.descriptors.find_or_add(value, mask, mad).ok_or((
             f.column,
             AsmErrorKind::TooManyDescriptors(if mad { 32 } else { 128 }),
-        ))
+        ))?;
+        if let Some((a, b)) = placed.swapped {
+            // The two entries traded places: so do their users.
+            for instr in &mut self.code {
+                match instr.descriptor() {
+                    Some(d) if d == a => *instr = instr.with_descriptor(b),
+                    Some(d) if d == b => *instr = instr.with_descriptor(a),
+                    _ => {}
+                }
+            }
+        }
+        Ok(placed.index)
     }
 
     pub(super) fn instruction(

@@ -273,7 +273,7 @@ impl Assembler {
     }
 
     /// `[-]name[[index]][.swizzle]` as a source.
-    pub(super) fn source(&self, st: &FileState, f: Field<'_>) -> Res<SrcOp> {
+    pub(super) fn source(&mut self, st: &FileState, f: Field<'_>) -> Res<SrcOp> {
         let f = f.trim();
         let (neg, f) = match f.text.strip_prefix('-') {
             Some(_) => (true, f.from(1).trim()),
@@ -304,6 +304,25 @@ impl Assembler {
             RegKind::Input => SrcReg::Input(named.index as u8),
             RegKind::Temp => SrcReg::Temp(named.index as u8),
             RegKind::Float => SrcReg::Const(named.index as u8),
+            RegKind::Output => {
+                // picasso turns `oN` into register number N, which in a source
+                // field is the input `vN`: output registers cannot be read.
+                let n = named.index;
+                let what = if base_field.text == format!("o{n}") {
+                    format!("o{n}")
+                } else {
+                    format!("`{}` (o{n})", base_field.text)
+                };
+                self.warn(
+                    base_field.column,
+                    format!(
+                        "{what} is an output register, which no instruction can read: \
+                         picasso encodes it as source register {n}, so the hardware \
+                         reads the input register v{n}"
+                    ),
+                );
+                SrcReg::Input(n as u8)
+            }
             _ => {
                 return err(
                     base_field,

@@ -45,7 +45,10 @@ pub fn asm(files: &[std::path::PathBuf], output: &Path) -> Result<String, CliErr
         })?;
         sources.push(pica_jit::asm::SourceFile::new(name, text));
     }
-    let shbin = pica_jit::asm::assemble(&sources)?;
+    let (shbin, warnings) = pica_jit::asm::assemble_with_warnings(&sources)?;
+    for warning in &warnings {
+        eprintln!("{warning}");
+    }
     std::fs::write(output, shbin.to_bytes()).map_err(|source| CliError::Write {
         path: output.display().to_string(),
         source,
@@ -80,21 +83,15 @@ pub struct RunArgs<'a> {
     pub engine: &'a str,
     pub precision: &'a str,
     pub budget: u64,
-    pub input: Option<&'a str>,
+    /// `-` (standard input) or a file.
+    pub input: &'a str,
     /// `--format table`: the human-readable output instead of the JSON contract.
     pub table: bool,
 }
 
-fn read_input(input: Option<&str>) -> Result<String, CliError> {
+fn read_input(input: &str) -> Result<String, CliError> {
     match input {
-        None => {
-            eprintln!(
-                "pica-jit: note: no --input given, so no vertex was run; pass a JSON file \
-                 (--input FILE, or - for stdin), for example --input examples/demo.json"
-            );
-            Ok("{}".to_string())
-        }
-        Some("-") => {
+        "-" => {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
@@ -104,7 +101,7 @@ fn read_input(input: Option<&str>) -> Result<String, CliError> {
                 })?;
             Ok(text)
         }
-        Some(path) => std::fs::read_to_string(path).map_err(|source| CliError::Io {
+        path => std::fs::read_to_string(path).map_err(|source| CliError::Io {
             path: path.into(),
             source,
         }),

@@ -48,7 +48,10 @@ enum Command {
         source: bool,
     },
     /// Run one invocation per input vertex and print the results (JSON by default).
-    #[command(after_help = RUN_EXAMPLES)]
+    #[command(
+        after_help = RUN_EXAMPLES,
+        override_usage = "pica-jit run [FILE] --input <INPUT> [OPTIONS]"
+    )]
     Run {
         /// SHBIN file; the embedded default shader when omitted.
         file: Option<PathBuf>,
@@ -69,8 +72,8 @@ enum Command {
         /// Most instructions one invocation may execute.
         #[arg(long, default_value_t = pica_jit::DEFAULT_BUDGET)]
         budget: u64,
-        /// JSON input file, or `-` for standard input; without it no vertex is run
-        /// (a note on stderr says so). See examples/demo.json.
+        /// JSON input file, or `-` for standard input (required: without it
+        /// `run` prints its usage and exits with status 2). See examples/demo.json.
         #[arg(long)]
         input: Option<String>,
     },
@@ -203,15 +206,22 @@ fn main() -> ExitCode {
             format,
             budget,
             input,
-        } => commands::run(commands::RunArgs {
-            table: format == "table",
-            file: file.as_deref(),
-            dvle,
-            engine: &engine,
-            precision: &precision,
-            budget,
-            input: input.as_deref(),
-        }),
+        } => {
+            // Without input there is nothing to run: say how to call `run`
+            // (status 2, as for any other wrong use of the command line).
+            let Some(input) = input else {
+                return run_usage();
+            };
+            commands::run(commands::RunArgs {
+                table: format == "table",
+                file: file.as_deref(),
+                dvle,
+                engine: &engine,
+                precision: &precision,
+                budget,
+                input: &input,
+            })
+        }
         Command::Bench {
             file,
             dvle,
@@ -234,6 +244,22 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
+}
+
+/// `run` without `--input`: its usage on stderr, exit status 2.
+fn run_usage() -> ExitCode {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let usage = cli
+        .find_subcommand_mut("run")
+        .map(|run| run.render_usage().to_string())
+        .unwrap_or_default();
+    eprintln!(
+        "pica-jit: `run` needs a JSON input: --input FILE, or --input - for standard input \
+         (for example --input examples/demo.json)\n{usage}\n\nFor more information, try \
+         'pica-jit run --help'."
+    );
+    ExitCode::from(2)
 }
 
 fn fail(e: &error::CliError) -> ExitCode {
