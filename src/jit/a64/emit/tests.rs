@@ -173,20 +173,23 @@ pub(in crate::jit::a64) const COMPARISONS: [CmpOp; 8] = [
     CmpOp::True7,
 ];
 
+/// The unary primitives but `not` (on `bool`s only) and the shifts.
+pub(in crate::jit::a64) const UNARY_OPS: [UnOp; 11] = [
+    UnOp::Floor,
+    UnOp::Sqrt,
+    UnOp::FlipSign,
+    UnOp::Canonicalize,
+    UnOp::F24Load,
+    UnOp::F24Flush,
+    UnOp::F24Quantize,
+    UnOp::ToI32,
+    UnOp::ToF32,
+    UnOp::Bits,
+    UnOp::FromBits,
+];
+
 fn unary_ops() -> Vec<UnOp> {
-    let mut ops = vec![
-        UnOp::Floor,
-        UnOp::Sqrt,
-        UnOp::FlipSign,
-        UnOp::Canonicalize,
-        UnOp::F24Load,
-        UnOp::F24Flush,
-        UnOp::F24Quantize,
-        UnOp::ToI32,
-        UnOp::ToF32,
-        UnOp::Bits,
-        UnOp::FromBits,
-    ];
+    let mut ops = UNARY_OPS.to_vec();
     // Every count a shift can hold (the verifier admits 0..=31 only; the
     // emitter must still mean what `ir::eval` means for the others).
     for n in 0..=u8::MAX {

@@ -9,7 +9,7 @@ use super::*;
 use crate::arith::f24;
 use crate::ir::{BinOp, UnOp, eval};
 use crate::isa::CmpOp;
-use crate::jit::a64::emit::tests::{BINARY_OPS, COMPARISONS};
+use crate::jit::a64::emit::tests::{BINARY_OPS, COMPARISONS, UNARY_OPS};
 use crate::jit::memory::ExecRegion;
 use crate::jit::wide::lanes::RowSet;
 use crate::state::Uniforms;
@@ -157,17 +157,7 @@ fn check(name: &str, compiled: &Compiled, arity: usize, expected: impl Fn(&[u32]
 
 #[test]
 fn unary_operations_match_the_ir() {
-    let ops = [
-        UnOp::Floor,
-        UnOp::Sqrt,
-        UnOp::FlipSign,
-        UnOp::Canonicalize,
-        UnOp::F24Load,
-        UnOp::F24Flush,
-        UnOp::F24Quantize,
-        UnOp::ToI32,
-        UnOp::ToF32,
-        UnOp::Bits,
+    let shifts = [
         UnOp::Shl(0),
         UnOp::Shl(23),
         UnOp::Shl(31),
@@ -178,7 +168,7 @@ fn unary_operations_match_the_ir() {
         UnOp::Shr(23),
         UnOp::Shr(31),
     ];
-    for u in ops {
+    for u in UNARY_OPS.into_iter().chain(shifts) {
         let c = one_op(|a| LaneOp::Unary(u, a[0]), 1);
         check(&format!("{u:?}"), &c, 1, |t| eval::unary(u, [t[0]; 4])[0]);
     }
