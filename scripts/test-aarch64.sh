@@ -4,8 +4,10 @@
 # tested on real AArch64 code from an x86-64 Debian machine.
 #
 # Usage: scripts/test-aarch64.sh [extra cargo test args, e.g. a test filter]
-#   With no arguments: the whole suite, then the replay of the differential fuzz
-#   corpus (fuzz/corpus/diff_interp_jit, when present) on the AArch64 JIT.
+#   With no arguments: clippy for aarch64 (so AArch64-only code is linted; the
+#   x86-64 CI step cannot see it), the whole suite, then the replay of the
+#   differential fuzz corpus (fuzz/corpus/diff_interp_jit, when present) on the
+#   AArch64 JIT.
 #   With arguments: `cargo test --target aarch64-unknown-linux-gnu ARGS` only,
 #   e.g. `scripts/test-aarch64.sh --lib a64` or `scripts/test-aarch64.sh --test cli`.
 #
@@ -64,7 +66,8 @@ ROOT=$(pwd)
 DEB_CARGO=/usr/bin/cargo
 DEB_RUSTC=/usr/bin/rustc
 DEB_RUSTDOC=/usr/bin/rustdoc
-PACKAGES=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+DEB_CLIPPY=/usr/bin/cargo-clippy
+PACKAGES=(rustc-web cargo-web rust-web-clippy libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 
 step() { printf '\n== [aarch64] %s\n' "$*"; }
 start=$(date +%s)
@@ -73,17 +76,18 @@ elapsed() { echo "$(($(date +%s) - start))s"; }
 # ---------------------------------------------------------------------------
 # 1. Toolchain
 missing() {
-    [[ -x $DEB_CARGO && -x $DEB_RUSTC && -x $DEB_RUSTDOC ]] || return 0
+    [[ -x $DEB_CARGO && -x $DEB_RUSTC && -x $DEB_RUSTDOC && -x $DEB_CLIPPY ]] || return 0
     [[ -d /usr/lib/rustlib/$TARGET/lib ]] || return 0
     command -v aarch64-linux-gnu-gcc >/dev/null || return 0
     command -v qemu-aarch64 >/dev/null || return 0
     [[ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ]] || return 0     # link time
     [[ -e /lib/ld-linux-aarch64.so.1 && -e /lib/aarch64-linux-gnu/libc.so.6 ]] || return 0 # run time
-    # Debian's rustc and the arm64 std must be the same version.
-    local host_ver std_ver
+    # Debian's rustc, clippy and the arm64 std must be the same version.
+    local host_ver std_ver clippy_ver
     host_ver=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)
     std_ver=$(dpkg-query -W -f='${Version}' libstd-rust-web-dev:arm64 2>/dev/null || true)
-    [[ -n $host_ver && $host_ver == "$std_ver" ]] || return 0
+    clippy_ver=$(dpkg-query -W -f='${Version}' rust-web-clippy 2>/dev/null || true)
+    [[ -n $host_ver && $host_ver == "$std_ver" && $host_ver == "$clippy_ver" ]] || return 0
     return 1
 }
 
@@ -111,7 +115,7 @@ if missing; then
 else
     echo "all present (${PACKAGES[*]}), skipping apt"
 fi
-echo "$($DEB_RUSTC --version), $($DEB_CARGO --version)"
+echo "$($DEB_RUSTC --version), $($DEB_CARGO --version), $($DEB_CLIPPY --version)"
 echo "$(qemu-aarch64 --version | head -n 1)"
 echo "$(aarch64-linux-gnu-gcc --version | head -n 1)"
 echo "install done at $(elapsed)"
@@ -144,6 +148,17 @@ cargo_a64 test --no-run
 echo "build done at $(elapsed)"
 
 status=0
+if [[ $# == 0 ]]; then
+    # Debian's cargo-clippy, called directly: `cargo clippy` would find
+    # rustup's cargo-clippy in $CARGO_HOME/bin first. It runs $CARGO and its
+    # sibling clippy-driver (the same rustc version).
+    step "clippy for $TARGET (AArch64-only code included)"
+    echo "+ cargo-clippy clippy --target $TARGET --workspace --all-targets -- -D warnings"
+    CARGO=$DEB_CARGO "$DEB_CLIPPY" clippy --target "$TARGET" --workspace --all-targets \
+        -- -D warnings || status=$?
+    echo "clippy done at $(elapsed)"
+fi
+
 step "cargo test (unit tests, jit-tests, doctests) under qemu-aarch64"
 cargo_a64 test --no-fail-fast "$@" || status=$?
 

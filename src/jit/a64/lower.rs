@@ -1,7 +1,10 @@
-//! The AArch64 code generator: it lowers the shared IR ([`crate::ir`]), every
-//! primitive once here with NEON; the floating-point rules live in the IR
-//! recipes and the optimisations are the shared IR passes
-//! ([`crate::ir::opt`]), exactly as on x86-64 (`x64/lower/`).
+//! The AArch64 single-vertex lowering of the shared IR ([`crate::ir`]): one
+//! vertex's `x, y, z, w` in one NEON register. What is particular to that
+//! layout is here (swizzles, blends, lane extracts, reads of the `UnitState`
+//! frame and the uniforms, the register allocator); every IR primitive is
+//! the shared emitter's (`emit/`, also under the wide lowering). The
+//! floating-point rules live in the IR recipes and the optimisations are the
+//! shared IR passes ([`crate::ir::opt`]), as on x86-64 (`x64/lower/`).
 //!
 //! The backend around it (`mod.rs`, `flow.rs`) provides the frame, prologue,
 //! epilogue, dispatch, budget and control flow: only the spans of data
@@ -20,20 +23,17 @@
 //! slot) and the prologue reserves the most any block needs; a block of the
 //! optimised IR that would need more than
 //! [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS) is lowered from the
-//! unoptimised IR instead ([`crate::jit::spill::plan`]). `v0` and `v4..=v7`
-//! are scratch inside one primitive (the float24 sequences of `operands.rs`
-//! use them); `v16..=v25` hold the pinned constants. A scalar is held
-//! broadcast in all four lanes, a `bool` as a lane mask.
-//!
-//! NEON rules kept (see `tests.rs`): compares are ordered (`fcmeq`/`fcmgt`/
-//! `fcmge` are false on NaN, as in Rust), no fused multiply-add, `fdiv`/`fsqrt`
-//! rather than estimates, max/min as compare + select, sign flips with `eor`.
+//! unoptimised IR instead ([`crate::jit::spill::plan`]). `v0` and `v4..=v6`
+//! are scratch inside one primitive, `v7` inside a masked store
+//! (`operands.rs`); `v16..=v25` hold the pinned constants
+//! (`emit::consts::K`). A scalar is held broadcast in all four lanes, a
+//! `bool` as a lane mask.
 
 use super::Emitter;
-use super::operands::{A0, AL, CMP, NAN, SIGN};
+use super::emit::Neon;
+use super::operands::{A0, AL, CMP};
 use crate::ir::liveness::Liveness;
-use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Ir, Node, Op, UnOp, Value};
-use crate::isa::CmpOp;
+use crate::ir::{AddrReg, Block, Elem, InstrSpan, Ir, Node, Op, Value};
 use crate::jit::JitError;
 use crate::state::Uniforms;
 use dynasmrt::{DynasmApi, dynasm};
@@ -44,6 +44,12 @@ const TEMPS: u32 = offset_of!(crate::state::UnitState, temps) as u32;
 const FLOATS: u32 = offset_of!(Uniforms, f) as u32;
 const BOOLS: u32 = offset_of!(Uniforms, b) as u32;
 const INTS: u32 = offset_of!(Uniforms, i) as u32;
+
+/// `x20` = `*mut UnitState`, `x21` = `*const Uniforms`, `x23` = the
+/// constant pool (see `mod.rs`).
+const STATE: u8 = 20;
+const UNIFORMS: u8 = 21;
+const POOL: u8 = 23;
 
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
@@ -272,19 +278,9 @@ impl<'p> Emitter<'p> {
         Ok(())
     }
 
-    /// `w9` = `bits`.
-    fn imm_w9(&mut self, bits: u32) {
-        dynasm!(self.ops
-            ; .arch aarch64
-            ; movz w9, bits & 0xFFFF
-            ; movk w9, bits >> 16, lsl #16
-        );
-    }
-
-    fn copy(&mut self, d: u8, a: u8) {
-        if d != a {
-            dynasm!(self.ops ; .arch aarch64 ; mov V(d).b16, V(a).b16);
-        }
+    /// The shared primitive emitter, on this function's code.
+    pub(super) fn neon(&mut self) -> Neon<'_> {
+        Neon::new(&mut self.ops)
     }
 
     fn emit_node(&mut self, op: Op, d: u8, regs: &[u8]) -> Result<(), JitError> {
@@ -295,16 +291,7 @@ impl<'p> Emitter<'p> {
                 if ty.elem == Elem::Bool {
                     lanes = lanes.map(|b| if b != 0 { u32::MAX } else { 0 });
                 }
-                if lanes.iter().all(|&l| l == lanes[0]) {
-                    self.imm_w9(lanes[0]);
-                    dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, w9);
-                } else {
-                    for (lane, bits) in lanes.into_iter().enumerate() {
-                        self.imm_w9(bits);
-                        let lane = lane as u32;
-                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], w9);
-                    }
-                }
+                self.neon().constant_lanes(d, lanes);
             }
             Op::ReadInput(n) => {
                 let off = INPUTS + 16 * (n & 15) as u32;
@@ -319,43 +306,20 @@ impl<'p> Emitter<'p> {
                 dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x21, off]);
             }
             Op::ReadConstAt(_) => {
-                let ones = super::consts::K::Ones.offset();
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; umov w9, V(r(0)).s[0]
-                    ; add x10, x21, x9, lsl #4
-                    ; add x10, x10, FLOATS
-                    ; add x11, x23, ones
-                    ; cmp w9, #95
-                    ; csel x10, x10, x11, ls
-                    ; ldr Q(d), [x10]
-                );
+                self.neon().uniform_address(r(0), 0, UNIFORMS, POOL);
+                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x10]);
             }
-            Op::ReadAddr(reg) => {
-                let off = addr_offset(reg);
-                dynasm!(self.ops ; .arch aarch64 ; ldr w9, [x20, off] ; dup V(d).s4, w9);
-            }
-            Op::ReadFlag(f) => {
-                let off = CMP + (f & 1) as u32;
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; ldrb w9, [x20, off]
-                    ; neg w9, w9
-                    ; dup V(d).s4, w9
-                );
-            }
+            Op::ReadAddr(reg) => self.neon().word_to_lanes(d, STATE, addr_offset(reg)),
+            Op::ReadFlag(f) => self
+                .neon()
+                .byte_to_lanes(d, STATE, CMP + (f & 1) as u32, true),
             Op::ReadBoolUniform(n) => {
-                let off = BOOLS + (n & 15) as u32;
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; ldrb w9, [x21, off]
-                    ; neg w9, w9
-                    ; dup V(d).s4, w9
-                );
+                self.neon()
+                    .byte_to_lanes(d, UNIFORMS, BOOLS + (n & 15) as u32, true)
             }
             Op::ReadIntUniform { id, field } => {
                 let off = INTS + 4 * (id & 3) as u32 + (field & 3) as u32;
-                dynasm!(self.ops ; .arch aarch64 ; ldrb w9, [x21, off] ; dup V(d).s4, w9);
+                self.neon().byte_to_lanes(d, UNIFORMS, off, false);
             }
             Op::Store { dst, mask, .. } => self.store(r(0), dst, mask),
             Op::WriteAddr(reg, _) => {
@@ -387,177 +351,22 @@ impl<'p> Emitter<'p> {
                 let lane = (lane & 3) as u32;
                 dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(r(0)).s[lane]);
             }
-            Op::Splat(_) => self.copy(d, r(0)),
+            Op::Splat(_) => self.neon().copy(d, r(0)),
             Op::Blend { take_b, .. } => {
-                self.copy(d, r(0));
+                self.neon().copy(d, r(0));
                 for lane in 0..4u32 {
                     if take_b.writes(lane as usize) {
                         dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(r(1)).s[lane]);
                     }
                 }
             }
-            // d = cond ? a : b
-            Op::Select { .. } => {
-                dynasm!(self.ops
-                    ; .arch aarch64
-                    ; mov V(d).b16, V(r(0)).b16
-                    ; bsl V(d).b16, V(r(1)).b16, V(r(2)).b16
-                );
-            }
-            Op::Unary(u, _) => self.unary(u, d, r(0)),
-            Op::Binary(b, _, _) => self.binary(b, d, r(0), r(1)),
-            Op::FCmp(c, _, _) => {
-                let (a, b) = (r(0), r(1));
-                match c {
-                    CmpOp::True6 | CmpOp::True7 => {
-                        dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #u64::MAX)
-                    }
-                    CmpOp::Eq => {
-                        dynasm!(self.ops ; .arch aarch64 ; fcmeq V(d).s4, V(a).s4, V(b).s4)
-                    }
-                    // not (a == b): true when unordered.
-                    CmpOp::Ne => dynasm!(self.ops
-                        ; .arch aarch64
-                        ; fcmeq V(d).s4, V(a).s4, V(b).s4
-                        ; mvn V(d).b16, V(d).b16
-                    ),
-                    CmpOp::Lt => {
-                        dynasm!(self.ops ; .arch aarch64 ; fcmgt V(d).s4, V(b).s4, V(a).s4)
-                    }
-                    CmpOp::Le => {
-                        dynasm!(self.ops ; .arch aarch64 ; fcmge V(d).s4, V(b).s4, V(a).s4)
-                    }
-                    CmpOp::Gt => {
-                        dynasm!(self.ops ; .arch aarch64 ; fcmgt V(d).s4, V(a).s4, V(b).s4)
-                    }
-                    CmpOp::Ge => {
-                        dynasm!(self.ops ; .arch aarch64 ; fcmge V(d).s4, V(a).s4, V(b).s4)
-                    }
-                }
-            }
-            Op::ICmp(c, _, _) => {
-                let (a, b) = (r(0), r(1));
-                let (x, y, invert) = match c {
-                    CmpOp::True6 | CmpOp::True7 => {
-                        dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #u64::MAX);
-                        return Ok(());
-                    }
-                    CmpOp::Eq | CmpOp::Ne => {
-                        dynasm!(self.ops ; .arch aarch64 ; cmeq V(d).s4, V(a).s4, V(b).s4);
-                        if c == CmpOp::Ne {
-                            dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(d).b16);
-                        }
-                        return Ok(());
-                    }
-                    CmpOp::Gt => (a, b, false),
-                    CmpOp::Lt => (b, a, false),
-                    CmpOp::Le => (a, b, true),
-                    CmpOp::Ge => (b, a, true),
-                };
-                dynasm!(self.ops ; .arch aarch64 ; cmgt V(d).s4, V(x).s4, V(y).s4);
-                if invert {
-                    dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(d).b16);
-                }
-            }
+            Op::Select { .. } => self.neon().select(d, r(0), r(1), r(2)),
+            Op::Unary(u, _) => self.neon().unary(u, d, r(0)),
+            Op::Binary(b, _, _) => self.neon().binary(b, d, r(0), r(1)),
+            Op::FCmp(c, _, _) => self.neon().fcmp(c, d, r(0), r(1)),
+            Op::ICmp(c, _, _) => self.neon().icmp(c, d, r(0), r(1)),
         }
         Ok(())
-    }
-
-    fn unary(&mut self, u: UnOp, d: u8, a: u8) {
-        match u {
-            UnOp::Floor => dynasm!(self.ops ; .arch aarch64 ; frintm V(d).s4, V(a).s4),
-            UnOp::Sqrt => dynasm!(self.ops ; .arch aarch64 ; fsqrt V(d).s4, V(a).s4),
-            UnOp::FlipSign => {
-                dynasm!(self.ops ; .arch aarch64 ; eor V(d).b16, V(a).b16, V(SIGN).b16)
-            }
-            UnOp::Canonicalize => {
-                self.copy(d, a);
-                self.canonicalize(d);
-            }
-            UnOp::F24Load => {
-                self.copy(d, a);
-                self.f24_load(d);
-            }
-            UnOp::F24Flush => {
-                self.copy(d, a);
-                self.f24_flush(d);
-            }
-            UnOp::F24Quantize => {
-                self.copy(d, a);
-                self.f24_quantize(d);
-            }
-            // Saturating, NaN → 0: `arith::mova` exactly.
-            UnOp::ToI32 => dynasm!(self.ops ; .arch aarch64 ; fcvtzs V(d).s4, V(a).s4),
-            UnOp::ToF32 => dynasm!(self.ops ; .arch aarch64 ; scvtf V(d).s4, V(a).s4),
-            UnOp::Bits | UnOp::FromBits => self.copy(d, a),
-            UnOp::Shl(n) => {
-                let n = u32::from(n.min(31));
-                dynasm!(self.ops ; .arch aarch64 ; shl V(d).s4, V(a).s4, n);
-            }
-            UnOp::Sar(n) => {
-                if n == 0 {
-                    self.copy(d, a);
-                } else {
-                    let n = u32::from(n.min(32));
-                    dynasm!(self.ops ; .arch aarch64 ; sshr V(d).s4, V(a).s4, n);
-                }
-            }
-            UnOp::Shr(n) => {
-                if n == 0 {
-                    self.copy(d, a);
-                } else if n >= 32 {
-                    dynasm!(self.ops ; .arch aarch64 ; movi V(d).d2, #0);
-                } else {
-                    let n = u32::from(n);
-                    dynasm!(self.ops ; .arch aarch64 ; ushr V(d).s4, V(a).s4, n);
-                }
-            }
-            UnOp::Not => dynasm!(self.ops ; .arch aarch64 ; mvn V(d).b16, V(a).b16),
-        }
-    }
-
-    fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
-        match op {
-            BinOp::FAdd => dynasm!(self.ops ; .arch aarch64 ; fadd V(d).s4, V(a).s4, V(b).s4),
-            BinOp::FSub => dynasm!(self.ops ; .arch aarch64 ; fsub V(d).s4, V(a).s4, V(b).s4),
-            BinOp::FMul => dynasm!(self.ops ; .arch aarch64 ; fmul V(d).s4, V(a).s4, V(b).s4),
-            BinOp::FDiv => dynasm!(self.ops ; .arch aarch64 ; fdiv V(d).s4, V(a).s4, V(b).s4),
-            // NaN product of non-NaN operands (inf * 0) → +0, any other NaN →
-            // the canonical NaN.
-            BinOp::PicaMul => dynasm!(self.ops
-                ; .arch aarch64
-                ; fmul V(d).s4, V(a).s4, V(b).s4
-                ; fcmeq v4.s4, V(a).s4, V(a).s4
-                ; fcmeq v5.s4, V(b).s4, V(b).s4
-                ; and v4.b16, v4.b16, v5.b16
-                ; fcmeq v5.s4, V(d).s4, V(d).s4
-                ; bic v6.b16, v4.b16, v5.b16
-                ; bif V(d).b16, V(NAN).b16, v5.b16
-                ; bic V(d).b16, V(d).b16, v6.b16
-            ),
-            // a > b ? a : b (ordered: b when either is NaN), `arith::max`.
-            BinOp::PicaMax => dynasm!(self.ops
-                ; .arch aarch64
-                ; fcmgt v0.s4, V(a).s4, V(b).s4
-                ; mov V(d).b16, V(b).b16
-                ; bit V(d).b16, V(a).b16, v0.b16
-            ),
-            // a < b ? a : b, `arith::min`.
-            BinOp::PicaMin => dynasm!(self.ops
-                ; .arch aarch64
-                ; fcmgt v0.s4, V(b).s4, V(a).s4
-                ; mov V(d).b16, V(b).b16
-                ; bit V(d).b16, V(a).b16, v0.b16
-            ),
-            BinOp::IAdd => dynasm!(self.ops ; .arch aarch64 ; add V(d).s4, V(a).s4, V(b).s4),
-            BinOp::ISub => dynasm!(self.ops ; .arch aarch64 ; sub V(d).s4, V(a).s4, V(b).s4),
-            BinOp::And | BinOp::BAnd => {
-                dynasm!(self.ops ; .arch aarch64 ; and V(d).b16, V(a).b16, V(b).b16)
-            }
-            BinOp::Or | BinOp::BOr => {
-                dynasm!(self.ops ; .arch aarch64 ; orr V(d).b16, V(a).b16, V(b).b16)
-            }
-        }
     }
 }
 

@@ -48,6 +48,7 @@
 //! with bitwise instructions only.
 
 mod consts;
+mod emit;
 mod flow;
 mod lower;
 mod operands;

@@ -98,7 +98,7 @@ impl Function<'_> {
             for c in 0..4 {
                 let off = row(layout::TEMP + 4 * n + c);
                 dynasm!(self.a ; .arch aarch64 ; ldr q1, [x0, off]);
-                self.f24_load(1);
+                self.neon().f24_load(1, 1);
                 dynasm!(self.a ; .arch aarch64 ; str q1, [x0, off]);
             }
         }

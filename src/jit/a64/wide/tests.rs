@@ -6,9 +6,14 @@
 //! NaN set, which the generated code must neither obey nor lose.
 
 use super::*;
-use crate::ir::eval;
+use crate::arith::f24;
+use crate::ir::{BinOp, UnOp, eval};
+use crate::isa::CmpOp;
+use crate::jit::a64::emit::tests::{BINARY_OPS, COMPARISONS, UNARY_OPS};
 use crate::jit::memory::ExecRegion;
 use crate::jit::wide::lanes::RowSet;
+use crate::state::Uniforms;
+use std::mem::offset_of;
 
 /// A register file for 4 lanes, 16-byte aligned.
 #[repr(C, align(16))]
@@ -152,17 +157,7 @@ fn check(name: &str, compiled: &Compiled, arity: usize, expected: impl Fn(&[u32]
 
 #[test]
 fn unary_operations_match_the_ir() {
-    let ops = [
-        UnOp::Floor,
-        UnOp::Sqrt,
-        UnOp::FlipSign,
-        UnOp::Canonicalize,
-        UnOp::F24Load,
-        UnOp::F24Flush,
-        UnOp::F24Quantize,
-        UnOp::ToI32,
-        UnOp::ToF32,
-        UnOp::Bits,
+    let shifts = [
         UnOp::Shl(0),
         UnOp::Shl(23),
         UnOp::Shl(31),
@@ -173,7 +168,7 @@ fn unary_operations_match_the_ir() {
         UnOp::Shr(23),
         UnOp::Shr(31),
     ];
-    for u in ops {
+    for u in UNARY_OPS.into_iter().chain(shifts) {
         let c = one_op(|a| LaneOp::Unary(u, a[0]), 1);
         check(&format!("{u:?}"), &c, 1, |t| eval::unary(u, [t[0]; 4])[0]);
     }
@@ -181,20 +176,7 @@ fn unary_operations_match_the_ir() {
 
 #[test]
 fn binary_operations_match_the_ir() {
-    let ops = [
-        BinOp::FAdd,
-        BinOp::FSub,
-        BinOp::FMul,
-        BinOp::FDiv,
-        BinOp::PicaMul,
-        BinOp::PicaMax,
-        BinOp::PicaMin,
-        BinOp::IAdd,
-        BinOp::ISub,
-        BinOp::And,
-        BinOp::Or,
-    ];
-    for b in ops {
+    for b in BINARY_OPS {
         let c = one_op(|a| LaneOp::Binary(b, a[0], a[1]), 2);
         check(&format!("{b:?}"), &c, 2, |t| {
             eval::binary(b, [t[0]; 4], [t[1]; 4])[0]
@@ -205,16 +187,7 @@ fn binary_operations_match_the_ir() {
 #[test]
 fn comparisons_and_selects_match_the_ir() {
     let truth = |b: bool| if b { u32::MAX } else { 0 };
-    for op in [
-        CmpOp::Eq,
-        CmpOp::Ne,
-        CmpOp::Lt,
-        CmpOp::Le,
-        CmpOp::Gt,
-        CmpOp::Ge,
-        CmpOp::True6,
-        CmpOp::True7,
-    ] {
+    for op in COMPARISONS {
         let c = one_op(|a| LaneOp::FCmp(op, a[0], a[1]), 2);
         check(&format!("fcmp {op:?}"), &c, 2, |t| {
             truth(crate::arith::compare(

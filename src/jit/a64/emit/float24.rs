@@ -1,0 +1,95 @@
+//! The float24 primitives (`arith::f24`): `f24_load` (a value entering the
+//! unit), `f24_flush` (an operand's float24-subnormal range to +0) and
+//! `f24_quantize` (a result truncated to float24). Every select is a bitwise
+//! `bit`/`bif`/`bic` on a mask from an integer compare of the bits
+//! (`cmgt`/`cmge`, exact on the absolute-value bits, whose top bit is clear).
+
+use super::Neon;
+use super::consts::K;
+use dynasmrt::{DynasmApi, dynasm};
+
+const SIGN: u8 = K::SignMask.reg();
+const ABS: u8 = K::AbsMask.reg();
+const INF: u8 = K::Inf.reg();
+const NAN: u8 = K::CanonNan.reg();
+const MANT: u8 = K::F24MantMask.reg();
+const MIN_NORMAL: u8 = K::F24MinNormal.reg();
+const OVERFLOW: u8 = K::F24Overflow.reg();
+const SUB_SCALE: u8 = K::F24SubScale.reg();
+const SUB_QUANTUM: u8 = K::F24SubQuantum.reg();
+
+impl Neon<'_> {
+    /// `v{d}` = `arith::f24::load(v{a})` (`d` may equal `a`).
+    pub fn f24_load(&mut self, d: u8, a: u8) {
+        let acc = Self::accumulator(d, a);
+        dynasm!(self.a
+            ; .arch aarch64
+            // v4 = |bits|
+            ; and v4.b16, V(a).b16, V(ABS).b16
+            // normal path: the truncated mantissa
+            ; and V(acc).b16, V(a).b16, V(MANT).b16
+            // v6 = subnormal path: trunc(x * 2^78) * 2^-78 (signed conversions)
+            ; fmul v6.s4, V(a).s4, V(SUB_SCALE).s4
+            ; fcvtzs v6.s4, v6.s4
+            ; scvtf v6.s4, v6.s4
+            ; fmul v6.s4, v6.s4, V(SUB_QUANTUM).s4
+            // |x| < 2^-62 → subnormal path
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bit V(acc).b16, v6.b16, v0.b16
+        );
+        self.f24_overflow_and_nan(d, a, acc);
+    }
+
+    /// `v{d}` = `arith::f24::flush_input(v{a})`: |x| < 2^-62 becomes +0
+    /// (`d` may equal `a`).
+    pub fn f24_flush(&mut self, d: u8, a: u8) {
+        #[cfg(test)]
+        if super::fault::active(super::fault::Fault::F24Flush) {
+            // Broken on purpose: nothing is flushed.
+            return self.copy(d, a);
+        }
+        dynasm!(self.a
+            ; .arch aarch64
+            ; and v4.b16, V(a).b16, V(ABS).b16
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic V(d).b16, V(a).b16, v0.b16
+        );
+    }
+
+    /// `v{d}` = `arith::f24::quantize_result(v{a})`, truncated to float24
+    /// (`d` may equal `a`).
+    pub fn f24_quantize(&mut self, d: u8, a: u8) {
+        let acc = Self::accumulator(d, a);
+        dynasm!(self.a
+            ; .arch aarch64
+            ; and v4.b16, V(a).b16, V(ABS).b16
+            ; and V(acc).b16, V(a).b16, V(MANT).b16
+            // |r| < 2^-62 → +0
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic V(acc).b16, V(acc).b16, v0.b16
+        );
+        self.f24_overflow_and_nan(d, a, acc);
+    }
+
+    /// Where a float24 conversion builds its result: `d` itself, unless `d`
+    /// is the input, which is read to the end (then `v5`).
+    fn accumulator(d: u8, a: u8) -> u8 {
+        if d == a { 5 } else { d }
+    }
+
+    /// Shared tail of the float24 conversions: `v4` = |bits of `a`|, `acc` =
+    /// the finite result; `d` = ±inf for |a| ≥ 2^64, the canonical NaN for
+    /// NaN, else `acc`.
+    fn f24_overflow_and_nan(&mut self, d: u8, a: u8, acc: u8) {
+        dynasm!(self.a
+            ; .arch aarch64
+            ; and v6.b16, V(a).b16, V(SIGN).b16
+            ; orr v6.b16, v6.b16, V(INF).b16
+            ; cmge v0.s4, v4.s4, V(OVERFLOW).s4
+            ; bit V(acc).b16, v6.b16, v0.b16
+            ; cmgt v0.s4, v4.s4, V(INF).s4
+            ; bit V(acc).b16, V(NAN).b16, v0.b16
+        );
+        self.copy(d, acc);
+    }
+}
