@@ -8,7 +8,7 @@
 use super::*;
 use crate::ir::eval;
 use crate::jit::memory::ExecRegion;
-use crate::jit::wide::lanes::RowSet;
+use crate::jit::wide::lanes::{LaneRef, RowSet};
 
 /// A register file for 4 lanes, 16-byte aligned.
 #[repr(C, align(16))]
@@ -32,7 +32,7 @@ struct Compiled {
 
 impl Compiled {
     fn new(block: LaneBlock) -> Compiled {
-        let code = compile(&[block], 0, Width::Neon, None).expect("the block lowers");
+        let code = compile(&[block], 0, None).expect("the block lowers");
         Compiled {
             region: ExecRegion::new(&code.bytes).expect("executable memory"),
             entry: code.entries[0].expect("the block lowers"),
