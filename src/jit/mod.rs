@@ -11,6 +11,8 @@
 //! the interpreter at the block's start, so budget stops are exact. See
 //! `docs/semantics.md`, "Engines".
 
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod flow_dispatch;
 pub(crate) mod frame;
 mod inline_flow;
 mod memory;
@@ -316,8 +318,9 @@ struct Generated {
 /// The host's code generator: machine code for `program`, its data
 /// instructions lowered from the IR (built here, optimised, per block the
 /// unoptimised one where the optimised one keeps too many values live; see
-/// `x64::lower`).
-#[cfg(target_arch = "x86_64")]
+/// `spill::plan`). No [`Features`] flag changes the AArch64 code, which always
+/// counts its budget.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn generate(
     program: &Program,
     analysis: &analysis::Analysis,
@@ -328,45 +331,30 @@ fn generate(
     let precision = config.precision;
     let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
     let optimised = crate::ir::opt::optimize(&built);
-    let compiled = x64::compile(
-        program,
-        analysis,
-        precision,
-        features,
-        budget_checks,
-        &optimised,
-        &built,
-    )?;
+    #[cfg(target_arch = "x86_64")]
+    let (compiled, lazy_progress) = (
+        x64::compile(
+            program,
+            analysis,
+            precision,
+            features,
+            budget_checks,
+            &optimised,
+            &built,
+        )?,
+        true,
+    );
+    #[cfg(target_arch = "aarch64")]
+    let (compiled, lazy_progress, budget_checks) = {
+        let _ = (features, budget_checks);
+        let compiled = a64::compile(program, analysis, precision, &optimised, &built)?;
+        (compiled, false, true)
+    };
     Ok(Generated {
         code: compiled.code,
         uses_flow_state: compiled.uses_flow_state,
-        lazy_progress: true,
+        lazy_progress,
         budget_checks,
-    })
-}
-
-/// The host's code generator: machine code for `program`, its data
-/// instructions lowered from the IR (built here, optimised, per block the
-/// unoptimised one where the optimised one keeps too many values live; see
-/// `a64::lower`). No [`Features`] flag changes the AArch64 code.
-#[cfg(target_arch = "aarch64")]
-fn generate(
-    program: &Program,
-    analysis: &analysis::Analysis,
-    config: &ShaderConfig,
-    _features: Features,
-    // The AArch64 code always counts its budget.
-    _budget_checks: bool,
-) -> Result<Generated, JitError> {
-    let precision = config.precision;
-    let built = crate::ir::Ir::from_analysis(program, analysis, config.kind, precision);
-    let optimised = crate::ir::opt::optimize(&built);
-    let compiled = a64::compile(program, analysis, precision, &optimised, &built)?;
-    Ok(Generated {
-        code: compiled.code,
-        uses_flow_state: compiled.uses_flow_state,
-        lazy_progress: false,
-        budget_checks: true,
     })
 }
 

@@ -10,11 +10,22 @@ use crate::ir::{Block, Ir};
 /// so no stack probing is needed.
 pub(crate) const MAX_SPILL_SLOTS: usize = 64;
 
-/// The lowering of a whole program.
+/// A backend's lowering state of one block, sized before any code is
+/// emitted.
+pub(crate) trait SpillSlots {
+    /// How many spill slots lowering this block can need (see
+    /// [`crate::ir::liveness::spill_slots`]).
+    fn spill_slots_needed(&self) -> usize;
+
+    /// The free spill slots of the block's lowering.
+    fn free_slots(&mut self) -> &mut Vec<u8>;
+}
+
+/// The lowering of a whole program, decided before any code is emitted.
 pub(crate) struct Plan<S> {
-    /// Per block of the IR (in address order): the backend's lowering state
-    /// and the spill slots it can need, `None` for a block never entered.
-    pub blocks: Vec<Option<(S, usize)>>,
+    /// Per block of the IR (in address order): the backend's lowering state,
+    /// its spill slots made available, `None` for a block never entered.
+    pub blocks: Vec<Option<S>>,
     /// Spill slots the prologue reserves: the most any block needs.
     pub spill_slots: usize,
 }
@@ -24,15 +35,23 @@ pub(crate) struct Plan<S> {
 /// [`MAX_SPILL_SLOTS`]. The unoptimised IR's values never outlive their
 /// instruction (the same semantics, checked by the IR evaluator) and no
 /// instruction's recipe keeps many values live, so it always fits. `state`
-/// prepares the backend's lowering of a block and says how many slots it can
-/// need (see [`crate::ir::liveness::spill_slots`]); `reachable(pc)` says
-/// whether a block starting there is ever entered.
-pub(crate) fn plan<'p, S>(
+/// prepares the backend's lowering of a block given which of its
+/// instructions are lowered (`data(pc)`; the others are emitted by the flow
+/// code); `reachable(pc)` says whether a block starting there is ever
+/// entered.
+pub(crate) fn plan<'p, S: SpillSlots>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
+    data: impl Fn(u32) -> bool,
     reachable: impl Fn(u32) -> bool,
-    state: impl Fn(&'p Block) -> (S, usize),
+    state: impl Fn(&'p Block, &[bool]) -> S,
 ) -> Result<Plan<S>, JitError> {
+    let sized = |block: &'p Block| {
+        let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
+        let state = state(block, &lowered);
+        let slots = state.spill_slots_needed();
+        (state, slots)
+    };
     let mut spill_slots = 0;
     let mut blocks = Vec::with_capacity(ir.blocks.len());
     for (block, plain) in ir.blocks.iter().zip(&unoptimised.blocks) {
@@ -40,7 +59,7 @@ pub(crate) fn plan<'p, S>(
             blocks.push(None);
             continue;
         }
-        let (mut chosen, mut slots) = state(block);
+        let (mut chosen, mut slots) = sized(block);
         if slots > MAX_SPILL_SLOTS {
             if (plain.start, plain.last) != (block.start, block.last) {
                 return Err(JitError::Lowering(format!(
@@ -48,7 +67,7 @@ pub(crate) fn plan<'p, S>(
                     block.start, block.last
                 )));
             }
-            (chosen, slots) = state(plain);
+            (chosen, slots) = sized(plain);
             if slots > MAX_SPILL_SLOTS {
                 return Err(JitError::Lowering(format!(
                     "the unoptimised block at {} needs {slots} spill slots",
@@ -57,7 +76,9 @@ pub(crate) fn plan<'p, S>(
             }
         }
         spill_slots = spill_slots.max(slots);
-        blocks.push(Some((chosen, slots)));
+        // The block's lowering takes slots from the end.
+        *chosen.free_slots() = (0..slots as u8).rev().collect();
+        blocks.push(Some(chosen));
     }
     Ok(Plan {
         blocks,

@@ -13,9 +13,10 @@
 use super::Emitter;
 use super::operands::{AL, CMP};
 use crate::isa::{CondOp, Guard};
+use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, OFFSET_REMAINING, RingLayout};
-use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use crate::jit::inline_flow::{self, Push, Stack, Word};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_CHECKS: u32 = Stack::Loop.top_check() as u32;
 const _: () = assert!(
@@ -24,31 +25,7 @@ const _: () = assert!(
         && frame::NO_CHECK == u32::MAX // `movn w, #0`
 );
 
-impl Emitter<'_> {
-    /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
-    pub(super) fn flow(&mut self, pc: u32, plan: FlowPlan) {
-        match plan {
-            FlowPlan::Jump {
-                guard,
-                invert,
-                target,
-            } => self.flow_jmp(pc, guard, target, invert),
-            FlowPlan::If {
-                guard,
-                push,
-                target,
-            } => self.flow_if(pc, guard, &push, target),
-            FlowPlan::Call {
-                guard,
-                push,
-                target,
-            } => self.flow_call(pc, guard, &push, target),
-            FlowPlan::Loop { al_from, push } => self.flow_loop(pc, al_from, &push),
-            // Rare or sink-bound: the interpreter's own step.
-            FlowPlan::Runtime => self.call_helper(frame::runtime_step as *const () as usize, pc),
-        }
-    }
-
+impl FlowTarget for Emitter<'_> {
     /// `w9` = 1 when the guard holds, else 0 (reads `cmp` and the boolean
     /// uniforms only, which no stack check changes).
     fn guard(&mut self, guard: Guard) {
@@ -94,7 +71,7 @@ impl Emitter<'_> {
     /// stack can pop): when a cached top equals `pc + 1`, leaves for the shared
     /// pop paths with `w0` = `pc + 1`; otherwise falls through. Clobbers `w0`,
     /// `w9..w11`.
-    pub(super) fn checkpoint(&mut self, pc: u32) {
+    fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
         if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
@@ -119,24 +96,6 @@ impl Emitter<'_> {
         match self.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch aarch64 ; b =>label),
             None => dynasm!(self.ops ; .arch aarch64 ; b ->past_end),
-        }
-    }
-
-    /// `x10` = frame + `w9` × the entry size of `ring` (add `ring.entries`
-    /// for the entry's address).
-    fn entry_base(&mut self, ring: RingLayout) {
-        match ring.stride {
-            8 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #3),
-            16 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #4),
-            other => unreachable!("stack entries of {other} bytes"),
-        }
-    }
-
-    /// `w{reg}` = `value`.
-    fn mov_u32(&mut self, reg: u8, value: u32) {
-        dynasm!(self.ops ; .arch aarch64 ; movz W(reg), value & 0xFFFF);
-        if value >> 16 != 0 {
-            dynasm!(self.ops ; .arch aarch64 ; movk W(reg), value >> 16, lsl #16);
         }
     }
 
@@ -171,6 +130,83 @@ impl Emitter<'_> {
         );
     }
 
+    /// `jmpc`/`jmpu` at `pc`.
+    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
+        // The stacks first (the guard reads nothing a stack check changes).
+        self.checkpoint(pc);
+        let not_taken = self.ops.new_dynamic_label();
+        self.guard(guard);
+        if invert {
+            dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>not_taken);
+        } else {
+            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
+        }
+        self.jump_to(target);
+        dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
+        self.jump_to(pc + 1);
+    }
+
+    /// `call`/`callc`/`callu` at `pc`.
+    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
+        let not_taken = self.ops.new_dynamic_label();
+        if guard != Guard::Always {
+            self.guard(guard);
+            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
+        }
+        self.push(push);
+        self.checkpoint(pc);
+        self.jump_to(target);
+        if guard != Guard::Always {
+            dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
+            self.checkpoint(pc);
+            self.jump_to(pc + 1);
+        }
+    }
+
+    fn new_label(&mut self) -> DynamicLabel {
+        self.ops.new_dynamic_label()
+    }
+
+    fn bind(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch aarch64 ; =>label);
+    }
+
+    fn branch_unless(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>label);
+    }
+
+    fn load_al(&mut self, al_from: u32) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; ldrb w9, [x21, al_from]
+            ; str w9, [x20, AL]
+        );
+    }
+
+    fn runtime_step(&mut self, pc: u32) {
+        self.call_helper(frame::runtime_step as *const () as usize, pc);
+    }
+}
+
+impl Emitter<'_> {
+    /// `x10` = frame + `w9` × the entry size of `ring` (add `ring.entries`
+    /// for the entry's address).
+    fn entry_base(&mut self, ring: RingLayout) {
+        match ring.stride {
+            8 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #3),
+            16 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #4),
+            other => unreachable!("stack entries of {other} bytes"),
+        }
+    }
+
+    /// `w{reg}` = `value`.
+    fn mov_u32(&mut self, reg: u8, value: u32) {
+        dynasm!(self.ops ; .arch aarch64 ; movz W(reg), value & 0xFFFF);
+        if value >> 16 != 0 {
+            dynasm!(self.ops ; .arch aarch64 ; movk W(reg), value >> 16, lsl #16);
+        }
+    }
+
     /// Removes the top entry of `stack` and refreshes its cached top check.
     /// Preserves `w0`; clobbers `w9..w11`, `x10`.
     fn pop(&mut self, stack: Stack) {
@@ -199,64 +235,6 @@ impl Emitter<'_> {
             ; empty:
             ; str w11, [x19, top]
         );
-    }
-
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
-        // The stacks first (the guard reads nothing a stack check changes).
-        self.checkpoint(pc);
-        let not_taken = self.ops.new_dynamic_label();
-        self.guard(guard);
-        if invert {
-            dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>not_taken);
-        } else {
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-        self.jump_to(pc + 1);
-    }
-
-    /// `ifc`/`ifu` at `pc`: true pushes an IF entry, false jumps to `target`.
-    fn flow_if(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        let false_path = self.ops.new_dynamic_label();
-        self.guard(guard);
-        dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>false_path);
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
-        dynasm!(self.ops ; .arch aarch64 ; =>false_path);
-        self.checkpoint(pc);
-        self.jump_to(target);
-    }
-
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        let not_taken = self.ops.new_dynamic_label();
-        if guard != Guard::Always {
-            self.guard(guard);
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(target);
-        if guard != Guard::Always {
-            dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-            self.checkpoint(pc);
-            self.jump_to(pc + 1);
-        }
-    }
-
-    /// `loop iN, end` at `pc`.
-    fn flow_loop(&mut self, pc: u32, al_from: u32, push: &Push) {
-        dynasm!(self.ops
-            ; .arch aarch64
-            ; ldrb w9, [x21, al_from]
-            ; str w9, [x20, AL]
-        );
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
     }
 
     /// The shared pop paths the check points leave for (`w0` = `pc + 1`, at

@@ -33,8 +33,9 @@ use super::Emitter;
 use super::emit::Neon;
 use super::operands::{A0, AL, CMP};
 use crate::ir::liveness::Liveness;
-use crate::ir::{AddrReg, Block, Elem, InstrSpan, Ir, Node, Op, Value};
+use crate::ir::{AddrReg, Block, Elem, InstrSpan, Node, Op, Value};
 use crate::jit::JitError;
+use crate::jit::spill::SpillSlots;
 use crate::state::Uniforms;
 use dynasmrt::{DynasmApi, dynasm};
 use std::mem::offset_of;
@@ -100,62 +101,18 @@ impl<'p> BlockState<'p> {
             free_slots: Vec::new(),
         }
     }
+}
 
-    /// How many spill slots lowering this block can need.
-    pub fn spill_slots_needed(&self) -> usize {
+impl SpillSlots for BlockState<'_> {
+    fn spill_slots_needed(&self) -> usize {
         crate::ir::liveness::spill_slots(&self.last_use, VALUE_REGS.len(), |v| {
             (self.needed[v] && self.nodes[v].ty.is_some()).then_some(true)
         })
     }
 
-    /// Makes `slots` spill slots available (at least
-    /// [`BlockState::spill_slots_needed`]).
-    fn with_spill_slots(mut self, slots: usize) -> BlockState<'p> {
-        self.free_slots = (0..slots as u8).rev().collect();
-        self
+    fn free_slots(&mut self) -> &mut Vec<u8> {
+        &mut self.free_slots
     }
-}
-
-/// The lowering of a whole program, decided before any code is emitted.
-pub(super) struct Plan<'p> {
-    /// Per block of the IR (in address order): its lowering state.
-    pub blocks: Vec<Option<BlockState<'p>>>,
-    /// Spill slots the prologue reserves: the most any block needs.
-    pub spill_slots: usize,
-}
-
-/// Chooses per block which IR to lower (the optimised `ir`, or `unoptimised`
-/// where the optimised block needs more than
-/// [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS); see
-/// [`crate::jit::spill::plan`]) and sizes the spill area. `data(pc)` says
-/// whether the instruction at `pc` is lowered (the others are emitted by the
-/// flow code).
-pub(super) fn plan<'p>(
-    ir: &'p Ir,
-    unoptimised: &'p Ir,
-    data: impl Fn(u32) -> bool,
-) -> Result<Plan<'p>, JitError> {
-    // Every block gets code, an unreachable one too: the backend emits every
-    // instruction (control never arrives at the unreachable ones).
-    let plan = crate::jit::spill::plan(
-        ir,
-        unoptimised,
-        |_| true,
-        |block| {
-            let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
-            let state = BlockState::new(block, &lowered);
-            let slots = state.spill_slots_needed();
-            (state, slots)
-        },
-    )?;
-    Ok(Plan {
-        blocks: plan
-            .blocks
-            .into_iter()
-            .map(|b| b.map(|(state, slots)| state.with_spill_slots(slots)))
-            .collect(),
-        spill_slots: plan.spill_slots,
-    })
 }
 
 impl<'p> Emitter<'p> {
@@ -383,11 +340,11 @@ fn addr_offset(reg: AddrReg) -> u32 {
 /// engine suites).
 #[cfg(test)]
 mod plan_tests {
-    use super::{BlockState, plan};
+    use super::BlockState;
     use crate::analysis::{self, InstrClass};
     use crate::arith::Precision;
     use crate::ir::{Ir, opt};
-    use crate::jit::spill::MAX_SPILL_SLOTS;
+    use crate::jit::spill::{MAX_SPILL_SLOTS, SpillSlots};
     use crate::program::ShaderKind;
 
     #[cfg(feature = "testgen")]
@@ -407,8 +364,9 @@ mod plan_tests {
                 let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
                 let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
                 let ir = opt::optimize(&built);
+                let data = |pc: u32| a.class[pc as usize] == InstrClass::Data;
                 let plan =
-                    plan(&ir, &built, |pc| a.class[pc as usize] == InstrClass::Data).unwrap();
+                    crate::jit::spill::plan(&ir, &built, data, |_| true, BlockState::new).unwrap();
                 let what = format!("{distinct} values {precision:?}");
                 assert_eq!(plan.blocks.len(), 1, "{what}");
                 let state = plan.blocks[0].as_ref().unwrap();

@@ -57,6 +57,7 @@ mod tests;
 pub(crate) mod wide;
 
 use super::JitError;
+use super::flow_dispatch::FlowTarget;
 use super::frame::{
     EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
     STOP_BASE,
@@ -109,7 +110,7 @@ pub(crate) struct Compiled {
 /// Compiles `program` (analysed for its entry and unit kind), lowering its
 /// data instructions from `ir` (its optimised IR, for this analysis and
 /// precision), per block from `unoptimised` (the IR `ir` was optimised from)
-/// where an optimised block keeps too many values live (see `lower::plan`).
+/// where an optimised block keeps too many values live (see `spill::plan`).
 /// No [`super::Features`] flag changes the AArch64 code (the x86-64
 /// instruction-set flags do not exist here, and float uniforms are converted
 /// when read whether or not they are float24 values already).
@@ -121,9 +122,15 @@ pub(crate) fn compile(
     unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
-    let plan = lower::plan(ir, unoptimised, |pc| {
-        analysis.class[pc as usize] == InstrClass::Data
-    })?;
+    // Every block gets code, an unreachable one too: the backend emits every
+    // instruction (control never arrives at the unreachable ones).
+    let plan = super::spill::plan(
+        ir,
+        unoptimised,
+        |pc| analysis.class[pc as usize] == InstrClass::Data,
+        |_| true,
+        lower::BlockState::new,
+    )?;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let mut e = Emitter {

@@ -26,6 +26,8 @@
 //! `docs/semantics.md` ("Wide engine") states the state policies.
 
 pub(crate) mod batch;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod codegen;
 pub mod lanes;
 pub mod layout;
 pub(crate) mod plan;
@@ -575,15 +577,12 @@ impl WideShader {
             let kernel_plan = kernel_plan
                 .filter(|plan| plan.steps.iter().all(|s| matches!(s, plan::Step::Block(_))));
             #[cfg(target_arch = "aarch64")]
-            let code = super::a64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
-            #[cfg(target_arch = "x86_64")]
+            let code = super::a64::wide::compile(&blocks, inputs, kernel_plan.as_ref())?;
             let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (
                 code.pair_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
             );
-            #[cfg(target_arch = "aarch64")]
-            let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (None, None, None);
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));

@@ -9,17 +9,18 @@
 use super::Emitter;
 use super::offsets::{AL, CMP};
 use crate::isa::{CondOp, Guard};
+use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, RingLayout};
-use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use crate::jit::inline_flow::{self, Push, Stack, Word};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_LOOP: i32 = Stack::Loop.top_check();
 const TOP_IF: i32 = Stack::If.top_check();
 const TOP_CALL: i32 = Stack::Call.top_check();
 
-impl Emitter<'_> {
+impl FlowTarget for Emitter<'_> {
     /// `ecx` = 1 when the guard holds, else 0.
-    pub fn guard(&mut self, guard: Guard) {
+    fn guard(&mut self, guard: Guard) {
         match guard {
             Guard::Always => dynasm!(self.ops ; .arch x64 ; mov ecx, 1),
             Guard::Bool(id) => {
@@ -61,7 +62,7 @@ impl Emitter<'_> {
     /// The after-instruction stack check for `pc` (only where analysis says a
     /// stack can pop). Falls through when no stack top matches `pc + 1`;
     /// preserves `ecx`.
-    pub fn checkpoint(&mut self, pc: u32) {
+    fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
         if !self.analysis.check_after[pc as usize] || !self.may_push {
             return;
@@ -81,7 +82,7 @@ impl Emitter<'_> {
     }
 
     /// Jumps to the code of `target` (a leader), or leaves the program.
-    pub fn jump_to(&mut self, target: u32) {
+    fn jump_to(&mut self, target: u32) {
         match self.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch x64 ; jmp =>label),
             None => dynasm!(self.ops ; .arch x64 ; jmp ->past_end),
@@ -129,30 +130,6 @@ impl Emitter<'_> {
         );
     }
 
-    /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
-    pub fn flow(&mut self, pc: u32, plan: FlowPlan) {
-        match plan {
-            FlowPlan::Jump {
-                guard,
-                invert,
-                target,
-            } => self.flow_jmp(pc, guard, target, invert),
-            FlowPlan::If {
-                guard,
-                push,
-                target,
-            } => self.flow_if(pc, guard, &push, target),
-            FlowPlan::Call {
-                guard,
-                push,
-                target,
-            } => self.flow_call(pc, guard, &push, target),
-            FlowPlan::Loop { al_from, push } => self.flow_loop(pc, al_from, &push),
-            // Rare or sink-bound: the interpreter's own step.
-            FlowPlan::Runtime => self.call_helper(frame::runtime_step as *const () as usize, pc),
-        }
-    }
-
     /// `jmpc`/`jmpu` at `pc`.
     fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
         self.guard(guard);
@@ -165,19 +142,6 @@ impl Emitter<'_> {
         self.jump_to(target);
         dynasm!(self.ops ; .arch x64 ; =>not_taken);
         self.jump_to(pc + 1);
-    }
-
-    /// `ifc`/`ifu` at `pc`: true pushes an IF entry, false jumps to `target`.
-    fn flow_if(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        self.guard(guard);
-        let false_path = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>false_path);
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
-        dynasm!(self.ops ; .arch x64 ; =>false_path);
-        self.checkpoint(pc);
-        self.jump_to(target);
     }
 
     /// `call`/`callc`/`callu` at `pc`.
@@ -197,18 +161,32 @@ impl Emitter<'_> {
         self.jump_to(pc + 1);
     }
 
-    /// `loop iN, end` at `pc`.
-    fn flow_loop(&mut self, pc: u32, al_from: u32, push: &Push) {
+    fn new_label(&mut self) -> DynamicLabel {
+        self.ops.new_dynamic_label()
+    }
+
+    fn bind(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch x64 ; =>label);
+    }
+
+    fn branch_unless(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>label);
+    }
+
+    fn load_al(&mut self, al_from: u32) {
         dynasm!(self.ops
             ; .arch x64
             ; movzx eax, BYTE [r13 + al_from as i32]
             ; mov [r12 + AL], eax
         );
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
     }
 
+    fn runtime_step(&mut self, pc: u32) {
+        self.call_helper(frame::runtime_step as *const () as usize, pc);
+    }
+}
+
+impl Emitter<'_> {
     /// The shared pop paths the checkpoints jump to (with `eax` = `pc + 1`).
     pub fn flow_stubs(&mut self) {
         let helper = frame::stack_check as *const () as usize as i64;

@@ -33,6 +33,7 @@ mod offsets;
 pub(in crate::jit) mod wide;
 
 use super::JitError;
+use super::flow_dispatch::FlowTarget;
 use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
     OFFSET_SAVED_FP, STOP_BASE,

@@ -12,38 +12,16 @@
 
 use super::{Function, row};
 use crate::jit::JitError;
+use crate::jit::wide::codegen::{Driver, Target, files, small_rows};
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::{offset_of, size_of};
+use std::mem::size_of;
 
 fn state_offset(lane: usize, field: usize) -> u32 {
     (lane * size_of::<UnitState>() + field) as u32
-}
-
-/// The register files of `UnitState` and of the wide register file.
-fn files() -> [(usize, usize); 3] {
-    [
-        (offset_of!(UnitState, inputs), layout::INPUT),
-        (offset_of!(UnitState, temps), layout::TEMP),
-        (offset_of!(UnitState, outputs), layout::OUTPUT),
-    ]
-}
-
-/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
-/// `cmp.x`, `cmp.y`.
-fn small_rows() -> [(usize, usize, bool); 5] {
-    let a0 = offset_of!(UnitState, a0);
-    let cmp = offset_of!(UnitState, cmp);
-    [
-        (layout::A0X, a0, false),
-        (layout::A0Y, a0 + 4, false),
-        (layout::AL, offset_of!(UnitState, al), false),
-        (layout::CMP, cmp, true),
-        (layout::CMP + 1, cmp + 1, true),
-    ]
 }
 
 // Every displacement from `x3` fits `add`'s and the scaled loads' 12 bits.

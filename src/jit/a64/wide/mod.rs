@@ -13,12 +13,10 @@
 //!
 //! Registers: `v16..=v27` hold the pool's constants (loaded on entry);
 //! values live in `v1..=v3`, `v7`, `v28..=v31` and the callee-saved
-//! `v8..=v15` (their low halves saved on entry), allocated linearly in
-//! operation order as on x86-64 (a register is freed at its value's last use;
-//! when none is free the value used last is evicted: emitted again if it is a
-//! constant, a uniform or a row the block does not write, else spilled to a
-//! spill row of the register file); `v0` and `v4..=v6` are scratch inside one
-//! operation. `x9..=x11` are scratch.
+//! `v8..=v15` (their low halves saved on entry), allocated by the wide
+//! lowerings' shared allocator and driver ([`crate::jit::wide::codegen`]; this
+//! module is the AArch64 [`Target`]); `v0` and `v4..=v6` are scratch inside
+//! one operation. `x9..=x11` are scratch.
 //!
 //! Every IR primitive is the shared NEON emitter's (`../emit/`, also under
 //! the single-vertex lowering); what is particular to one vertex per lane
@@ -34,10 +32,10 @@ use super::emit::Neon;
 use super::emit::consts::{self, PINNED};
 use super::{Asm, SYSREG_FPCR};
 use crate::jit::JitError;
-use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
+use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
+use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
-use crate::jit::wide::width::Width;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 /// The pool: the shared constants (`emit::consts::K`, pinned in
@@ -65,71 +63,26 @@ const VALUE_REGS: [u8; 16] = [1, 2, 3, 7, 28, 29, 30, 31, 8, 9, 10, 11, 12, 13, 
 /// Bytes of the stack frame that saves `d8..=d15`.
 const FRAME: u32 = 64;
 
-/// The machine code of a wide shader.
-pub(crate) struct WideCode {
-    pub bytes: Vec<u8>,
-    /// Offset of each block's function (`None`: the lowering gave up on it).
-    pub entries: Vec<Option<usize>>,
-    /// Offset of the F24 input conversion, when there is one.
-    pub prologue: Option<usize>,
-    /// Offset of the batch kernel, when one was asked for and lowered.
-    pub kernel: Option<usize>,
-}
-
-/// Compiles `blocks` for `width` (NEON); `convert_inputs` (F24) is the mask
-/// of the inputs the prologue converts.
+/// Compiles `blocks` for NEON (the one width AArch64 runs, the only one
+/// `Width::available` offers there); `convert_inputs` (F24) is the mask of
+/// the inputs the prologue converts.
 pub(crate) fn compile(
     blocks: &[LaneBlock],
     convert_inputs: u16,
-    width: Width,
     kernel: Option<&KernelPlan>,
 ) -> Result<WideCode, JitError> {
-    if width != Width::Neon {
-        return Err(JitError::Unsupported("AArch64 runs the NEON width only"));
-    }
     let mut a = Asm::new(0);
     dynasm!(a ; .arch aarch64 ; .align 16);
     for v in pool() {
         dynasm!(a ; .arch aarch64 ; .u32 v[0], v[1], v[2], v[3]);
     }
-    let prologue = (convert_inputs != 0).then(|| {
-        let at = a.offset().0;
-        let mut f = Function::new(&mut a);
-        f.enter();
-        f.convert_inputs(convert_inputs);
-        dynasm!(f.a ; .arch aarch64 ; movz w10, 0);
-        f.leave();
-        at
-    });
-    let mut entries = Vec::with_capacity(blocks.len());
-    for block in blocks {
-        let at = a.offset().0;
-        let mut f = Function::new(&mut a);
-        match f.block(block) {
-            Ok(()) => entries.push(Some(at)),
-            Err(JitError::Lowering(_)) => {
-                // Nothing calls this; the driver hands the block over. The
-                // half-emitted code stays unreachable.
-                entries.push(None);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    let kernel = kernel.filter(|plan| {
-        plan.steps
-            .iter()
-            .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
-    });
+    let (Functions { prologue, entries }, kernel) =
+        codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
     let kernel = match kernel {
         Some(plan) => {
-            let at = a.offset().0;
-            let mut f = Function::new(&mut a);
-            match f.kernel(plan, blocks, convert_inputs) {
-                Ok(()) => Some(at),
-                // The driver runs the blocks one by one instead.
-                Err(JitError::Lowering(_)) => None,
-                Err(e) => return Err(e),
-            }
+            let at = Module::offset(&a);
+            let lowered = Function::new(&mut a).kernel(plan, blocks, convert_inputs);
+            codegen::optional(lowered)?.map(|()| at)
         }
         None => None,
     };
@@ -141,53 +94,64 @@ pub(crate) fn compile(
         entries,
         prologue,
         kernel,
+        // NEON's kernel shades one group of the state layout per pass.
+        pair_kernel: None,
+        vertex_kernel: None,
+        vertex_pair_kernel: None,
     })
 }
 
-/// Where a value is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Loc {
-    None,
-    Reg(u8),
-    Spill(u16),
-    /// Evicted; emitted again when needed.
-    Remat,
-}
-
 /// One generated function.
-struct Function<'a> {
+pub(crate) struct Function<'a> {
     a: &'a mut Asm,
-    loc: Vec<Loc>,
-    last_use: Vec<u32>,
-    remat: Vec<bool>,
-    holder: [Option<LaneRef>; 32],
-    free_spills: Vec<u16>,
+    allocation: Allocation,
     gathered: Vec<bool>,
-    /// The block's operations (to emit an evicted one again).
-    ops: Vec<LaneOp>,
 }
-
-/// `last_use` of values the exit reads (after every operation).
-const AT_EXIT: u32 = u32::MAX - 1;
-const NEVER: u32 = u32::MAX;
 
 /// Byte offset of row `row` (4 lanes).
 fn row(row: usize) -> u32 {
     layout::row_offset(row, 4) as u32
 }
 
-impl<'a> Function<'a> {
-    fn new(a: &'a mut Asm) -> Function<'a> {
-        Function {
-            a,
-            loc: Vec::new(),
-            last_use: Vec::new(),
-            remat: Vec::new(),
-            holder: [None; 32],
-            free_spills: Vec::new(),
-            gathered: Vec::new(),
-            ops: Vec::new(),
-        }
+impl Module for Asm {
+    type Function<'m> = Function<'m>;
+
+    fn offset(&self) -> usize {
+        DynasmApi::offset(self).0
+    }
+
+    fn function(&mut self) -> Function<'_> {
+        Function::new(self)
+    }
+}
+
+impl Target for Function<'_> {
+    const VALUE_REGS: &'static [u8] = &VALUE_REGS;
+
+    fn allocation(&mut self) -> &mut Allocation {
+        &mut self.allocation
+    }
+
+    fn load_row(&mut self, reg: u8, r: usize) {
+        let off = row(r);
+        dynasm!(self.a ; .arch aarch64 ; ldr Q(reg), [x0, off]);
+    }
+
+    fn store_row(&mut self, r: usize, reg: u8) {
+        let off = row(r);
+        dynasm!(self.a ; .arch aarch64 ; str Q(reg), [x0, off]);
+    }
+
+    fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError> {
+        self.emit(op, d, regs)
+    }
+
+    fn f24_load_in_place(&mut self, reg: u8) {
+        self.neon().f24_load(reg, reg);
+    }
+
+    fn start_block(&mut self, gathers: usize) {
+        self.gathered = vec![false; gathers];
     }
 
     /// Saves `d8..=d15`, sets FPCR = 0 (saving the host's in the header) and
@@ -234,194 +198,34 @@ impl<'a> Function<'a> {
         );
     }
 
-    /// F24: the inputs of `mask`, converted (`f24::load`) into their
-    /// `CONVERTED` rows.
-    fn convert_inputs(&mut self, mask: u16) {
-        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-            for c in 0..4 {
-                let from = row(layout::INPUT + 4 * n + c);
-                let to = row(layout::CONVERTED + 4 * n + c);
-                dynasm!(self.a ; .arch aarch64 ; ldr q1, [x0, from]);
-                self.neon().f24_load(1, 1);
-                dynasm!(self.a ; .arch aarch64 ; str q1, [x0, to]);
-            }
-        }
+    fn exit_mask(&mut self, reg: u8) {
+        // movmskps: the sign bit of each lane.
+        dynasm!(self.a
+            ; .arch aarch64
+            ; cmlt v0.s4, V(reg).s4, 0
+            ; and v0.b16, v0.b16, V(LANE_BITS).b16
+            ; addv s0, v0.s4
+            ; umov w10, v0.s[0]
+        );
     }
 
-    /// A block's function: its operations, then its exit condition's lane
-    /// mask in `w10` (and a `loop`'s values in the header).
-    fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
-        self.enter();
-        self.body(block)?;
-        match block.exit_cond {
-            Some(cond) => {
-                let r = self.reg_of(cond, &[])?;
-                // movmskps: the sign bit of each lane.
-                dynasm!(self.a
-                    ; .arch aarch64
-                    ; cmlt v0.s4, V(r).s4, 0
-                    ; and v0.b16, v0.b16, V(LANE_BITS).b16
-                    ; addv s0, v0.s4
-                    ; umov w10, v0.s[0]
-                );
-            }
-            None => dynasm!(self.a ; .arch aarch64 ; movz w10, 0),
-        }
-        if let Some((count, increment)) = block.loop_values {
-            let r = self.reg_of(count, &[])?;
-            let off = layout::LOOP_COUNT as u32;
-            dynasm!(self.a ; .arch aarch64 ; str S(r), [x0, off]);
-            let r = self.reg_of(increment, &[count])?;
-            let off = layout::LOOP_INCREMENT as u32;
-            dynasm!(self.a ; .arch aarch64 ; str S(r), [x0, off]);
-        }
-        self.leave();
-        Ok(())
+    fn no_exit_mask(&mut self) {
+        dynasm!(self.a ; .arch aarch64 ; movz w10, 0);
     }
 
-    /// A block's operations, from an empty register allocation; values its
-    /// exit reads stay live.
-    fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
-        if block.gathers as usize > layout::MAX_GATHERS {
-            return Err(JitError::Lowering(
-                "too many relative reads in a block".into(),
-            ));
-        }
-        let n = block.ops.len();
-        self.loc = vec![Loc::None; n];
-        self.last_use = vec![NEVER; n];
-        for (k, op) in block.ops.iter().enumerate() {
-            for o in op.operands() {
-                self.last_use[o as usize] = k as u32;
-            }
-        }
-        let exit_values = block
-            .exit_cond
-            .into_iter()
-            .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
-        for v in exit_values {
-            self.last_use[v as usize] = AT_EXIT;
-        }
-        self.remat = block
-            .ops
-            .iter()
-            .map(|op| match *op {
-                LaneOp::Const(_) | LaneOp::Uniform(_) | LaneOp::UniformByte { .. } => true,
-                LaneOp::Row(row) => !block.writes.contains(row),
-                _ => false,
-            })
-            .collect();
-        self.gathered = vec![false; block.gathers as usize];
-        self.ops = block.ops.clone();
-        self.holder = [None; 32];
-        self.free_spills = (0..layout::SPILL_SLOTS as u16).rev().collect();
-        for (k, op) in block.ops.iter().enumerate() {
-            self.lower(k as LaneRef, *op)?;
-        }
-        Ok(())
+    fn store_lane0(&mut self, offset: i32, reg: u8) {
+        let off = offset as u32;
+        dynasm!(self.a ; .arch aarch64 ; str S(reg), [x0, off]);
     }
+}
 
-    fn release(&mut self, operands: &[LaneRef], at: LaneRef) {
-        for &v in operands {
-            if self.last_use[v as usize] == at {
-                match self.loc[v as usize] {
-                    Loc::Reg(r) => self.holder[r as usize] = None,
-                    Loc::Spill(slot) => self.free_spills.push(slot),
-                    Loc::None | Loc::Remat => {}
-                }
-                self.loc[v as usize] = Loc::None;
-            }
+impl<'a> Function<'a> {
+    fn new(a: &'a mut Asm) -> Function<'a> {
+        Function {
+            a,
+            allocation: Allocation::new(),
+            gathered: Vec::new(),
         }
-    }
-
-    /// A free register, evicting the value used last (never one of `keep`).
-    fn alloc(&mut self, keep: &[LaneRef]) -> Result<u8, JitError> {
-        if let Some(&r) = VALUE_REGS
-            .iter()
-            .find(|&&r| self.holder[r as usize].is_none())
-        {
-            return Ok(r);
-        }
-        let victim = VALUE_REGS
-            .iter()
-            .filter_map(|&r| self.holder[r as usize].map(|v| (r, v)))
-            .filter(|(_, v)| !keep.contains(v))
-            .max_by_key(|&(_, v)| (self.remat[v as usize], self.last_use[v as usize]));
-        let Some((r, v)) = victim else {
-            return Err(JitError::Lowering("no register to evict".into()));
-        };
-        self.holder[r as usize] = None;
-        if self.remat[v as usize] {
-            self.loc[v as usize] = Loc::Remat;
-        } else {
-            let slot = self
-                .free_spills
-                .pop()
-                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
-            self.loc[v as usize] = Loc::Spill(slot);
-            let off = row(layout::SPILL + slot as usize);
-            dynasm!(self.a ; .arch aarch64 ; str Q(r), [x0, off]);
-        }
-        Ok(r)
-    }
-
-    /// The register holding `v`, loading it again if it was evicted.
-    fn reg_of(&mut self, v: LaneRef, keep: &[LaneRef]) -> Result<u8, JitError> {
-        match self.loc[v as usize] {
-            Loc::Reg(r) => Ok(r),
-            Loc::Spill(slot) => {
-                let r = self.alloc(keep)?;
-                let off = row(layout::SPILL + slot as usize);
-                dynasm!(self.a ; .arch aarch64 ; ldr Q(r), [x0, off]);
-                self.free_spills.push(slot);
-                self.loc[v as usize] = Loc::Reg(r);
-                self.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::Remat => {
-                let r = self.alloc(keep)?;
-                self.emit(self.ops[v as usize], r, &[])?;
-                self.loc[v as usize] = Loc::Reg(r);
-                self.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::None => Err(JitError::Lowering(format!(
-                "lane value {v} used before it is computed"
-            ))),
-        }
-    }
-
-    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
-        let mut operands = [0; 3];
-        let mut count = 0;
-        for o in op.operands() {
-            operands[count] = o;
-            count += 1;
-        }
-        let operands = &operands[..count];
-        let mut regs = [0u8; 3];
-        for (i, &o) in operands.iter().enumerate() {
-            regs[i] = self.reg_of(o, operands)?;
-        }
-        if let LaneOp::Store(r, _) = op {
-            let off = row(r as usize);
-            let s = regs[0];
-            dynasm!(self.a ; .arch aarch64 ; str Q(s), [x0, off]);
-            self.release(operands, k);
-            return Ok(());
-        }
-        // The result never shares a register with an operand (sequences may
-        // write it before reading every operand).
-        let d = self.alloc(operands)?;
-        self.holder[d as usize] = Some(k);
-        self.loc[k as usize] = Loc::Reg(d);
-        self.emit(op, d, &regs[..count])?;
-        self.release(operands, k);
-        if self.last_use[k as usize] == NEVER {
-            self.holder[d as usize] = None;
-            self.loc[k as usize] = Loc::None;
-        }
-        Ok(())
     }
 
     /// The shared primitive emitter, on this function's code.

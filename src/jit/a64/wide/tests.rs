@@ -11,7 +11,7 @@ use crate::ir::{BinOp, UnOp, eval};
 use crate::isa::CmpOp;
 use crate::jit::a64::emit::tests::{BINARY_OPS, COMPARISONS, UNARY_OPS};
 use crate::jit::memory::ExecRegion;
-use crate::jit::wide::lanes::RowSet;
+use crate::jit::wide::lanes::{LaneRef, RowSet};
 use crate::state::Uniforms;
 use std::mem::offset_of;
 
@@ -37,7 +37,7 @@ struct Compiled {
 
 impl Compiled {
     fn new(block: LaneBlock) -> Compiled {
-        let code = compile(&[block], 0, Width::Neon, None).expect("the block lowers");
+        let code = compile(&[block], 0, None).expect("the block lowers");
         Compiled {
             region: ExecRegion::new(&code.bytes).expect("executable memory"),
             entry: code.entries[0].expect("the block lowers"),

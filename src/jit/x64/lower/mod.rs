@@ -38,6 +38,7 @@ use super::Emitter;
 use crate::ir::liveness::Liveness;
 use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Ir, Node, Op, UnOp, Value};
 use crate::jit::JitError;
+use crate::jit::spill::{Plan, SpillSlots};
 use dynasmrt::{DynasmApi, dynasm};
 
 /// Allocatable value registers: `xmm1..=xmm12`.
@@ -222,37 +223,25 @@ impl<'p> BlockState<'p> {
             remat,
         }
     }
+}
 
-    /// How many spill slots lowering this block can need (values that can be
-    /// recomputed from the state never take one).
-    pub fn spill_slots_needed(&self) -> usize {
+impl SpillSlots for BlockState<'_> {
+    /// Values that can be recomputed from the state never take a slot.
+    fn spill_slots_needed(&self) -> usize {
         crate::ir::liveness::spill_slots(&self.last_use, VALUE_REGS, |v| {
             (self.form[v] != Form::Folded && self.nodes[v].ty.is_some()).then_some(!self.remat[v])
         })
     }
 
-    /// Makes `slots` spill slots available (at least
-    /// [`BlockState::spill_slots_needed`]).
-    fn with_spill_slots(mut self, slots: usize) -> BlockState<'p> {
-        self.free_slots = (0..slots as u8).rev().collect();
-        self
+    fn free_slots(&mut self) -> &mut Vec<u8> {
+        &mut self.free_slots
     }
 }
 
-/// The lowering of a whole program, decided before any code is emitted.
-pub(super) struct Plan<'p> {
-    /// Per block of the IR (in address order): its lowering state, `None` for
-    /// a block never entered from the entry point.
-    pub blocks: Vec<Option<BlockState<'p>>>,
-    /// Spill slots the prologue reserves: the most any block needs.
-    pub spill_slots: usize,
-}
-
-/// Chooses per block which IR to lower (the optimised `ir`, or `unoptimised`
-/// where the optimised block needs more than [`MAX_SPILL_SLOTS`](crate::jit::spill::MAX_SPILL_SLOTS); see
-/// [`crate::jit::spill::plan`]) and sizes the spill area. `data(pc)` says
-/// whether the instruction at `pc` is lowered (the others are emitted by the
-/// flow code); `reachable(pc)` whether a block starting there is ever entered.
+/// The lowering of a whole program ([`crate::jit::spill::plan`]), with the
+/// block states of this backend. `data(pc)` says whether the instruction at
+/// `pc` is lowered (the others are emitted by the flow code);
+/// `reachable(pc)` whether a block starting there is ever entered.
 pub(super) fn plan<'p>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
@@ -260,20 +249,9 @@ pub(super) fn plan<'p>(
     reachable: impl Fn(u32) -> bool,
     f24: bool,
     preconverted_uniforms: bool,
-) -> Result<Plan<'p>, JitError> {
-    let plan = crate::jit::spill::plan(ir, unoptimised, reachable, |block| {
-        let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
-        let state = BlockState::new(block, &lowered, f24, preconverted_uniforms);
-        let slots = state.spill_slots_needed();
-        (state, slots)
-    })?;
-    Ok(Plan {
-        blocks: plan
-            .blocks
-            .into_iter()
-            .map(|b| b.map(|(state, slots)| state.with_spill_slots(slots)))
-            .collect(),
-        spill_slots: plan.spill_slots,
+) -> Result<Plan<BlockState<'p>>, JitError> {
+    crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
+        BlockState::new(block, lowered, f24, preconverted_uniforms)
     })
 }
 

@@ -4,7 +4,7 @@ use super::{BlockState, plan};
 use crate::analysis::{self, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, opt};
-use crate::jit::spill::MAX_SPILL_SLOTS;
+use crate::jit::spill::{MAX_SPILL_SLOTS, SpillSlots};
 use crate::program::ShaderKind;
 
 #[cfg(feature = "testgen")]

@@ -18,6 +18,7 @@ use super::super::evex;
 use super::isa::V;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
+use crate::jit::wide::codegen::{Driver, RegAlloc, Target, files, small_rows};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
@@ -52,29 +53,6 @@ fn file_row(off: i32) -> evex::Mem {
 
 fn state_offset(lane: usize, field: usize) -> i32 {
     (lane * size_of::<UnitState>() + field) as i32
-}
-
-/// The register files of `UnitState` and of the wide register file.
-fn files() -> [(usize, usize); 3] {
-    [
-        (offset_of!(UnitState, inputs), layout::INPUT),
-        (offset_of!(UnitState, temps), layout::TEMP),
-        (offset_of!(UnitState, outputs), layout::OUTPUT),
-    ]
-}
-
-/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
-/// `cmp.x`, `cmp.y`.
-fn small_rows() -> [(usize, usize, bool); 5] {
-    let a0 = offset_of!(UnitState, a0);
-    let cmp = offset_of!(UnitState, cmp);
-    [
-        (layout::A0X, a0, false),
-        (layout::A0Y, a0 + 4, false),
-        (layout::AL, offset_of!(UnitState, al), false),
-        (layout::CMP, cmp, true),
-        (layout::CMP + 1, cmp + 1, true),
-    ]
 }
 
 /// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,

@@ -3,12 +3,10 @@
 //! `(register file, uniforms) -> exit mask` that runs the block for every
 //! lane at once (`xmm` for 4 lanes, `ymm` for 8, `zmm` for 16).
 //!
-//! Values live in registers 1–11, allocated linearly in operation order (a
-//! register is freed at its value's last use; when none is free the value
-//! used last is evicted: loaded again if it is a constant, a uniform or a row
-//! the block does not write, else spilled to a spill row of the register
-//! file). Registers 0 (the select mask, `isa::MASK`) and 12–15 are scratch
-//! inside one operation. The float24 and PICA multiply sequences are the
+//! The driver and the register allocator are the wide lowerings' shared ones
+//! ([`crate::jit::wide::codegen`]); this module is the x86-64 [`Target`].
+//! Values live in registers 1–11; registers 0 (the select mask, `isa::MASK`)
+//! and 12–15 are scratch inside one operation. The float24 and PICA multiply sequences are the
 //! single-vertex lowering's (`lower/prims.rs`) on whole rows: the same
 //! operations and constants from [`crate::arith`] (bit-wise steps merged
 //! where AVX-512 masking allows, which changes no bit).
@@ -22,7 +20,8 @@ use crate::arith::f24;
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
 use crate::jit::JitError;
-use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
+use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
+use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
@@ -31,32 +30,10 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 use isa::{MASK, SCRATCH_CONST, U, V, WideAsm};
 use std::mem::offset_of;
 
-const FIRST_REG: u8 = 1;
-const LAST_REG: u8 = 11;
 const S1: u8 = 12;
 const S2: u8 = 13;
 const S3: u8 = 14;
 const _: () = assert!(SCRATCH_CONST > S3);
-
-/// The machine code of a wide shader.
-pub(crate) struct WideCode {
-    pub bytes: Vec<u8>,
-    /// Offset of each block's function (`None`: the lowering gave up on it).
-    pub entries: Vec<Option<usize>>,
-    /// Offset of the F24 input conversion, when there is one.
-    pub prologue: Option<usize>,
-    /// Offset of the batch kernel, when one was asked for and lowered.
-    pub kernel: Option<usize>,
-    /// Offset of the batch kernel that shades two groups per pass (see
-    /// `vertex_pair_kernel`).
-    pub pair_kernel: Option<usize>,
-    /// Offset of the batch kernel for the vertex layout.
-    pub vertex_kernel: Option<usize>,
-    /// Offset of the vertex-layout kernel that shades two groups per pass,
-    /// each in its own register file ([`layout::file_bytes`] apart), when
-    /// its loop is small enough.
-    pub vertex_pair_kernel: Option<usize>,
-}
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
 /// inputs the prologue converts.
@@ -68,47 +45,19 @@ pub(crate) fn compile(
 ) -> Result<WideCode, JitError> {
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
-    let prologue = (convert_inputs != 0).then(|| {
-        let at = a.ops.offset().0;
-        let mut f = Function::new(&mut a, mxcsr);
-        f.enter();
-        f.convert_inputs(convert_inputs);
-        dynasm!(f.a.ops ; .arch x64 ; xor eax, eax);
-        f.leave();
-        at
-    });
-    let mut entries = Vec::with_capacity(blocks.len());
-    for block in blocks {
-        let at = a.ops.offset().0;
-        let mut f = Function::new(&mut a, mxcsr);
-        match f.block(block) {
-            Ok(()) => entries.push(Some(at)),
-            Err(JitError::Lowering(_)) => {
-                // Nothing jumps here; the driver hands this block over.
-                entries.push(None);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    // Only over blocks that lowered on their own (the same lowering again
-    // cannot fail half-way and leave a cold path's label undefined).
-    let kernel = kernel.filter(|plan| {
-        plan.steps
-            .iter()
-            .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
-    });
+    let mut code = Code { a, mxcsr };
+    let (Functions { prologue, entries }, kernel) =
+        codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
     // the one shading two groups per pass; `None` where one did not lower
     // (the driver runs the blocks one by one instead).
     let mut lower_kernels = |plan: &KernelPlan, shape| {
         let mut lower = |copies| {
-            let at = a.ops.offset().0;
-            let mut f = Function::new(&mut a, mxcsr);
-            match f.kernel(plan, blocks, convert_inputs, shape, copies) {
-                Ok(loop_bytes) => Ok(Some((at, loop_bytes))),
-                Err(JitError::Lowering(_)) => Ok(None),
-                Err(e) => Err(e),
-            }
+            let at = code.offset();
+            let lowered = code
+                .function()
+                .kernel(plan, blocks, convert_inputs, shape, copies);
+            Ok::<_, JitError>(codegen::optional(lowered)?.map(|loop_bytes| (at, loop_bytes)))
         };
         let one = lower(1)?;
         let pair = match one {
@@ -132,6 +81,7 @@ pub(crate) fn compile(
         }
         None => ((None, None), (None, None)),
     };
+    let Code { mut a, mxcsr } = code;
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
     let bytes = a
@@ -147,16 +97,6 @@ pub(crate) fn compile(
         vertex_kernel,
         vertex_pair_kernel,
     })
-}
-
-/// Where a value is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Loc {
-    None,
-    Reg(u8),
-    Spill(u16),
-    /// Evicted; emitted again when needed.
-    Remat,
 }
 
 /// Out-of-line code of one function: rare lanes' slow paths, entered with
@@ -184,15 +124,9 @@ struct Function<'a> {
     a: &'a mut WideAsm,
     lanes: usize,
     mxcsr: super::fp_env::Constants,
-    loc: Vec<Loc>,
-    last_use: Vec<u32>,
-    remat: Vec<bool>,
-    holder: [Option<LaneRef>; 16],
-    free_spills: Vec<u16>,
+    allocation: Allocation,
     gathered: Vec<bool>,
     cold: Vec<Cold>,
-    /// The block's operations (to emit an evicted one again).
-    ops: Vec<LaneOp>,
     /// Batch kernel: stores keep the new value only in the lanes whose
     /// saved condition (`layout::PREDICATE`) is this.
     predicate: Option<bool>,
@@ -213,32 +147,73 @@ struct GroupAt {
     stride: i32,
 }
 
-/// `last_use` of values the exit reads (after every operation).
-const AT_EXIT: u32 = u32::MAX - 1;
-const NEVER: u32 = u32::MAX;
+/// The shader's code under construction.
+struct Code {
+    a: WideAsm,
+    mxcsr: super::fp_env::Constants,
+}
 
-impl<'a> Function<'a> {
-    fn new(a: &'a mut WideAsm, mxcsr: super::fp_env::Constants) -> Function<'a> {
-        let lanes = a.width.lanes();
-        Function {
-            a,
-            lanes,
-            mxcsr,
-            loc: Vec::new(),
-            last_use: Vec::new(),
-            remat: Vec::new(),
-            holder: [None; 16],
-            free_spills: (0..layout::SPILL_SLOTS as u16).rev().collect(),
-            gathered: Vec::new(),
-            cold: Vec::new(),
-            ops: Vec::new(),
-            predicate: None,
-            copy: GroupAt::default(),
+impl Module for Code {
+    type Function<'m> = Function<'m>;
+
+    fn offset(&self) -> usize {
+        self.a.ops.offset().0
+    }
+
+    fn function(&mut self) -> Function<'_> {
+        Function::new(&mut self.a, self.mxcsr)
+    }
+}
+
+impl Target for Function<'_> {
+    const VALUE_REGS: &'static [u8] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+
+    fn allocation(&mut self) -> &mut Allocation {
+        &mut self.allocation
+    }
+
+    fn load_row(&mut self, reg: u8, row: usize) {
+        let off = self.row(row);
+        self.a.load(reg, off);
+    }
+
+    fn store_row(&mut self, row: usize, reg: u8) {
+        let off = self.row(row);
+        self.a.store(off, reg);
+    }
+
+    fn store_value(&mut self, row: usize, reg: u8) {
+        let off = self.row(row);
+        match self.predicate {
+            None => self.a.store(off, reg),
+            // Only the lanes whose saved condition is `when` take the new
+            // value.
+            Some(when) => {
+                let mask = self.row(layout::PREDICATE);
+                self.a.load(S1, mask);
+                self.a.load(S2, off);
+                if when {
+                    self.a.select(S2, S2, reg, S1);
+                    self.a.store(off, S2);
+                } else {
+                    self.a.select(S3, reg, S2, S1);
+                    self.a.store(off, S3);
+                }
+            }
         }
     }
 
-    fn row(&self, row: usize) -> i32 {
-        layout::row_offset(row, self.lanes)
+    fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError> {
+        self.emit(op, d, regs)
+    }
+
+    fn f24_load_in_place(&mut self, reg: u8) {
+        self.f24_load(reg);
+    }
+
+    fn start_block(&mut self, gathers: usize) {
+        self.a.forget_masks();
+        self.gathered = vec![false; gathers];
     }
 
     /// Runs with the default floating-point environment whatever the host set.
@@ -275,202 +250,36 @@ impl<'a> Function<'a> {
         }
     }
 
-    /// F24: the inputs of `mask`, converted (`f24::load`) into their
-    /// `CONVERTED` rows.
-    fn convert_inputs(&mut self, mask: u16) {
-        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-            for c in 0..4 {
-                let off = self.row(layout::INPUT + 4 * n + c);
-                self.a.load(1, off);
-                self.f24_load(1);
-                let off = self.row(layout::CONVERTED + 4 * n + c);
-                self.a.store(off, 1);
-            }
+    fn exit_mask(&mut self, reg: u8) {
+        self.a.movmsk(reg);
+    }
+
+    fn no_exit_mask(&mut self) {
+        dynasm!(self.a.ops ; .arch x64 ; xor eax, eax);
+    }
+
+    fn store_lane0(&mut self, offset: i32, reg: u8) {
+        self.a.store_lane0(offset, reg);
+    }
+}
+
+impl<'a> Function<'a> {
+    fn new(a: &'a mut WideAsm, mxcsr: super::fp_env::Constants) -> Function<'a> {
+        let lanes = a.width.lanes();
+        Function {
+            a,
+            lanes,
+            mxcsr,
+            allocation: Allocation::new(),
+            gathered: Vec::new(),
+            cold: Vec::new(),
+            predicate: None,
+            copy: GroupAt::default(),
         }
     }
 
-    /// A block's function: its operations, then its exit condition's lane
-    /// mask in `eax` (and a `loop`'s values in the header).
-    fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
-        self.enter();
-        self.body(block)?;
-        match block.exit_cond {
-            Some(cond) => {
-                let r = self.reg_of(cond, &[])?;
-                self.a.movmsk(r);
-            }
-            None => dynasm!(self.a.ops ; .arch x64 ; xor eax, eax),
-        }
-        if let Some((count, increment)) = block.loop_values {
-            let r = self.reg_of(count, &[])?;
-            self.a.store_lane0(layout::LOOP_COUNT, r);
-            let r = self.reg_of(increment, &[count])?;
-            self.a.store_lane0(layout::LOOP_INCREMENT, r);
-        }
-        self.leave();
-        Ok(())
-    }
-
-    /// A block's operations, from an empty register allocation; values its
-    /// exit reads stay live.
-    fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
-        self.a.forget_masks();
-        if block.gathers as usize > layout::MAX_GATHERS {
-            return Err(JitError::Lowering(
-                "too many relative reads in a block".into(),
-            ));
-        }
-        let n = block.ops.len();
-        self.loc = vec![Loc::None; n];
-        self.last_use = vec![NEVER; n];
-        for (k, op) in block.ops.iter().enumerate() {
-            for o in op.operands() {
-                self.last_use[o as usize] = k as u32;
-            }
-        }
-        let exit_values = block
-            .exit_cond
-            .into_iter()
-            .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
-        for v in exit_values {
-            self.last_use[v as usize] = AT_EXIT;
-        }
-        self.remat = block
-            .ops
-            .iter()
-            .map(|op| match *op {
-                LaneOp::Const(_) | LaneOp::Uniform(_) | LaneOp::UniformByte { .. } => true,
-                LaneOp::Row(row) => !block.writes.contains(row),
-                _ => false,
-            })
-            .collect();
-        self.gathered = vec![false; block.gathers as usize];
-        self.ops = block.ops.clone();
-        self.holder = [None; 16];
-        self.free_spills = (0..layout::SPILL_SLOTS as u16).rev().collect();
-        for (k, op) in block.ops.iter().enumerate() {
-            self.lower(k as LaneRef, *op)?;
-        }
-        Ok(())
-    }
-
-    fn release(&mut self, operands: &[LaneRef], at: LaneRef) {
-        for &v in operands {
-            if self.last_use[v as usize] == at {
-                match self.loc[v as usize] {
-                    Loc::Reg(r) => self.holder[r as usize] = None,
-                    Loc::Spill(slot) => self.free_spills.push(slot),
-                    Loc::None | Loc::Remat => {}
-                }
-                self.loc[v as usize] = Loc::None;
-            }
-        }
-    }
-
-    /// A free register, evicting the value used last (never one of `keep`).
-    fn alloc(&mut self, keep: &[LaneRef]) -> Result<u8, JitError> {
-        if let Some(r) = (FIRST_REG..=LAST_REG).find(|&r| self.holder[r as usize].is_none()) {
-            return Ok(r);
-        }
-        let victim = (FIRST_REG..=LAST_REG)
-            .filter_map(|r| self.holder[r as usize].map(|v| (r, v)))
-            .filter(|(_, v)| !keep.contains(v))
-            .max_by_key(|&(_, v)| (self.remat[v as usize], self.last_use[v as usize]));
-        let Some((r, v)) = victim else {
-            return Err(JitError::Lowering("no register to evict".into()));
-        };
-        self.holder[r as usize] = None;
-        if self.remat[v as usize] {
-            self.loc[v as usize] = Loc::Remat;
-        } else {
-            let slot = self
-                .free_spills
-                .pop()
-                .ok_or_else(|| JitError::Lowering("too many live values in one block".into()))?;
-            self.loc[v as usize] = Loc::Spill(slot);
-            let off = self.row(layout::SPILL + slot as usize);
-            self.a.store(off, r);
-        }
-        Ok(r)
-    }
-
-    /// The register holding `v`, loading it again if it was evicted.
-    fn reg_of(&mut self, v: LaneRef, keep: &[LaneRef]) -> Result<u8, JitError> {
-        match self.loc[v as usize] {
-            Loc::Reg(r) => Ok(r),
-            Loc::Spill(slot) => {
-                let r = self.alloc(keep)?;
-                let off = self.row(layout::SPILL + slot as usize);
-                self.a.load(r, off);
-                self.free_spills.push(slot);
-                self.loc[v as usize] = Loc::Reg(r);
-                self.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::Remat => {
-                let r = self.alloc(keep)?;
-                self.emit(self.ops[v as usize], r, &[])?;
-                self.loc[v as usize] = Loc::Reg(r);
-                self.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::None => Err(JitError::Lowering(format!(
-                "lane value {v} used before it is computed"
-            ))),
-        }
-    }
-
-    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
-        // A value nothing reads (the batch kernel's hoisting leaves those) is
-        // not computed, unless it has an effect (stores, a gather's rows).
-        if self.last_use[k as usize] == NEVER
-            && !matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. })
-        {
-            return Ok(());
-        }
-        let mut operands = [0; 3];
-        let mut count = 0;
-        for o in op.operands() {
-            operands[count] = o;
-            count += 1;
-        }
-        let operands = &operands[..count];
-        let mut regs = [0u8; 3];
-        for (i, &o) in operands.iter().enumerate() {
-            regs[i] = self.reg_of(o, operands)?;
-        }
-        if let LaneOp::Store(row, _) = op {
-            let off = self.row(row as usize);
-            match self.predicate {
-                None => self.a.store(off, regs[0]),
-                // Only the lanes whose saved condition is `when` take the
-                // new value.
-                Some(when) => {
-                    let mask = self.row(layout::PREDICATE);
-                    self.a.load(S1, mask);
-                    self.a.load(S2, off);
-                    if when {
-                        self.a.select(S2, S2, regs[0], S1);
-                        self.a.store(off, S2);
-                    } else {
-                        self.a.select(S3, regs[0], S2, S1);
-                        self.a.store(off, S3);
-                    }
-                }
-            }
-            self.release(operands, k);
-            return Ok(());
-        }
-        let d = self.alloc(operands)?;
-        self.holder[d as usize] = Some(k);
-        self.loc[k as usize] = Loc::Reg(d);
-        self.emit(op, d, &regs[..count])?;
-        self.release(operands, k);
-        if self.last_use[k as usize] == NEVER {
-            self.holder[d as usize] = None;
-            self.loc[k as usize] = Loc::None;
-        }
-        Ok(())
+    fn row(&self, row: usize) -> i32 {
+        layout::row_offset(row, self.lanes)
     }
 
     fn emit(&mut self, op: LaneOp, d: u8, r: &[u8]) -> Result<(), JitError> {

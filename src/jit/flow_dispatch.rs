@@ -1,0 +1,92 @@
+//! One dispatch of the flow instructions for both single-vertex backends:
+//! what `jit::inline_flow` planned becomes the backend's flow primitives
+//! (guards, pushes, the after-instruction check point, jumps), in the same
+//! order on every ISA. Each backend's `flow.rs` emits the primitives.
+
+use crate::isa::Guard;
+use crate::jit::inline_flow::{FlowPlan, Push};
+use dynasmrt::DynamicLabel;
+
+/// A backend's flow primitives.
+pub(crate) trait FlowTarget {
+    /// The guard register = 1 when `guard` holds, else 0.
+    fn guard(&mut self, guard: Guard);
+
+    /// A new label.
+    fn new_label(&mut self) -> DynamicLabel;
+
+    /// Places `label` here.
+    fn bind(&mut self, label: DynamicLabel);
+
+    /// Jumps to `label` when the guard register is 0.
+    fn branch_unless(&mut self, label: DynamicLabel);
+
+    /// Pushes `push` onto its ring stack (overwriting the oldest entry when
+    /// full) and records its check address as the stack's top.
+    fn push(&mut self, push: &Push);
+
+    /// The after-instruction stack check for `pc` (only where analysis says
+    /// a stack can pop): falls through when no stack top matches `pc + 1`.
+    fn checkpoint(&mut self, pc: u32);
+
+    /// Continues at `target` (a leader), or leaves the program.
+    fn jump_to(&mut self, target: u32);
+
+    /// `aL` = the uniform byte at `al_from`.
+    fn load_al(&mut self, al_from: u32);
+
+    /// The interpreter's own step of the instruction at `pc`
+    /// (`frame::runtime_step`), continuing with its result.
+    fn runtime_step(&mut self, pc: u32);
+
+    /// `jmpc`/`jmpu` at `pc`.
+    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool);
+
+    /// `call`/`callc`/`callu` at `pc`.
+    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32);
+
+    /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
+    fn flow(&mut self, pc: u32, plan: FlowPlan) {
+        match plan {
+            FlowPlan::Jump {
+                guard,
+                invert,
+                target,
+            } => self.flow_jmp(pc, guard, target, invert),
+            FlowPlan::If {
+                guard,
+                push,
+                target,
+            } => self.flow_if(pc, guard, &push, target),
+            FlowPlan::Call {
+                guard,
+                push,
+                target,
+            } => self.flow_call(pc, guard, &push, target),
+            FlowPlan::Loop { al_from, push } => self.flow_loop(pc, al_from, &push),
+            // Rare or sink-bound: the interpreter's own step.
+            FlowPlan::Runtime => self.runtime_step(pc),
+        }
+    }
+
+    /// `ifc`/`ifu` at `pc`: true pushes an IF entry, false jumps to `target`.
+    fn flow_if(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
+        self.guard(guard);
+        let false_path = self.new_label();
+        self.branch_unless(false_path);
+        self.push(push);
+        self.checkpoint(pc);
+        self.jump_to(pc + 1);
+        self.bind(false_path);
+        self.checkpoint(pc);
+        self.jump_to(target);
+    }
+
+    /// `loop iN, end` at `pc`.
+    fn flow_loop(&mut self, pc: u32, al_from: u32, push: &Push) {
+        self.load_al(al_from);
+        self.push(push);
+        self.checkpoint(pc);
+        self.jump_to(pc + 1);
+    }
+}

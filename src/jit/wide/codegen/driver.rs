@@ -1,0 +1,173 @@
+//! The wide driver: a block's function (entry, its operations through the
+//! register allocator, the exit mask and a `loop`'s values, exit), the F24
+//! input conversion, and the order in which a shader's functions are
+//! emitted.
+
+use super::RegAlloc;
+use crate::jit::JitError;
+use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
+use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
+
+/// The driver over a [`Target`](super::Target): implemented for every one.
+pub(crate) trait Driver: RegAlloc {
+    /// F24: the inputs of `mask`, converted (`f24::load`) into their
+    /// `CONVERTED` rows.
+    fn convert_inputs(&mut self, mask: u16) {
+        let reg = Self::VALUE_REGS[0];
+        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+            for c in 0..4 {
+                self.load_row(reg, layout::INPUT + 4 * n + c);
+                self.f24_load_in_place(reg);
+                self.store_row(layout::CONVERTED + 4 * n + c, reg);
+            }
+        }
+    }
+
+    /// The function converting the inputs of `mask` (F24).
+    fn prologue(&mut self, mask: u16) {
+        self.enter();
+        self.convert_inputs(mask);
+        self.no_exit_mask();
+        self.leave();
+    }
+
+    /// A block's function: its operations, then its exit condition's lane
+    /// mask (and a `loop`'s values in the header).
+    fn block(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        self.enter();
+        self.body(block)?;
+        match block.exit_cond {
+            Some(cond) => {
+                let r = self.reg_of(cond, &[])?;
+                self.exit_mask(r);
+            }
+            None => self.no_exit_mask(),
+        }
+        if let Some((count, increment)) = block.loop_values {
+            let r = self.reg_of(count, &[])?;
+            self.store_lane0(layout::LOOP_COUNT, r);
+            let r = self.reg_of(increment, &[count])?;
+            self.store_lane0(layout::LOOP_INCREMENT, r);
+        }
+        self.leave();
+        Ok(())
+    }
+
+    /// A block's operations, from an empty register allocation; values its
+    /// exit reads stay live.
+    fn body(&mut self, block: &LaneBlock) -> Result<(), JitError> {
+        if block.gathers as usize > layout::MAX_GATHERS {
+            return Err(JitError::Lowering(
+                "too many relative reads in a block".into(),
+            ));
+        }
+        self.allocation().start(block);
+        self.start_block(block.gathers as usize);
+        for (k, op) in block.ops.iter().enumerate() {
+            self.lower(k as LaneRef, *op)?;
+        }
+        Ok(())
+    }
+
+    /// Operation `k` of the block.
+    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
+        // A value nothing reads (the batch kernel's hoisting leaves those) is
+        // not computed, unless it has an effect (stores, a gather's rows).
+        if self.allocation().unused(k) && !matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. }) {
+            return Ok(());
+        }
+        let mut operands = [0; 3];
+        let mut count = 0;
+        for o in op.operands() {
+            operands[count] = o;
+            count += 1;
+        }
+        let operands = &operands[..count];
+        let mut regs = [0u8; 3];
+        for (i, &o) in operands.iter().enumerate() {
+            regs[i] = self.reg_of(o, operands)?;
+        }
+        if let LaneOp::Store(row, _) = op {
+            self.store_value(row as usize, regs[0]);
+            self.allocation().release(operands, k);
+            return Ok(());
+        }
+        // The result never shares a register with an operand (sequences may
+        // write it before reading every operand).
+        let d = self.alloc(operands)?;
+        self.allocation().assign(k, d);
+        self.lane_op(op, d, &regs[..count])?;
+        let ra = self.allocation();
+        ra.release(operands, k);
+        if ra.unused(k) {
+            ra.drop_value(k);
+        }
+        Ok(())
+    }
+}
+
+impl<T: RegAlloc + ?Sized> Driver for T {}
+
+/// A wide shader's code under construction: where the next function starts
+/// and a [`Target`](super::Target) that emits it.
+pub(crate) trait Module {
+    /// One function being emitted.
+    type Function<'m>: Driver
+    where
+        Self: 'm;
+
+    /// Byte offset of the next function.
+    fn offset(&self) -> usize;
+
+    /// A function emitted at [`Module::offset`].
+    fn function(&mut self) -> Self::Function<'_>;
+}
+
+/// The functions every wide shader has.
+pub(crate) struct Functions {
+    /// Offset of the F24 input conversion, when there is one.
+    pub prologue: Option<usize>,
+    /// Offset of each block's function (`None`: the lowering gave up on it).
+    pub entries: Vec<Option<usize>>,
+}
+
+/// Emits the input conversion (when `convert_inputs` asks for one) and one
+/// function per block; returns them and `kernel` if every block it runs
+/// lowered on its own (the same lowering again cannot fail half-way and leave
+/// a cold path's label undefined).
+pub(crate) fn lower_blocks<'p, M: Module>(
+    m: &mut M,
+    blocks: &[LaneBlock],
+    convert_inputs: u16,
+    kernel: Option<&'p KernelPlan>,
+) -> Result<(Functions, Option<&'p KernelPlan>), JitError> {
+    let prologue = (convert_inputs != 0).then(|| {
+        let at = m.offset();
+        m.function().prologue(convert_inputs);
+        at
+    });
+    let mut entries = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let at = m.offset();
+        // `None`: nothing calls this; the driver hands the block over (the
+        // half-emitted code stays unreachable).
+        entries.push(optional(m.function().block(block))?.map(|()| at));
+    }
+    let kernel = kernel.filter(|plan| {
+        plan.steps
+            .iter()
+            .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
+    });
+    Ok((Functions { prologue, entries }, kernel))
+}
+
+/// `Ok(None)` where the lowering gave up ([`JitError::Lowering`]: the driver
+/// runs the blocks one by one instead), other errors as they are.
+pub(crate) fn optional<T>(result: Result<T, JitError>) -> Result<Option<T>, JitError> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(JitError::Lowering(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

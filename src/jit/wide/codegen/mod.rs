@@ -1,0 +1,108 @@
+//! What the wide lowerings share across ISAs: the [`Target`] trait a
+//! backend (`x64/wide/`, `a64/wide/`) implements (its value registers, row
+//! loads and stores, function entry and exit, the emission of one lane
+//! operation), the register allocator over it ([`regalloc`]) and the driver
+//! that turns each block of lane operations into one function ([`driver`]).
+//! The allocator and the driver run in the same order on every ISA, so the
+//! allocation decisions are the same everywhere.
+
+pub(crate) mod driver;
+pub(crate) mod regalloc;
+
+pub(crate) use driver::{Driver, Functions, Module, lower_blocks, optional};
+pub(crate) use regalloc::{Allocation, RegAlloc};
+
+use crate::jit::JitError;
+use crate::jit::wide::lanes::LaneOp;
+use crate::jit::wide::layout;
+use crate::state::UnitState;
+use std::mem::offset_of;
+
+/// The machine code of a wide shader (every ISA's lowering returns it).
+pub(crate) struct WideCode {
+    pub bytes: Vec<u8>,
+    /// Offset of each block's function (`None`: the lowering gave up on it).
+    pub entries: Vec<Option<usize>>,
+    /// Offset of the F24 input conversion, when there is one.
+    pub prologue: Option<usize>,
+    /// Offset of the batch kernel, when one was asked for and lowered.
+    pub kernel: Option<usize>,
+    /// Offset of the batch kernel that shades two groups per pass (see
+    /// `vertex_pair_kernel`).
+    pub pair_kernel: Option<usize>,
+    /// Offset of the batch kernel for the vertex layout.
+    pub vertex_kernel: Option<usize>,
+    /// Offset of the vertex-layout kernel that shades two groups per pass,
+    /// each in its own register file ([`layout::file_bytes`] apart), when
+    /// its loop is small enough.
+    pub vertex_pair_kernel: Option<usize>,
+}
+
+/// The register files of `UnitState` and of the wide register file.
+pub(crate) fn files() -> [(usize, usize); 3] {
+    [
+        (offset_of!(UnitState, inputs), layout::INPUT),
+        (offset_of!(UnitState, temps), layout::TEMP),
+        (offset_of!(UnitState, outputs), layout::OUTPUT),
+    ]
+}
+
+/// `(row, byte offset in UnitState, is a flag)` of `a0.x`, `a0.y`, `aL`,
+/// `cmp.x`, `cmp.y`.
+pub(crate) fn small_rows() -> [(usize, usize, bool); 5] {
+    let a0 = offset_of!(UnitState, a0);
+    let cmp = offset_of!(UnitState, cmp);
+    [
+        (layout::A0X, a0, false),
+        (layout::A0Y, a0 + 4, false),
+        (layout::AL, offset_of!(UnitState, al), false),
+        (layout::CMP, cmp, true),
+        (layout::CMP + 1, cmp + 1, true),
+    ]
+}
+
+/// One ISA's side of a generated wide function.
+pub(crate) trait Target {
+    /// Registers that hold values, in the order the allocator takes them.
+    const VALUE_REGS: &'static [u8];
+
+    /// The function's allocation state.
+    fn allocation(&mut self) -> &mut Allocation;
+
+    /// Register `reg` = row `row` of the register file.
+    fn load_row(&mut self, reg: u8, row: usize);
+
+    /// Row `row` of the register file = register `reg`.
+    fn store_row(&mut self, row: usize, reg: u8);
+
+    /// A block's store of register `reg` to row `row` (a backend may keep the
+    /// new value in some lanes only).
+    fn store_value(&mut self, row: usize, reg: u8) {
+        self.store_row(row, reg);
+    }
+
+    /// Emits the value operation `op` into register `d`, its operands in
+    /// `regs` (never `d`).
+    fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError>;
+
+    /// `arith::f24::load` of register `reg` in place.
+    fn f24_load_in_place(&mut self, reg: u8);
+
+    /// Before a block's operations (`gathers`: how many slots it gathers).
+    fn start_block(&mut self, gathers: usize);
+
+    /// Function entry (the host's floating-point environment saved).
+    fn enter(&mut self);
+
+    /// Function exit (the host's environment back), returning the exit mask.
+    fn leave(&mut self);
+
+    /// Exit mask = the sign bit of each lane of register `reg`.
+    fn exit_mask(&mut self, reg: u8);
+
+    /// Exit mask = 0.
+    fn no_exit_mask(&mut self);
+
+    /// Header field at byte `offset` = lane 0 of register `reg`.
+    fn store_lane0(&mut self, offset: i32, reg: u8);
+}
