@@ -318,6 +318,13 @@ impl Vector<'_> {
         }
     }
 
+    /// The register a compare read only by masked operations writes:
+    /// [`MASK`] with AVX-512 (it stays in `k1`), else `scratch` (SSE then
+    /// needs no copy into `xmm0`).
+    pub fn mask_or(&self, scratch: u8) -> u8 {
+        if self.evex() { MASK } else { scratch }
+    }
+
     /// `d = a`.
     pub fn copy(&mut self, d: u8, a: u8) {
         if d == a {

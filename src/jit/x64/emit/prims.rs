@@ -26,9 +26,10 @@ impl Vector<'_> {
             }
             UnOp::F24Flush => {
                 // |x| < 2^-62 → +0, everything else unchanged.
+                let mask = self.mask_or(S1);
                 self.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
-                self.v3c(V::Pcmpgtd, MASK, S1, f24::MIN_NORMAL_BITS - 1);
-                self.keep_where(d, a, MASK);
+                self.v3c(V::Pcmpgtd, mask, S1, f24::MIN_NORMAL_BITS - 1);
+                self.keep_where(d, a, mask);
             }
             UnOp::F24Quantize => self.f24_quantize(d, a),
             UnOp::ToI32 => {
