@@ -73,6 +73,42 @@ pub(in crate::jit::x64) enum U {
     Psrld(i8),
 }
 
+#[cfg(test)]
+impl V {
+    /// Every operation (one compare predicate), for the encoding tests.
+    pub const ALL: [V; 15] = [
+        V::Addps,
+        V::Subps,
+        V::Mulps,
+        V::Divps,
+        V::Andps,
+        V::Andnps,
+        V::Orps,
+        V::Xorps,
+        V::Maxps,
+        V::Minps,
+        V::Paddd,
+        V::Psubd,
+        V::Pcmpeqd,
+        V::Pcmpgtd,
+        V::Cmpps(1),
+    ];
+}
+
+#[cfg(test)]
+impl U {
+    /// Every operation (one shift count), for the encoding tests.
+    pub const ALL: [U; 7] = [
+        U::Floor,
+        U::Sqrt,
+        U::Cvttps2dq,
+        U::Cvtdq2ps,
+        U::Pslld(3),
+        U::Psrad(3),
+        U::Psrld(3),
+    ];
+}
+
 /// The opmask the AVX-512 arms compare into and select by.
 pub(in crate::jit::x64) const K: Kreg = Kreg::new(1);
 const K_MASK: Mask = Mask::new(1);

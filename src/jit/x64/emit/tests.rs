@@ -37,30 +37,12 @@ fn decode(encoding: Encoding, emit: impl FnOnce(&mut super::Vector)) -> Vec<Inst
     out
 }
 
-const OPS: [V; 15] = [
-    V::Addps,
-    V::Subps,
-    V::Mulps,
-    V::Divps,
-    V::Andps,
-    V::Andnps,
-    V::Orps,
-    V::Xorps,
-    V::Maxps,
-    V::Minps,
-    V::Paddd,
-    V::Psubd,
-    V::Pcmpeqd,
-    V::Pcmpgtd,
-    V::Cmpps(1),
-];
-
 /// The single-vertex engine's AVX encoding: three-operand VEX forms on `xmm`
 /// registers, each operation one instruction with the sources in order (a
 /// constant as the memory operand).
 #[test]
 fn xmm_vex_operations_are_one_three_operand_instruction() {
-    for op in OPS {
+    for op in V::ALL {
         for constant in [false, true] {
             let code = decode(Encoding::Vex128, |v| {
                 if constant {
@@ -87,8 +69,7 @@ fn xmm_vex_operations_are_one_three_operand_instruction() {
             }
         }
     }
-    let unary = [U::Floor, U::Sqrt, U::Cvttps2dq, U::Cvtdq2ps, U::Pslld(3)];
-    for op in unary {
+    for op in U::ALL {
         let code = decode(Encoding::Vex128, |v| v.u(op, 10, 3));
         assert_eq!(code.len(), 1, "{op:?}");
         assert_eq!(code[0].op0_register(), Register::XMM10, "{op:?}");

@@ -254,40 +254,14 @@ mod tests {
     /// bits, which would leave lanes 4–7 zero.
     #[test]
     fn eight_lane_operations_are_256_bits_wide() {
-        let ops = [
-            V::Addps,
-            V::Subps,
-            V::Mulps,
-            V::Divps,
-            V::Andps,
-            V::Andnps,
-            V::Orps,
-            V::Xorps,
-            V::Maxps,
-            V::Minps,
-            V::Paddd,
-            V::Psubd,
-            V::Pcmpeqd,
-            V::Pcmpgtd,
-            V::Cmpps(1),
-        ];
-        for op in ops {
+        for op in V::ALL {
             assert!(vex_l(|a| a.v().v3(op, 1, 2, 9)), "{op:?}");
             assert!(
                 vex_l(|a| a.v().v3c(op, 1, 2, 0x1234_5678)),
                 "{op:?} with a constant"
             );
         }
-        let unary = [
-            U::Floor,
-            U::Sqrt,
-            U::Cvttps2dq,
-            U::Cvtdq2ps,
-            U::Pslld(3),
-            U::Psrad(3),
-            U::Psrld(3),
-        ];
-        for op in unary {
+        for op in U::ALL {
             assert!(vex_l(|a| a.v().u(op, 10, 3)), "{op:?}");
         }
         assert!(vex_l(|a| a.v().copy(1, 11)));
@@ -376,24 +350,7 @@ mod tests {
     /// vector, selects and `movmsk` read the sign bits.
     #[test]
     fn sixteen_lane_operations_are_512_bits_wide() {
-        let ops = [
-            V::Addps,
-            V::Subps,
-            V::Mulps,
-            V::Divps,
-            V::Andps,
-            V::Andnps,
-            V::Orps,
-            V::Xorps,
-            V::Maxps,
-            V::Minps,
-            V::Paddd,
-            V::Psubd,
-            V::Pcmpeqd,
-            V::Pcmpgtd,
-            V::Cmpps(1),
-        ];
-        for op in ops {
+        for op in V::ALL {
             assert_512_bits(&format!("{op:?}"), |a| a.v().v3(op, 1, 2, 9));
             assert_512_bits(&format!("{op:?} c"), |a| a.v().v3c(op, 1, 2, 0x1234_5678));
             if is_compare(op) {
@@ -402,16 +359,7 @@ mod tests {
                 assert_eq!(m[1], Mnemonic::Vpmovm2d, "{op:?}");
             }
         }
-        let unary = [
-            U::Floor,
-            U::Sqrt,
-            U::Cvttps2dq,
-            U::Cvtdq2ps,
-            U::Pslld(3),
-            U::Psrad(3),
-            U::Psrld(3),
-        ];
-        for op in unary {
+        for op in U::ALL {
             assert_512_bits(&format!("{op:?}"), |a| a.v().u(op, 10, 3));
         }
         let floor = decode_zmm(|a| a.v().u(U::Floor, 10, 3));
