@@ -22,14 +22,14 @@ impl Emitter<'_> {
             if temps_read >> n & 1 != 0 {
                 let off = TEMPS + n * 16;
                 dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
-                self.ir_f24_load(1);
+                self.vector().f24_load(1);
                 dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
             }
             if inputs_read >> n & 1 != 0 {
                 let from = INPUTS + n * 16;
                 let to = OFFSET_CONVERTED_INPUTS + n * 16;
                 dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + from]);
-                self.ir_f24_load(1);
+                self.vector().f24_load(1);
                 dynasm!(self.ops ; .arch x64 ; movaps [rbx + to], xmm1);
             }
         }

@@ -18,6 +18,7 @@ mod entry;
 // check) a whole family of instructions, operand forms and maskings, of which
 // the lowering uses a part: the rest is only dead outside tests, which use
 // every item (docs/evex.md lists what the lowering uses).
+mod emit;
 #[cfg_attr(
     not(test),
     allow(
@@ -52,7 +53,8 @@ pub fn host_supported() -> bool {
     std::arch::is_x86_feature_detected!("sse4.1")
 }
 
-/// Out-of-line code emitted after the main body.
+/// Out-of-line code emitted after the main body (the primitives' slow paths
+/// are the emitter's, [`emit::SlowPath`]).
 pub(super) enum Cold {
     /// Budget too small for the block at `pc` (of `len` instructions): undo the
     /// subtraction and resume in the interpreter at `pc`.
@@ -60,22 +62,6 @@ pub(super) enum Cold {
         label: DynamicLabel,
         pc: u32,
         len: u32,
-    },
-    /// The IR lowering's exact PICA multiply `xmm{d} = xmm{a} * xmm{b}` for a
-    /// product with a NaN lane; continues at `back`.
-    PicaMul {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        b: u8,
-    },
-    /// The IR lowering's `f24_quantize` of `xmm{d}` with a lane of 2^64 or
-    /// above; continues at `back`.
-    F24Overflow {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
     },
 }
 
@@ -96,8 +82,8 @@ pub(crate) struct Emitter<'p> {
     lowering: Option<lower::BlockState<'p>>,
     /// The first error of the IR lowering.
     lower_error: Option<JitError>,
-    /// 16-byte constants of the IR lowering, emitted after the code.
-    pool: Vec<([u32; 4], DynamicLabel)>,
+    /// The vector-primitive emitter's state (its constants, slow paths).
+    vector: emit::VectorState,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: i32,
     /// Code that pushes a control-flow stack, checks the stack tops or calls a
@@ -157,7 +143,11 @@ pub(crate) fn compile(
         blocks: plan.blocks,
         lowering: None,
         lower_error: None,
-        pool: Vec::new(),
+        vector: emit::VectorState::new(if features.avx {
+            emit::Encoding::Vex128
+        } else {
+            emit::Encoding::Sse41
+        }),
         stack_extra: 16 * plan.spill_slots as i32,
         uses_flow_state: false,
         budget_checks,
@@ -179,10 +169,7 @@ pub(crate) fn compile(
     e.shared_paths(len as u32, resume);
     consts::emit(&mut e.ops);
     e.fp.emit(&mut e.ops);
-    dynasm!(e.ops ; .arch x64 ; .align 16);
-    for (bits, label) in std::mem::take(&mut e.pool) {
-        dynasm!(e.ops ; .arch x64 ; =>label ; .u32 bits[0], bits[1], bits[2], bits[3]);
-    }
+    e.vector().emit_pool();
     // The dispatch table: one i32 per PC, the code offset relative to the table.
     // PCs that do not start a block go to `resume` (the interpreter continues
     // there), which keeps the budget exact.
@@ -357,24 +344,9 @@ impl Emitter<'_> {
                         ; jmp ->resume
                     );
                 }
-                Cold::PicaMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    dynasm!(self.ops ; .arch x64 ; =>label);
-                    self.exact_pica_mul(d, a, b);
-                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
-                }
-                Cold::F24Overflow { label, back, d } => {
-                    dynasm!(self.ops ; .arch x64 ; =>label);
-                    self.f24_overflow_tail(d);
-                    dynasm!(self.ops ; .arch x64 ; jmp =>back);
-                }
             }
         }
+        self.vector().emit_slow_paths();
     }
 
     fn instruction(&mut self, pc: u32) {

@@ -1,7 +1,9 @@
-//! The x86-64 code generator that lowers the shared IR ([`crate::ir`]): every
-//! primitive is lowered once (`prims.rs`), the floating-point rules live in
-//! the IR recipes, and the optimisations are the shared IR passes
-//! ([`crate::ir::opt`]).
+//! The x86-64 single-vertex lowering of the shared IR ([`crate::ir`]): every
+//! primitive is lowered by the x86-64 vector-primitive emitter
+//! ([`super::emit`], shared with the wide engine), the nodes that are this
+//! engine's own (frame operands, swizzles, blends, constants) by `prims.rs`;
+//! the floating-point rules live in the IR recipes, and the optimisations are
+//! the shared IR passes ([`crate::ir::opt`]).
 //!
 //! The backend around it (`x64/mod.rs`) provides the frame, prologue and
 //! epilogue, dispatch table and budget scheme, and `flow.rs` the control flow:

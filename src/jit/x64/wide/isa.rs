@@ -1,129 +1,42 @@
-//! The width-parametrised instruction emitter of the wide lowering: one
-//! method per vector operation the lane sequences need, encoded for the
-//! width's register file (`xmm` with legacy SSE4.1 for 4 lanes, `ymm` with
-//! VEX/AVX2 for 8, `zmm` with EVEX/AVX-512 for 16).
-//!
-//! Register numbers are 0–15; `d` is the result. With SSE the two-operand
-//! forms copy `a` to `d` first, so `d` must not be `b` unless `a == b`.
-//!
-//! Masks are vectors in every width (a lane is all ones or zero), as the
-//! lowering expects: with AVX-512 a compare writes the opmask `k1`, which
-//! `vpmovm2d` turns into such a vector at once, and a select or a mask test
-//! reads the vector's sign bits back into `k1` with `vpmovd2m`, which is what
-//! `blendvps`/`movmskps` read. The one exception is register [`MASK`] (0, the
-//! implicit mask of SSE's `blendvps`): a compare into it is read by selects
-//! only, so with AVX-512 it stays in `k1` and the selects use `k1` directly.
-//! `dynasm` cannot encode EVEX: the 16-lane arms call [`evex`](super::super::evex).
+//! The wide lowering's own vector operations: rows of the register file
+//! (`[rdi + off]`), uniforms (`[rsi + off]`), lane masks into `eax`, and the
+//! 16-lane gather. The arithmetic is the shared emitter's
+//! ([`crate::jit::x64::emit`]), reached through [`WideAsm::v`].
 
 use super::super::Asm;
-use super::super::evex::{self, Gpr, Kreg, Mask, Masking, Mem, Src, Zmm};
+use super::super::emit::{Encoding, Vector, VectorState};
+use super::super::evex::{self, Gpr, Kreg, Mask, Masking, Mem, Src};
 use crate::jit::wide::width::Width;
+use crate::jit::x64::emit::{K, z};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
-
-/// A two-source vector operation.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum V {
-    Addps,
-    Subps,
-    Mulps,
-    Divps,
-    Andps,
-    Andnps,
-    Orps,
-    Xorps,
-    Maxps,
-    Minps,
-    Paddd,
-    Psubd,
-    Pcmpeqd,
-    Pcmpgtd,
-    /// `cmpps` with this predicate.
-    Cmpps(i8),
-}
-
-/// A one-source vector operation.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum U {
-    /// Round toward −inf.
-    Floor,
-    Sqrt,
-    /// Truncating float → i32 (`0x8000_0000` when out of range).
-    Cvttps2dq,
-    Cvtdq2ps,
-    Pslld(i8),
-    Psrad(i8),
-    Psrld(i8),
-}
 
 pub(super) struct WideAsm {
     pub ops: Asm,
     pub width: Width,
-    /// Broadcast constants (a whole register each, at least 32 bytes),
-    /// emitted after the code.
-    pool: Vec<(u32, DynamicLabel)>,
-    /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
-    /// check that a select by [`MASK`] has one to read).
-    mask_in_k1: bool,
-    /// AVX-512: `k1` holds the sign bits of this vector register (not
-    /// [`MASK`]), which a select by it then reads without converting again.
-    /// Forgotten when either changes and where paths join ([`Self::bind`]).
-    k1_holds: Option<u8>,
-}
-
-/// The mask register: SSE's implicit `blendvps` operand; a compare into it is
-/// only ever read by selects by it (with AVX-512 it is `k1`, not a vector).
-pub(super) const MASK: u8 = 0;
-
-/// The opmask the AVX-512 arms compare into and select by.
-const K: Kreg = Kreg::new(1);
-const K_MASK: Mask = Mask::new(1);
-
-fn z(r: u8) -> Zmm {
-    debug_assert!(r < 16, "the wide lowering uses registers 0-15");
-    Zmm::new(r)
+    vector: VectorState,
 }
 
 fn row(off: i32) -> Mem {
     Mem::base(Gpr::RDI, off)
 }
 
-/// Emits the one EVEX instruction of `op` (a compare writes `K`).
-fn evex_v3(out: &mut impl Extend<u8>, op: V, d: Zmm, a: Zmm, b: Src) {
-    let m = Masking::None;
-    match op {
-        V::Addps => evex::vaddps(out, d, a, b, m),
-        V::Subps => evex::vsubps(out, d, a, b, m),
-        V::Mulps => evex::vmulps(out, d, a, b, m),
-        V::Divps => evex::vdivps(out, d, a, b, m),
-        V::Andps => evex::vandps(out, d, a, b, m),
-        V::Andnps => evex::vandnps(out, d, a, b, m),
-        V::Orps => evex::vorps(out, d, a, b, m),
-        V::Xorps => evex::vxorps(out, d, a, b, m),
-        // `a > b ? a : b` (`b` for NaN or two zeros), as `maxps`.
-        V::Maxps => evex::vmaxps(out, d, a, b, m),
-        V::Minps => evex::vminps(out, d, a, b, m),
-        V::Paddd => evex::vpaddd(out, d, a, b, m),
-        V::Psubd => evex::vpsubd(out, d, a, b, m),
-        V::Pcmpeqd => evex::vpcmpeqd(out, K, a, b, None),
-        V::Pcmpgtd => evex::vpcmpd(out, K, a, b, evex::icmp::NLE, None),
-        V::Cmpps(p) => evex::vcmpps(out, K, a, b, p as u8, None),
-    }
-}
-
-/// Whether `op` is a compare (its AVX-512 form writes `K`).
-fn is_compare(op: V) -> bool {
-    matches!(op, V::Pcmpeqd | V::Pcmpgtd | V::Cmpps(_))
-}
-
 impl WideAsm {
     pub fn new(width: Width) -> WideAsm {
+        let encoding = match width {
+            Width::Avx2 => Encoding::Vex256,
+            Width::Avx512 => Encoding::Evex512,
+            _ => Encoding::Sse41,
+        };
         WideAsm {
             ops: Asm::new(0),
             width,
-            pool: Vec::new(),
-            mask_in_k1: false,
-            k1_holds: None,
+            vector: VectorState::new(encoding),
         }
+    }
+
+    /// The shared vector emitter on this code.
+    pub fn v(&mut self) -> Vector<'_> {
+        self.vector.on(&mut self.ops)
     }
 
     /// AVX2 (`ymm`, VEX).
@@ -136,379 +49,30 @@ impl WideAsm {
         self.width == Width::Avx512
     }
 
-    /// Appends the EVEX instruction `emit` writes with `[rip + label]` as its
-    /// memory operand.
-    fn with_label(&mut self, label: DynamicLabel, emit: impl FnOnce(&mut Vec<u8>, Mem)) {
-        evex::with_rip_label(&mut self.ops, label, 0, emit);
+    /// `d = mask ? b : a` lane-wise (see [`Vector::select`]).
+    pub fn select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
+        self.v().select(d, a, b, mask);
     }
 
-    /// Bytes of one constant pool entry (and its alignment): a whole register,
-    /// at least 32 bytes.
-    fn pool_entry_bytes(&self) -> usize {
-        (4 * self.width.lanes()).max(32)
+    /// Binds `label` (see [`Vector::bind`]).
+    pub fn bind(&mut self, label: DynamicLabel) {
+        self.v().bind(label);
     }
 
-    /// The label of a broadcast constant ([`Self::pool_entry_bytes`] of
-    /// `bits`, aligned to that size).
-    pub fn pool_label(&mut self, bits: u32) -> DynamicLabel {
-        match self.pool.iter().find(|(b, _)| *b == bits) {
-            Some(&(_, label)) => label,
-            None => {
-                let label = self.ops.new_dynamic_label();
-                self.pool.push((bits, label));
-                label
-            }
-        }
+    /// Forgets what `k1` holds (see [`Vector::forget_masks`]).
+    pub fn forget_masks(&mut self) {
+        self.v().forget_masks();
     }
 
     /// Emits the constant pool.
     pub fn emit_pool(&mut self) {
-        let entry = self.pool_entry_bytes();
-        if entry == 64 {
-            dynasm!(self.ops ; .arch x64 ; .align 64);
-        } else {
-            debug_assert_eq!(entry, 32);
-            dynasm!(self.ops ; .arch x64 ; .align 32);
-        }
-        for (bits, label) in std::mem::take(&mut self.pool) {
-            dynasm!(self.ops ; .arch x64 ; =>label);
-            for _ in 0..entry / 4 {
-                dynasm!(self.ops ; .arch x64 ; .u32 bits);
-            }
-        }
-    }
-
-    /// `d = a op b`.
-    pub fn v3(&mut self, op: V, d: u8, a: u8, b: u8) {
-        if self.evex() {
-            evex_v3(&mut self.ops, op, z(d), z(a), Src::Zmm(z(b)));
-            self.evex_compare_result(op, d);
-            return;
-        }
-        if self.vex() {
-            match op {
-                V::Addps => dynasm!(self.ops ; .arch x64 ; vaddps Ry(d), Ry(a), Ry(b)),
-                V::Subps => dynasm!(self.ops ; .arch x64 ; vsubps Ry(d), Ry(a), Ry(b)),
-                V::Mulps => dynasm!(self.ops ; .arch x64 ; vmulps Ry(d), Ry(a), Ry(b)),
-                V::Divps => dynasm!(self.ops ; .arch x64 ; vdivps Ry(d), Ry(a), Ry(b)),
-                V::Andps => dynasm!(self.ops ; .arch x64 ; vandps Ry(d), Ry(a), Ry(b)),
-                V::Andnps => dynasm!(self.ops ; .arch x64 ; vandnps Ry(d), Ry(a), Ry(b)),
-                V::Orps => dynasm!(self.ops ; .arch x64 ; vorps Ry(d), Ry(a), Ry(b)),
-                V::Xorps => dynasm!(self.ops ; .arch x64 ; vxorps Ry(d), Ry(a), Ry(b)),
-                V::Maxps => dynasm!(self.ops ; .arch x64 ; vmaxps Ry(d), Ry(a), Ry(b)),
-                V::Minps => dynasm!(self.ops ; .arch x64 ; vminps Ry(d), Ry(a), Ry(b)),
-                V::Paddd => dynasm!(self.ops ; .arch x64 ; vpaddd Ry(d), Ry(a), Ry(b)),
-                V::Psubd => dynasm!(self.ops ; .arch x64 ; vpsubd Ry(d), Ry(a), Ry(b)),
-                V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; vpcmpeqd Ry(d), Ry(a), Ry(b)),
-                V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; vpcmpgtd Ry(d), Ry(a), Ry(b)),
-                // dynasm writes `vcmpps`'s two sources in the opposite order
-                // (see `lower::prims::tests::vex_source_order`).
-                V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; vcmpps Ry(d), Ry(b), Ry(a), p),
-            }
-            return;
-        }
-        debug_assert!(d != b || a == b, "xmm{d} = xmm{a} op xmm{b}");
-        self.copy(d, a);
-        match op {
-            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), Rx(b)),
-            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), Rx(b)),
-            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), Rx(b)),
-            V::Divps => dynasm!(self.ops ; .arch x64 ; divps Rx(d), Rx(b)),
-            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), Rx(b)),
-            V::Andnps => dynasm!(self.ops ; .arch x64 ; andnps Rx(d), Rx(b)),
-            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), Rx(b)),
-            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), Rx(b)),
-            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), Rx(b)),
-            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), Rx(b)),
-            V::Paddd => dynasm!(self.ops ; .arch x64 ; paddd Rx(d), Rx(b)),
-            V::Psubd => dynasm!(self.ops ; .arch x64 ; psubd Rx(d), Rx(b)),
-            V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(b)),
-            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), Rx(b)),
-            V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), Rx(b), p),
-        }
-    }
-
-    /// `d = a op c` with `c` the constant `bits` in every lane; `d` may equal `a`.
-    pub fn v3c(&mut self, op: V, d: u8, a: u8, bits: u32) {
-        let label = self.pool_label(bits);
-        if self.evex() {
-            self.with_label(label, |out, m| evex_v3(out, op, z(d), z(a), Src::Mem(m)));
-            self.evex_compare_result(op, d);
-            return;
-        }
-        if self.vex() {
-            match op {
-                V::Andps => dynasm!(self.ops ; .arch x64 ; vandps Ry(d), Ry(a), [=>label]),
-                V::Orps => dynasm!(self.ops ; .arch x64 ; vorps Ry(d), Ry(a), [=>label]),
-                V::Xorps => dynasm!(self.ops ; .arch x64 ; vxorps Ry(d), Ry(a), [=>label]),
-                V::Mulps => dynasm!(self.ops ; .arch x64 ; vmulps Ry(d), Ry(a), [=>label]),
-                V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; vpcmpgtd Ry(d), Ry(a), [=>label]),
-                _ => {
-                    dynasm!(self.ops ; .arch x64 ; vmovaps Ry(SCRATCH_CONST), [=>label]);
-                    self.v3(op, d, a, SCRATCH_CONST);
-                }
-            }
-            return;
-        }
-        self.copy(d, a);
-        match op {
-            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), [=>label]),
-            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), [=>label]),
-            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), [=>label]),
-            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), [=>label]),
-            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), [=>label]),
-            _ => {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(SCRATCH_CONST), [=>label]);
-                self.v3(op, d, d, SCRATCH_CONST);
-            }
-        }
-    }
-
-    /// After an AVX-512 `evex_v3` into `d`: a compare's `k1` becomes the vector
-    /// `d`, unless `d` is [`MASK`].
-    fn evex_compare_result(&mut self, op: V, d: u8) {
-        if !is_compare(op) {
-            self.evex_wrote(d);
-        } else if d == MASK {
-            self.mask_in_k1 = true;
-            self.k1_holds = None;
-        } else {
-            evex::vpmovm2d(&mut self.ops, z(d), K);
-            self.mask_in_k1 = false;
-            self.k1_holds = Some(d);
-        }
-    }
-
-    /// Binds `label` here: code may arrive from elsewhere, so nothing is
-    /// known of `k1`.
-    pub fn bind(&mut self, label: DynamicLabel) {
-        dynasm!(self.ops ; .arch x64 ; =>label);
-        self.forget_masks();
-    }
-
-    /// Forgets what `k1` holds (code emitted outside this assembler may
-    /// have changed it or the vector it mirrors).
-    pub fn forget_masks(&mut self) {
-        self.mask_in_k1 = false;
-        self.k1_holds = None;
-    }
-
-    /// AVX-512: a method other than a compare writes register `d`: when that
-    /// is [`MASK`], `k1` no longer holds what a select by it must read.
-    fn evex_wrote(&mut self, d: u8) {
-        self.mask_in_k1 &= d != MASK;
-        if self.k1_holds == Some(d) {
-            self.k1_holds = None;
-        }
-    }
-
-    /// AVX-512: `k1` = the sign bits of `mask` (for [`MASK`], the compare
-    /// already there).
-    fn evex_mask(&mut self, mask: u8) {
-        if mask == MASK {
-            debug_assert!(
-                self.mask_in_k1,
-                "a select by MASK without a compare into it"
-            );
-        } else if self.k1_holds != Some(mask) {
-            evex::vpmovd2m(&mut self.ops, K, z(mask));
-            self.mask_in_k1 = false;
-            self.k1_holds = Some(mask);
-        }
-    }
-
-    /// `d = op a`.
-    pub fn u(&mut self, op: U, d: u8, a: u8) {
-        if self.evex() {
-            self.evex_wrote(d);
-            let (o, d, a, m) = (&mut self.ops, z(d), Src::Zmm(z(a)), Masking::None);
-            match op {
-                // Toward −inf, precision exception suppressed: `roundps` 9.
-                U::Floor => evex::vrndscaleps(o, d, a, evex::ROUND_FLOOR, m),
-                U::Sqrt => evex::vsqrtps(o, d, a, m),
-                U::Cvttps2dq => evex::vcvttps2dq(o, d, a, m),
-                U::Cvtdq2ps => evex::vcvtdq2ps(o, d, a, m),
-                U::Pslld(n) => evex::vpslld(o, d, a, n as u8, m),
-                U::Psrad(n) => evex::vpsrad(o, d, a, n as u8, m),
-                U::Psrld(n) => evex::vpsrld(o, d, a, n as u8, m),
-            }
-            return;
-        }
-        if self.vex() {
-            match op {
-                U::Floor => dynasm!(self.ops ; .arch x64 ; vroundps Ry(d), Ry(a), 9),
-                U::Sqrt => dynasm!(self.ops ; .arch x64 ; vsqrtps Ry(d), Ry(a)),
-                U::Cvttps2dq => dynasm!(self.ops ; .arch x64 ; vcvttps2dq Ry(d), Ry(a)),
-                U::Cvtdq2ps => dynasm!(self.ops ; .arch x64 ; vcvtdq2ps Ry(d), Ry(a)),
-                U::Pslld(n) => dynasm!(self.ops ; .arch x64 ; vpslld Ry(d), Ry(a), n),
-                U::Psrad(n) => dynasm!(self.ops ; .arch x64 ; vpsrad Ry(d), Ry(a), n),
-                U::Psrld(n) => dynasm!(self.ops ; .arch x64 ; vpsrld Ry(d), Ry(a), n),
-            }
-            return;
-        }
-        match op {
-            U::Floor => dynasm!(self.ops ; .arch x64 ; roundps Rx(d), Rx(a), 9),
-            U::Sqrt => dynasm!(self.ops ; .arch x64 ; sqrtps Rx(d), Rx(a)),
-            U::Cvttps2dq => dynasm!(self.ops ; .arch x64 ; cvttps2dq Rx(d), Rx(a)),
-            U::Cvtdq2ps => dynasm!(self.ops ; .arch x64 ; cvtdq2ps Rx(d), Rx(a)),
-            U::Pslld(n) => {
-                self.copy(d, a);
-                dynasm!(self.ops ; .arch x64 ; pslld Rx(d), n);
-            }
-            U::Psrad(n) => {
-                self.copy(d, a);
-                dynasm!(self.ops ; .arch x64 ; psrad Rx(d), n);
-            }
-            U::Psrld(n) => {
-                self.copy(d, a);
-                dynasm!(self.ops ; .arch x64 ; psrld Rx(d), n);
-            }
-        }
-    }
-
-    pub fn copy(&mut self, d: u8, a: u8) {
-        if d == a {
-            return;
-        }
-        if self.evex() {
-            self.evex_wrote(d);
-            evex::vmovaps(&mut self.ops, z(d), z(a), Masking::None);
-        } else if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vmovaps Ry(d), Ry(a));
-        } else {
-            dynasm!(self.ops ; .arch x64 ; movaps Rx(d), Rx(a));
-        }
-    }
-
-    /// `d = mask ? b : a` lane-wise; `d` may equal `a` but no other operand.
-    /// Clobbers register 0 (SSE's implicit mask, [`MASK`]).
-    pub fn select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
-        if self.evex() {
-            // The sign bits, as `blendvps` reads them.
-            self.evex_mask(mask);
-            let merge = Masking::Merge(K_MASK);
-            evex::vblendmps(&mut self.ops, z(d), z(a), Src::Zmm(z(b)), merge);
-            self.evex_wrote(d);
-            return;
-        }
-        if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vblendvps Ry(d), Ry(a), Ry(b), Ry(mask));
-            return;
-        }
-        if mask != 0 {
-            dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
-        }
-        self.copy(d, a);
-        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), Rx(b));
-    }
-
-    /// `d = mask ? c : a` with `c` the constant `bits`; `d` may equal `a`.
-    pub fn select_c(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
-        let label = self.pool_label(bits);
-        if self.evex() {
-            self.evex_mask(mask);
-            let merge = Masking::Merge(K_MASK);
-            self.with_label(label, |out, m| {
-                evex::vblendmps(out, z(d), z(a), Src::Mem(m), merge);
-            });
-            self.evex_wrote(d);
-            return;
-        }
-        if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vblendvps Ry(d), Ry(a), [=>label], Ry(mask));
-            return;
-        }
-        if mask != 0 {
-            dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
-        }
-        self.copy(d, a);
-        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
-    }
-
-    /// `d = mask ? a : 0` lane-wise (`mask` all ones or zero in each lane).
-    pub fn keep_where(&mut self, d: u8, a: u8, mask: u8) {
-        if self.evex() {
-            self.evex_mask(mask);
-            evex::vmovaps(&mut self.ops, z(d), z(a), Masking::Zero(K_MASK));
-            self.evex_wrote(d);
-            return;
-        }
-        self.v3(V::Andps, d, a, mask);
-    }
-
-    /// `d = mask ? a & c : 0` lane-wise with `c` the constant `bits`; `d` may
-    /// equal `a`, not `mask`.
-    pub fn and_c_where(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
-        if self.evex() {
-            self.evex_mask(mask);
-            let label = self.pool_label(bits);
-            let zero = Masking::Zero(K_MASK);
-            self.with_label(label, |out, m| {
-                evex::vandps(out, z(d), z(a), Src::Mem(m), zero)
-            });
-            self.evex_wrote(d);
-            return;
-        }
-        debug_assert_ne!(d, mask);
-        self.v3c(V::Andps, d, a, bits);
-        self.v3(V::Andps, d, d, mask);
-    }
-
-    /// `d` = the constant `bits` in every lane.
-    pub fn constant(&mut self, d: u8, bits: u32) {
-        if self.evex() {
-            self.evex_wrote(d);
-            let (o, r) = (&mut self.ops, z(d));
-            match bits {
-                0 => evex::vpxord(o, r, r, Src::Zmm(r), Masking::None),
-                u32::MAX => evex::vpternlogd(o, r, r, Src::Zmm(r), 0xFF, Masking::None),
-                _ => {
-                    let label = self.pool_label(bits);
-                    self.with_label(label, |out, m| {
-                        evex::vmovaps_load(out, r, m, Masking::None);
-                    });
-                }
-            }
-            return;
-        }
-        match (bits, self.vex()) {
-            (0, true) => dynasm!(self.ops ; .arch x64 ; vxorps Ry(d), Ry(d), Ry(d)),
-            (0, false) => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), Rx(d)),
-            (u32::MAX, true) => dynasm!(self.ops ; .arch x64 ; vpcmpeqd Ry(d), Ry(d), Ry(d)),
-            (u32::MAX, false) => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(d)),
-            (_, true) => {
-                let label = self.pool_label(bits);
-                dynasm!(self.ops ; .arch x64 ; vmovaps Ry(d), [=>label]);
-            }
-            (_, false) => {
-                let label = self.pool_label(bits);
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [=>label]);
-            }
-        }
-    }
-
-    /// `d = !d` (all bits).
-    pub fn not(&mut self, d: u8) {
-        if self.evex() {
-            // Bit `i` of the immediate is the result for inputs `i` (all
-            // three are `d`: 0b000 or 0b111).
-            let r = z(d);
-            evex::vpternlogd(&mut self.ops, r, r, Src::Zmm(r), 0x55, Masking::None);
-            self.evex_wrote(d);
-            return;
-        }
-        self.constant(SCRATCH_CONST, u32::MAX);
-        if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vpxor Ry(d), Ry(d), Ry(SCRATCH_CONST));
-        } else {
-            dynasm!(self.ops ; .arch x64 ; pxor Rx(d), Rx(SCRATCH_CONST));
-        }
+        self.v().emit_pool();
     }
 
     /// `d` = the row at `off` of the register file.
     pub fn load(&mut self, d: u8, off: i32) {
         if self.evex() {
-            self.evex_wrote(d);
+            self.v().evex_wrote(d);
             evex::vmovaps_load(&mut self.ops, z(d), row(off), Masking::None);
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vmovaps Ry(d), [rdi + off]);
@@ -531,7 +95,7 @@ impl WideAsm {
     /// `d` = the 32 bits at `off` of the uniforms, in every lane.
     pub fn broadcast(&mut self, d: u8, off: i32) {
         if self.evex() {
-            self.evex_wrote(d);
+            self.v().evex_wrote(d);
             let m = Mem::base(Gpr::RSI, off);
             evex::vbroadcastss_mem(&mut self.ops, z(d), m, Masking::None);
         } else if self.vex() {
@@ -546,7 +110,7 @@ impl WideAsm {
     /// `d` = `eax` in every lane.
     pub fn broadcast_eax(&mut self, d: u8) {
         if self.evex() {
-            self.evex_wrote(d);
+            self.v().evex_wrote(d);
             evex::vpbroadcastd_gpr(&mut self.ops, z(d), Gpr::RAX, Masking::None);
         } else if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vmovd Rx(d), eax ; vpbroadcastd Ry(d), Rx(d));
@@ -560,8 +124,7 @@ impl WideAsm {
         if self.evex() {
             evex::vpmovd2m(&mut self.ops, K, z(s));
             evex::kmovw_to_gpr(&mut self.ops, Gpr::RAX, K);
-            self.mask_in_k1 = false;
-            self.k1_holds = Some(s);
+            self.v().evex_k1_mirrors(s);
         } else if self.vex() {
             // vmovmskps eax, ymm{s} (VEX.256.0F 50 /r), written out: the
             // assembler's table has no 256-bit form.
@@ -585,19 +148,6 @@ impl WideAsm {
         }
     }
 
-    /// Sets ZF when every bit of `s` is zero.
-    pub fn test_zero(&mut self, s: u8) {
-        if self.evex() {
-            evex::vptestmd(&mut self.ops, K, z(s), Src::Zmm(z(s)), None);
-            evex::kortestw(&mut self.ops, K, K);
-            self.forget_masks();
-        } else if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vptest Ry(s), Ry(s));
-        } else {
-            dynasm!(self.ops ; .arch x64 ; ptest Rx(s), Rx(s));
-        }
-    }
-
     /// With a vector gather (16 lanes): the four rows at `rows` = per lane,
     /// the four floats at `[rsi + floats + 16 * slot]`, or `default` in all
     /// four where `slot` (unsigned) is above `last`; registers `scratch` are
@@ -616,8 +166,8 @@ impl WideAsm {
         }
         const IN_RANGE: Kreg = Kreg::new(2);
         const GATHER: Mask = Mask::new(3);
-        self.evex_wrote(scratch[0]);
-        self.evex_wrote(scratch[1]);
+        self.v().evex_wrote(scratch[0]);
+        self.v().evex_wrote(scratch[1]);
         let (index, dst) = (z(scratch[0]), z(scratch[1]));
         let vector = self.ops.new_dynamic_label();
         let done = self.ops.new_dynamic_label();
@@ -627,7 +177,7 @@ impl WideAsm {
         evex::vbroadcastss(&mut self.ops, index, z(slot).xmm(), Masking::None);
         evex::vpcmpeqd(&mut self.ops, IN_RANGE, z(slot), Src::Zmm(index), None);
         evex::kortestw(&mut self.ops, IN_RANGE, IN_RANGE);
-        let defaults = self.pool_label(default);
+        let defaults = self.v().pool_label(default);
         let last = last as i32;
         dynasm!(self.ops
             ; .arch x64
@@ -649,14 +199,15 @@ impl WideAsm {
         self.bind(vector);
         // k2 = the lanes in range; every gather takes a copy in k3, which it
         // clears. Out-of-range lanes read nothing (masked lanes never fault).
-        let label = self.pool_label(last as u32);
-        self.with_label(label, |out, m| {
+        let mut v = self.v();
+        let label = v.pool_label(last as u32);
+        v.with_label(label, |out, m| {
             evex::vpcmpud(out, IN_RANGE, z(slot), Src::Mem(m), evex::icmp::LE, None);
         });
         // A vector register is 16 bytes: scale the slot (×16 is no VSIB scale).
         evex::vpslld(&mut self.ops, index, Src::Zmm(z(slot)), 4, Masking::None);
         for (c, row_off) in (0..).zip(rows) {
-            self.constant(scratch[1], default);
+            self.v().constant(scratch[1], default);
             evex::kmovw(&mut self.ops, GATHER.into(), IN_RANGE);
             let src = evex::Vsib {
                 base: Gpr::RSI,
@@ -671,35 +222,6 @@ impl WideAsm {
         true
     }
 
-    /// Sets ZF when no lane of `s` is above the constant `bits` (signed);
-    /// clobbers `scratch`.
-    pub fn test_gt_c(&mut self, s: u8, bits: u32, scratch: u8) {
-        if self.evex() {
-            let label = self.pool_label(bits);
-            self.with_label(label, |out, m| {
-                evex::vpcmpd(out, K, z(s), Src::Mem(m), evex::icmp::NLE, None);
-            });
-            evex::kortestw(&mut self.ops, K, K);
-            self.forget_masks();
-        } else {
-            self.v3c(V::Pcmpgtd, scratch, s, bits);
-            self.test_zero(scratch);
-        }
-    }
-
-    /// Sets ZF when no lane of `s` is NaN; clobbers `scratch`.
-    pub fn test_nan(&mut self, s: u8, scratch: u8) {
-        if self.evex() {
-            let unordered = evex::cmp::UNORD_Q;
-            evex::vcmpps(&mut self.ops, K, z(s), Src::Zmm(z(s)), unordered, None);
-            evex::kortestw(&mut self.ops, K, K);
-            self.forget_masks();
-        } else {
-            self.v3(V::Cmpps(3), scratch, s, s);
-            self.test_zero(scratch);
-        }
-    }
-
     /// Leaves vector code (clears the upper halves after 256- and 512-bit code).
     pub fn leave(&mut self) {
         if self.vex() || self.evex() {
@@ -708,12 +230,10 @@ impl WideAsm {
     }
 }
 
-/// Scratch register for constants inside one method.
-pub(super) const SCRATCH_CONST: u8 = 15;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jit::x64::emit::{MASK, U, V, is_compare};
     use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 
     /// The VEX.L bit of the one instruction `emit` writes (true: 256 bits).
@@ -734,51 +254,25 @@ mod tests {
     /// bits, which would leave lanes 4–7 zero.
     #[test]
     fn eight_lane_operations_are_256_bits_wide() {
-        let ops = [
-            V::Addps,
-            V::Subps,
-            V::Mulps,
-            V::Divps,
-            V::Andps,
-            V::Andnps,
-            V::Orps,
-            V::Xorps,
-            V::Maxps,
-            V::Minps,
-            V::Paddd,
-            V::Psubd,
-            V::Pcmpeqd,
-            V::Pcmpgtd,
-            V::Cmpps(1),
-        ];
-        for op in ops {
-            assert!(vex_l(|a| a.v3(op, 1, 2, 9)), "{op:?}");
+        for op in V::ALL {
+            assert!(vex_l(|a| a.v().v3(op, 1, 2, 9)), "{op:?}");
             assert!(
-                vex_l(|a| a.v3c(op, 1, 2, 0x1234_5678)),
+                vex_l(|a| a.v().v3c(op, 1, 2, 0x1234_5678)),
                 "{op:?} with a constant"
             );
         }
-        let unary = [
-            U::Floor,
-            U::Sqrt,
-            U::Cvttps2dq,
-            U::Cvtdq2ps,
-            U::Pslld(3),
-            U::Psrad(3),
-            U::Psrld(3),
-        ];
-        for op in unary {
-            assert!(vex_l(|a| a.u(op, 10, 3)), "{op:?}");
+        for op in U::ALL {
+            assert!(vex_l(|a| a.v().u(op, 10, 3)), "{op:?}");
         }
-        assert!(vex_l(|a| a.copy(1, 11)));
+        assert!(vex_l(|a| a.v().copy(1, 11)));
         assert!(vex_l(|a| a.select(1, 2, 3, 4)));
-        assert!(vex_l(|a| a.select_c(1, 2, 0x7FC0_0000, 4)));
-        assert!(vex_l(|a| a.constant(5, 0x3F80_0000)));
-        assert!(vex_l(|a| a.constant(5, 0)));
-        assert!(vex_l(|a| a.constant(5, u32::MAX)));
+        assert!(vex_l(|a| a.v().select_c(1, 2, 0x7FC0_0000, 4)));
+        assert!(vex_l(|a| a.v().constant(5, 0x3F80_0000)));
+        assert!(vex_l(|a| a.v().constant(5, 0)));
+        assert!(vex_l(|a| a.v().constant(5, u32::MAX)));
         assert!(vex_l(|a| a.load(7, 0x40)));
         assert!(vex_l(|a| a.store(0x40, 7)));
-        assert!(vex_l(|a| a.test_zero(12)));
+        assert!(vex_l(|a| a.v().test_zero(12)));
     }
 
     /// The instructions `emit` writes (the constant pool left out), decoded by
@@ -856,64 +350,38 @@ mod tests {
     /// vector, selects and `movmsk` read the sign bits.
     #[test]
     fn sixteen_lane_operations_are_512_bits_wide() {
-        let ops = [
-            V::Addps,
-            V::Subps,
-            V::Mulps,
-            V::Divps,
-            V::Andps,
-            V::Andnps,
-            V::Orps,
-            V::Xorps,
-            V::Maxps,
-            V::Minps,
-            V::Paddd,
-            V::Psubd,
-            V::Pcmpeqd,
-            V::Pcmpgtd,
-            V::Cmpps(1),
-        ];
-        for op in ops {
-            assert_512_bits(&format!("{op:?}"), |a| a.v3(op, 1, 2, 9));
-            assert_512_bits(&format!("{op:?} c"), |a| a.v3c(op, 1, 2, 0x1234_5678));
+        for op in V::ALL {
+            assert_512_bits(&format!("{op:?}"), |a| a.v().v3(op, 1, 2, 9));
+            assert_512_bits(&format!("{op:?} c"), |a| a.v().v3c(op, 1, 2, 0x1234_5678));
             if is_compare(op) {
-                let code = decode_zmm(|a| a.v3(op, 1, 2, 9));
+                let code = decode_zmm(|a| a.v().v3(op, 1, 2, 9));
                 let m: Vec<_> = code.iter().map(|(i, _)| i.mnemonic()).collect();
                 assert_eq!(m[1], Mnemonic::Vpmovm2d, "{op:?}");
             }
         }
-        let unary = [
-            U::Floor,
-            U::Sqrt,
-            U::Cvttps2dq,
-            U::Cvtdq2ps,
-            U::Pslld(3),
-            U::Psrad(3),
-            U::Psrld(3),
-        ];
-        for op in unary {
-            assert_512_bits(&format!("{op:?}"), |a| a.u(op, 10, 3));
+        for op in U::ALL {
+            assert_512_bits(&format!("{op:?}"), |a| a.v().u(op, 10, 3));
         }
-        let floor = decode_zmm(|a| a.u(U::Floor, 10, 3));
+        let floor = decode_zmm(|a| a.v().u(U::Floor, 10, 3));
         assert_eq!(floor[0].0.mnemonic(), Mnemonic::Vrndscaleps);
         assert_eq!(
             floor[0].0.immediate8(),
             9,
             "roundps 9: floor, inexact masked"
         );
-        assert_512_bits("copy", |a| a.copy(1, 11));
+        assert_512_bits("copy", |a| a.v().copy(1, 11));
         assert_512_bits("select", |a| a.select(1, 2, 3, 4));
-        assert_512_bits("select_c", |a| a.select_c(1, 2, 0x7FC0_0000, 4));
+        assert_512_bits("select_c", |a| a.v().select_c(1, 2, 0x7FC0_0000, 4));
         for (bits, what) in [(0x3F80_0000, "constant"), (0, "zero"), (u32::MAX, "ones")] {
-            assert_512_bits(what, |a| a.constant(5, bits));
+            assert_512_bits(what, |a| a.v().constant(5, bits));
         }
-        assert_512_bits("not", |a| a.not(5));
-        assert_512_bits("keep_where", |a| a.keep_where(1, 2, 4));
-        assert_512_bits("and_c_where", |a| a.and_c_where(1, 2, 0x7F, 4));
+        assert_512_bits("not", |a| a.v().not(5));
+        assert_512_bits("keep_where", |a| a.v().keep_where(1, 2, 4));
+        assert_512_bits("and_c_where", |a| a.v().and_c_where(1, 2, 0x7F, 4));
         let zeroing = decode_zmm(|a| {
-            a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
-            a.keep_where(1, 2, MASK);
-            a.and_c_where(1, 2, 0x7F, MASK);
+            a.v().v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+            a.v().keep_where(1, 2, MASK);
+            a.v().and_c_where(1, 2, 0x7F, MASK);
         });
         let m: Vec<_> = zeroing.iter().map(|(i, _)| i.mnemonic()).collect();
         assert_eq!(m, [Mnemonic::Vpcmpd, Mnemonic::Vmovaps, Mnemonic::Vandps]);
@@ -927,7 +395,7 @@ mod tests {
         assert_512_bits("broadcast", |a| a.broadcast(7, 0x44));
         assert_512_bits("broadcast_eax", |a| a.broadcast_eax(7));
         assert_512_bits("movmsk", |a| a.movmsk(12));
-        assert_512_bits("test_zero", |a| a.test_zero(12));
+        assert_512_bits("test_zero", |a| a.v().test_zero(12));
         let movmsk = decode_zmm(|a| a.movmsk(12));
         let m: Vec<_> = movmsk.iter().map(|(i, _)| format!("{}", i)).collect();
         assert_eq!(m, ["vpmovd2m k1,zmm12", "kmovw eax,k1"]);
@@ -992,9 +460,9 @@ mod tests {
         }
         // A compare into MASK stays in k1 for the selects by MASK.
         let paired = decode_zmm(|a| {
-            a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+            a.v().v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
             a.select(1, 1, 3, MASK);
-            a.select_c(1, 1, 0x7FC0_0000, MASK);
+            a.v().select_c(1, 1, 0x7FC0_0000, MASK);
         });
         let m: Vec<_> = paired.iter().map(|(i, _)| i.mnemonic()).collect();
         assert_eq!(
@@ -1007,12 +475,12 @@ mod tests {
                 .skip(1)
                 .all(|(i, _)| i.op_mask() == Register::K1)
         );
-        assert_512_bits("test_nan", |a| a.test_nan(12, 13));
-        assert_512_bits("test_gt_c", |a| a.test_gt_c(12, 0x5F7F_FFFF, 13));
-        let gt = decode_zmm(|a| a.test_gt_c(12, 0x5F7F_FFFF, 13));
+        assert_512_bits("test_nan", |a| a.v().test_nan(12, 13));
+        assert_512_bits("test_gt_c", |a| a.v().test_gt_c(12, 0x5F7F_FFFF, 13));
+        let gt = decode_zmm(|a| a.v().test_gt_c(12, 0x5F7F_FFFF, 13));
         let m: Vec<_> = gt.iter().map(|(i, _)| i.mnemonic()).collect();
         assert_eq!(m, [Mnemonic::Vpcmpd, Mnemonic::Kortestw]);
-        let nan = decode_zmm(|a| a.test_nan(12, 13));
+        let nan = decode_zmm(|a| a.v().test_nan(12, 13));
         let m: Vec<_> = nan.iter().map(|(i, _)| format!("{i}")).collect();
         assert_eq!(m, ["vcmpunordps k1,zmm12,zmm12", "kortestw k1,k1"]);
         let leave = decode_zmm(|a| a.leave());
@@ -1024,9 +492,9 @@ mod tests {
     #[test]
     fn sixteen_lane_constants_are_whole_aligned_registers() {
         let mut a = WideAsm::new(Width::Avx512);
-        a.v3c(V::Mulps, 1, 2, 0x4000_0000);
-        a.constant(3, 0x3F80_0000);
-        a.select_c(4, 4, 0x7FC0_0000, 5);
+        a.v().v3c(V::Mulps, 1, 2, 0x4000_0000);
+        a.v().constant(3, 0x3F80_0000);
+        a.v().select_c(4, 4, 0x7FC0_0000, 5);
         let end = a.ops.offset().0;
         a.emit_pool();
         let code = a.ops.finalize().expect("assembles");
@@ -1054,7 +522,7 @@ mod tests {
     #[should_panic(expected = "without a compare")]
     fn a_select_by_mask_needs_a_compare() {
         let mut a = WideAsm::new(Width::Avx512);
-        a.v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
+        a.v().v3c(V::Pcmpgtd, MASK, 2, 0x1234_5678);
         a.select(1, 1, 3, 4);
         a.select(1, 1, 3, MASK);
     }

@@ -14,8 +14,8 @@
 //! groups left and `r10` a loop's iterations left (block code never touches
 //! `r8`–`r11`).
 
+use super::super::emit::V;
 use super::super::evex;
-use super::isa::V;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::{Driver, RegAlloc, Target, files, small_rows};
@@ -219,7 +219,7 @@ impl Function<'_> {
                 for c in 0..4 {
                     let off = self.row(layout::TEMP + 4 * n + c);
                     self.a.load(1, off);
-                    self.f24_load(1);
+                    self.a.v().f24_load(1);
                     self.a.store(off, 1);
                 }
             }
@@ -504,7 +504,7 @@ impl Function<'_> {
                         self.a.load(S1, al);
                         dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + layout::LOOP_INCREMENT]);
                         self.a.broadcast_eax(S2);
-                        self.a.v3(V::Paddd, S1, S1, S2);
+                        self.a.v().v3(V::Paddd, S1, S1, S2);
                         self.a.store(al, S1);
                     }
                     self.file_at(0);

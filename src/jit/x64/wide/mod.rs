@@ -5,20 +5,18 @@
 //!
 //! The driver and the register allocator are the wide lowerings' shared ones
 //! ([`crate::jit::wide::codegen`]); this module is the x86-64 [`Target`].
-//! Values live in registers 1–11; registers 0 (the select mask, `isa::MASK`)
-//! and 12–15 are scratch inside one operation. The float24 and PICA multiply sequences are the
-//! single-vertex lowering's (`lower/prims.rs`) on whole rows: the same
-//! operations and constants from [`crate::arith`] (bit-wise steps merged
-//! where AVX-512 masking allows, which changes no bit).
+//! Values live in registers 1–11; registers 0 (the select mask) and 13–15
+//! are scratch inside one operation. Every IR primitive is lowered by the
+//! shared x86-64 emitter ([`super::emit`]), the single-vertex lowering's too;
+//! this module lowers what is the wide engine's alone: rows, uniforms,
+//! gathers, stores.
 
 mod isa;
 mod kernel;
 
 use kernel::KernelShape;
 
-use crate::arith::f24;
-use crate::ir::{BinOp, UnOp};
-use crate::isa::CmpOp;
+use super::emit::{S1, S2, S3, V};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
@@ -26,14 +24,9 @@ use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
-use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
-use isa::{MASK, SCRATCH_CONST, U, V, WideAsm};
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use isa::WideAsm;
 use std::mem::offset_of;
-
-const S1: u8 = 12;
-const S2: u8 = 13;
-const S3: u8 = 14;
-const _: () = assert!(SCRATCH_CONST > S3);
 
 /// Compiles `blocks` for `width`; `convert_inputs` (F24) is the mask of the
 /// inputs the prologue converts.
@@ -99,26 +92,6 @@ pub(crate) fn compile(
     })
 }
 
-/// Out-of-line code of one function: rare lanes' slow paths, entered with
-/// `jnz label` and returning to `back`.
-enum Cold {
-    /// The exact PICA multiply `d = a * b` (some lane's product is NaN).
-    ExactMul {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        b: u8,
-    },
-    /// The float24 quantisation's tail in `d` (some lane is at or above
-    /// 2^64, infinite or NaN), with `S2` = |bits|.
-    F24Overflow {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-    },
-}
-
 /// One generated function.
 struct Function<'a> {
     a: &'a mut WideAsm,
@@ -126,7 +99,6 @@ struct Function<'a> {
     mxcsr: super::fp_env::Constants,
     allocation: Allocation,
     gathered: Vec<bool>,
-    cold: Vec<Cold>,
     /// Batch kernel: stores keep the new value only in the lanes whose
     /// saved condition (`layout::PREDICATE`) is this.
     predicate: Option<bool>,
@@ -208,7 +180,7 @@ impl Target for Function<'_> {
     }
 
     fn f24_load_in_place(&mut self, reg: u8) {
-        self.f24_load(reg);
+        self.a.v().f24_load(reg);
     }
 
     fn start_block(&mut self, gathers: usize) {
@@ -227,27 +199,7 @@ impl Target for Function<'_> {
         super::fp_env::leave(&mut self.a.ops, 7, layout::SAVED_FP);
         self.a.leave();
         dynasm!(self.a.ops ; .arch x64 ; ret);
-        for cold in std::mem::take(&mut self.cold) {
-            let back = match cold {
-                Cold::ExactMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.a.bind(label);
-                    self.exact_pica_mul(d, a, b);
-                    back
-                }
-                Cold::F24Overflow { label, back, d } => {
-                    self.a.bind(label);
-                    self.f24_tail(d, d, d, S3);
-                    back
-                }
-            };
-            dynasm!(self.a.ops ; .arch x64 ; jmp =>back);
-        }
+        self.a.v().emit_slow_paths();
     }
 
     fn exit_mask(&mut self, reg: u8) {
@@ -272,7 +224,6 @@ impl<'a> Function<'a> {
             mxcsr,
             allocation: Allocation::new(),
             gathered: Vec::new(),
-            cold: Vec::new(),
             predicate: None,
             copy: GroupAt::default(),
         }
@@ -284,7 +235,7 @@ impl<'a> Function<'a> {
 
     fn emit(&mut self, op: LaneOp, d: u8, r: &[u8]) -> Result<(), JitError> {
         match op {
-            LaneOp::Const(bits) => self.a.constant(d, bits),
+            LaneOp::Const(bits) => self.a.v().constant(d, bits),
             LaneOp::Row(row) => {
                 let off = self.row(row as usize);
                 self.a.load(d, off);
@@ -306,43 +257,10 @@ impl<'a> Function<'a> {
                 let off = self.row(layout::GATHER + 4 * group as usize + comp as usize);
                 self.a.load(d, off);
             }
-            LaneOp::Unary(u, _) => self.unary(u, d, r[0]),
-            LaneOp::Binary(b, _, _) => self.binary(b, d, r[0], r[1]),
-            LaneOp::FCmp(c, _, _) => {
-                let (swap, p) = match c {
-                    CmpOp::True6 | CmpOp::True7 => {
-                        self.a.constant(d, u32::MAX);
-                        return Ok(());
-                    }
-                    CmpOp::Eq => (false, 0),
-                    CmpOp::Ne => (false, 4), // unordered or not equal
-                    CmpOp::Lt => (false, 1),
-                    CmpOp::Le => (false, 2),
-                    CmpOp::Gt => (true, 1),
-                    CmpOp::Ge => (true, 2),
-                };
-                let (x, y) = if swap { (r[1], r[0]) } else { (r[0], r[1]) };
-                self.a.v3(V::Cmpps(p), d, x, y);
-            }
-            LaneOp::ICmp(c, _, _) => {
-                let (x, y) = (r[0], r[1]);
-                let (op, x, y, invert) = match c {
-                    CmpOp::True6 | CmpOp::True7 => {
-                        self.a.constant(d, u32::MAX);
-                        return Ok(());
-                    }
-                    CmpOp::Eq => (V::Pcmpeqd, x, y, false),
-                    CmpOp::Ne => (V::Pcmpeqd, x, y, true),
-                    CmpOp::Gt => (V::Pcmpgtd, x, y, false),
-                    CmpOp::Lt => (V::Pcmpgtd, y, x, false),
-                    CmpOp::Le => (V::Pcmpgtd, x, y, true),
-                    CmpOp::Ge => (V::Pcmpgtd, y, x, true),
-                };
-                self.a.v3(op, d, x, y);
-                if invert {
-                    self.a.not(d);
-                }
-            }
+            LaneOp::Unary(u, _) => self.a.v().unary(u, d, r[0]),
+            LaneOp::Binary(b, _, _) => self.a.v().binary(b, d, r[0], r[1]),
+            LaneOp::FCmp(c, _, _) => self.a.v().fcmp(c, d, r[0], r[1]),
+            LaneOp::ICmp(c, _, _) => self.a.v().icmp(c, d, r[0], r[1]),
             LaneOp::Select(..) => self.a.select(d, r[2], r[1], r[0]),
             LaneOp::Store(..) => unreachable!("stores define no value"),
         }
@@ -365,7 +283,7 @@ impl<'a> Function<'a> {
         }
         let index = self.row(layout::INDEX);
         self.a.store(index, slot);
-        let ones = self.a.pool_label(one);
+        let ones = self.a.v().pool_label(one);
         // Every lane reading the same slot (a uniform `a0`, `aL` in a loop)
         // is the common case: one read, broadcast into each row.
         let (per_lane, done) = (
@@ -374,7 +292,7 @@ impl<'a> Function<'a> {
         );
         dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + index]);
         self.a.broadcast_eax(S1);
-        self.a.v3(V::Pcmpeqd, S1, S1, slot);
+        self.a.v().v3(V::Pcmpeqd, S1, S1, slot);
         self.a.movmsk(S1);
         let all = ((1u64 << self.lanes) - 1) as i32;
         dynasm!(self.a.ops
@@ -419,144 +337,5 @@ impl<'a> Function<'a> {
             );
         }
         self.a.bind(done);
-    }
-
-    fn unary(&mut self, u: UnOp, d: u8, a: u8) {
-        match u {
-            UnOp::Floor => self.a.u(U::Floor, d, a),
-            UnOp::Sqrt => self.a.u(U::Sqrt, d, a),
-            UnOp::FlipSign => self.a.v3c(V::Xorps, d, a, 0x8000_0000),
-            UnOp::Canonicalize => {
-                self.a.copy(d, a);
-                self.canonicalize(d);
-            }
-            UnOp::F24Load => {
-                self.a.copy(d, a);
-                self.f24_load(d);
-            }
-            UnOp::F24Flush => {
-                // |x| < 2^-62 → +0, everything else unchanged.
-                self.a.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
-                self.a.v3c(V::Pcmpgtd, MASK, S1, f24::MIN_NORMAL_BITS - 1);
-                self.a.keep_where(d, a, MASK);
-            }
-            UnOp::F24Quantize => {
-                // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the
-                // sign stays on the other lanes). Lanes of 2^64 and above
-                // (±inf, NaN included) are rare: the tail runs out of line.
-                self.a.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
-                self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
-                self.a.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
-                self.a.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
-                let label = self.a.ops.new_dynamic_label();
-                let back = self.a.ops.new_dynamic_label();
-                dynasm!(self.a.ops ; .arch x64 ; jnz =>label);
-                self.a.bind(back);
-                self.cold.push(Cold::F24Overflow { label, back, d });
-            }
-            UnOp::ToI32 => {
-                // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
-                // i32::MAX and NaN → 0 (`arith::mova`).
-                self.a.u(U::Cvttps2dq, d, a);
-                self.a.constant(S1, 0x4F00_0000);
-                self.a.v3(V::Cmpps(2), MASK, S1, a); // 2^31 <= x
-                self.a.select_c(d, d, 0x7FFF_FFFF, MASK);
-                self.a.v3(V::Cmpps(7), S1, a, a); // ordered
-                self.a.v3(V::Andps, d, d, S1);
-            }
-            UnOp::ToF32 => self.a.u(U::Cvtdq2ps, d, a),
-            UnOp::Bits | UnOp::FromBits => self.a.copy(d, a),
-            UnOp::Shl(n) => self.a.u(U::Pslld(n as i8), d, a),
-            UnOp::Sar(n) => self.a.u(U::Psrad(n as i8), d, a),
-            UnOp::Shr(n) => self.a.u(U::Psrld(n as i8), d, a),
-            UnOp::Not => {
-                self.a.copy(d, a);
-                self.a.not(d);
-            }
-        }
-    }
-
-    /// NaN lanes of `d` → the canonical NaN.
-    fn canonicalize(&mut self, d: u8) {
-        self.a.v3(V::Cmpps(3), MASK, d, d);
-        self.a
-            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), MASK);
-    }
-
-    /// `arith::f24::load` in place.
-    fn f24_load(&mut self, d: u8) {
-        // S2 = |bits|; S3 = normal path (truncated mantissa); S1 = subnormal
-        // path trunc(x * 2^78) * 2^-78.
-        self.a.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
-        self.a.v3c(V::Andps, S3, d, f24::MANTISSA_MASK);
-        self.a.v3c(V::Mulps, S1, d, f24::SUBNORMAL_SCALE.to_bits());
-        self.a.u(U::Cvttps2dq, S1, S1);
-        self.a.u(U::Cvtdq2ps, S1, S1);
-        self.a
-            .v3c(V::Mulps, S1, S1, f24::SUBNORMAL_QUANTUM.to_bits());
-        // At or above 2^-62: the normal path.
-        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
-        self.a.select(S1, S1, S3, MASK);
-        self.f24_tail(d, d, S1, S3);
-    }
-
-    /// Shared tail of the float24 conversions of `x` (`d` or a register left
-    /// unchanged): `S2` = |bits of x|, `fin` = the finite result, `tmp` a free
-    /// scratch register; writes `d` = ±inf for |x| ≥ 2^64, canonical NaN for
-    /// NaN, else `fin`.
-    fn f24_tail(&mut self, d: u8, x: u8, fin: u8, tmp: u8) {
-        self.a.v3c(V::Andps, tmp, x, 0x8000_0000);
-        self.a.v3c(V::Orps, tmp, tmp, 0x7F80_0000);
-        self.a.v3c(V::Pcmpgtd, MASK, S2, f24::OVERFLOW_BITS - 1);
-        self.a.select(fin, fin, tmp, MASK);
-        self.a.v3c(V::Pcmpgtd, MASK, S2, 0x7F80_0000);
-        self.a
-            .select_c(d, fin, crate::arith::CANONICAL_NAN.to_bits(), MASK);
-    }
-
-    /// `d = mul_rule(a, b)`: NaN product from non-NaN operands (inf * 0) →
-    /// +0, any other NaN → the canonical NaN.
-    fn exact_pica_mul(&mut self, d: u8, a: u8, b: u8) {
-        self.a.v3(V::Mulps, d, a, b);
-        self.a.v3(V::Cmpps(7), S2, a, b); // neither operand NaN
-        self.a.v3(V::Cmpps(3), S1, d, d); // product NaN
-        self.a.v3(V::Andps, S2, S2, S1); // inf * 0
-        self.a
-            .select_c(d, d, crate::arith::CANONICAL_NAN.to_bits(), S1);
-        self.a.v3(V::Andnps, S2, S2, d);
-        self.a.copy(d, S2);
-    }
-
-    fn binary(&mut self, op: BinOp, d: u8, a: u8, b: u8) {
-        match op {
-            BinOp::FAdd => self.a.v3(V::Addps, d, a, b),
-            BinOp::FSub => self.a.v3(V::Subps, d, a, b),
-            BinOp::FMul => self.a.v3(V::Mulps, d, a, b),
-            BinOp::FDiv => self.a.v3(V::Divps, d, a, b),
-            BinOp::PicaMul => {
-                // The IEEE product is the PICA one unless a lane is NaN: then
-                // the exact sequence runs out of line.
-                self.a.v3(V::Mulps, d, a, b);
-                self.a.test_nan(d, S1);
-                let label = self.a.ops.new_dynamic_label();
-                let back = self.a.ops.new_dynamic_label();
-                dynasm!(self.a.ops ; .arch x64 ; jnz =>label);
-                self.a.bind(back);
-                self.cold.push(Cold::ExactMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                });
-            }
-            // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
-            BinOp::PicaMax => self.a.v3(V::Maxps, d, a, b),
-            BinOp::PicaMin => self.a.v3(V::Minps, d, a, b),
-            BinOp::IAdd => self.a.v3(V::Paddd, d, a, b),
-            BinOp::ISub => self.a.v3(V::Psubd, d, a, b),
-            BinOp::And | BinOp::BAnd => self.a.v3(V::Andps, d, a, b),
-            BinOp::Or | BinOp::BOr => self.a.v3(V::Orps, d, a, b),
-        }
     }
 }

@@ -1,0 +1,558 @@
+//! Instruction selection: one method per vector operation the primitives
+//! need, encoded for the emitter's [`Encoding`](super::Encoding).
+//!
+//! With SSE the two-operand forms copy `a` to `d` first, so `d` must not be
+//! `b` unless `a == b`.
+//!
+//! Masks are vectors in every encoding (a lane is all ones or zero): with
+//! AVX-512 a compare writes the opmask `k1`, which `vpmovm2d` turns into such
+//! a vector at once, and a select or a mask test reads the vector's sign bits
+//! back into `k1` with `vpmovd2m`, which is what `blendvps`/`movmskps` read.
+//! The one exception is register [`MASK`] (0, the implicit mask of SSE's
+//! `blendvps`): a compare into it is read by selects only, so with AVX-512 it
+//! stays in `k1` and the selects use `k1` directly. `dynasm` cannot encode
+//! EVEX: the 16-lane arms call [`evex`].
+
+use super::{MASK, S1, Vector};
+use crate::jit::x64::evex::{self, Kreg, Mask, Masking, Mem, Src, Zmm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+
+/// One VEX instruction on `ymm` registers when `$ymm`, else on `xmm`
+/// registers: `R(n)` in the instruction stands for the register family.
+macro_rules! vex {
+    ($ops:expr, $ymm:expr; $($t:tt)*) => {
+        if $ymm {
+            vex!(@sub $ops, Ry, [] $($t)*)
+        } else {
+            vex!(@sub $ops, Rx, [] $($t)*)
+        }
+    };
+    (@sub $ops:expr, $r:ident, [$($done:tt)*] R $($rest:tt)*) => {
+        vex!(@sub $ops, $r, [$($done)* $r] $($rest)*)
+    };
+    (@sub $ops:expr, $r:ident, [$($done:tt)*] $next:tt $($rest:tt)*) => {
+        vex!(@sub $ops, $r, [$($done)* $next] $($rest)*)
+    };
+    (@sub $ops:expr, $r:ident, [$($done:tt)*]) => {
+        dynasm!($ops ; .arch x64 ; $($done)*)
+    };
+}
+
+/// A two-source vector operation.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::jit::x64) enum V {
+    Addps,
+    Subps,
+    Mulps,
+    Divps,
+    Andps,
+    Andnps,
+    Orps,
+    Xorps,
+    Maxps,
+    Minps,
+    Paddd,
+    Psubd,
+    Pcmpeqd,
+    Pcmpgtd,
+    /// `cmpps` with this predicate.
+    Cmpps(i8),
+}
+
+/// A one-source vector operation.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::jit::x64) enum U {
+    /// Round toward −inf.
+    Floor,
+    Sqrt,
+    /// Truncating float → i32 (`0x8000_0000` when out of range).
+    Cvttps2dq,
+    Cvtdq2ps,
+    Pslld(i8),
+    Psrad(i8),
+    Psrld(i8),
+}
+
+#[cfg(test)]
+impl V {
+    /// Every operation (one compare predicate), for the encoding tests.
+    pub const ALL: [V; 15] = [
+        V::Addps,
+        V::Subps,
+        V::Mulps,
+        V::Divps,
+        V::Andps,
+        V::Andnps,
+        V::Orps,
+        V::Xorps,
+        V::Maxps,
+        V::Minps,
+        V::Paddd,
+        V::Psubd,
+        V::Pcmpeqd,
+        V::Pcmpgtd,
+        V::Cmpps(1),
+    ];
+}
+
+#[cfg(test)]
+impl U {
+    /// Every operation (one shift count), for the encoding tests.
+    pub const ALL: [U; 7] = [
+        U::Floor,
+        U::Sqrt,
+        U::Cvttps2dq,
+        U::Cvtdq2ps,
+        U::Pslld(3),
+        U::Psrad(3),
+        U::Psrld(3),
+    ];
+}
+
+/// The opmask the AVX-512 arms compare into and select by.
+pub(in crate::jit::x64) const K: Kreg = Kreg::new(1);
+const K_MASK: Mask = Mask::new(1);
+
+pub(in crate::jit::x64) fn z(r: u8) -> Zmm {
+    debug_assert!(r < 16, "the lowerings use registers 0-15");
+    Zmm::new(r)
+}
+
+/// Emits the one EVEX instruction of `op` (a compare writes `K`).
+fn evex_v3(out: &mut impl Extend<u8>, op: V, d: Zmm, a: Zmm, b: Src) {
+    let m = Masking::None;
+    match op {
+        V::Addps => evex::vaddps(out, d, a, b, m),
+        V::Subps => evex::vsubps(out, d, a, b, m),
+        V::Mulps => evex::vmulps(out, d, a, b, m),
+        V::Divps => evex::vdivps(out, d, a, b, m),
+        V::Andps => evex::vandps(out, d, a, b, m),
+        V::Andnps => evex::vandnps(out, d, a, b, m),
+        V::Orps => evex::vorps(out, d, a, b, m),
+        V::Xorps => evex::vxorps(out, d, a, b, m),
+        // `a > b ? a : b` (`b` for NaN or two zeros), as `maxps`.
+        V::Maxps => evex::vmaxps(out, d, a, b, m),
+        V::Minps => evex::vminps(out, d, a, b, m),
+        V::Paddd => evex::vpaddd(out, d, a, b, m),
+        V::Psubd => evex::vpsubd(out, d, a, b, m),
+        V::Pcmpeqd => evex::vpcmpeqd(out, K, a, b, None),
+        V::Pcmpgtd => evex::vpcmpd(out, K, a, b, evex::icmp::NLE, None),
+        V::Cmpps(p) => evex::vcmpps(out, K, a, b, p as u8, None),
+    }
+}
+
+/// Whether `op` is a compare (its AVX-512 form writes `K`).
+pub(in crate::jit::x64) fn is_compare(op: V) -> bool {
+    matches!(op, V::Pcmpeqd | V::Pcmpgtd | V::Cmpps(_))
+}
+
+impl Vector<'_> {
+    /// Appends the EVEX instruction `emit` writes with `[rip + label]` as its
+    /// memory operand.
+    pub fn with_label(&mut self, label: DynamicLabel, emit: impl FnOnce(&mut Vec<u8>, Mem)) {
+        evex::with_rip_label(&mut *self.ops, label, 0, emit);
+    }
+
+    /// `d = a op b`.
+    pub fn v3(&mut self, op: V, d: u8, a: u8, b: u8) {
+        if self.evex() {
+            evex_v3(&mut *self.ops, op, z(d), z(a), Src::Zmm(z(b)));
+            self.evex_compare_result(op, d);
+            return;
+        }
+        if self.vex() {
+            let y = self.ymm();
+            match op {
+                V::Addps => vex!(self.ops, y; vaddps R(d), R(a), R(b)),
+                V::Subps => vex!(self.ops, y; vsubps R(d), R(a), R(b)),
+                V::Mulps => vex!(self.ops, y; vmulps R(d), R(a), R(b)),
+                V::Divps => vex!(self.ops, y; vdivps R(d), R(a), R(b)),
+                V::Andps => vex!(self.ops, y; vandps R(d), R(a), R(b)),
+                V::Andnps => vex!(self.ops, y; vandnps R(d), R(a), R(b)),
+                V::Orps => vex!(self.ops, y; vorps R(d), R(a), R(b)),
+                V::Xorps => vex!(self.ops, y; vxorps R(d), R(a), R(b)),
+                V::Maxps => vex!(self.ops, y; vmaxps R(d), R(a), R(b)),
+                V::Minps => vex!(self.ops, y; vminps R(d), R(a), R(b)),
+                V::Paddd => vex!(self.ops, y; vpaddd R(d), R(a), R(b)),
+                V::Psubd => vex!(self.ops, y; vpsubd R(d), R(a), R(b)),
+                V::Pcmpeqd => vex!(self.ops, y; vpcmpeqd R(d), R(a), R(b)),
+                V::Pcmpgtd => vex!(self.ops, y; vpcmpgtd R(d), R(a), R(b)),
+                // dynasm encodes the two sources of `vcmpps` in the opposite
+                // order (checked by `tests::vex_source_order`).
+                V::Cmpps(p) => vex!(self.ops, y; vcmpps R(d), R(b), R(a), p),
+            }
+            return;
+        }
+        debug_assert!(d != b || a == b, "xmm{d} = xmm{a} op xmm{b}");
+        self.copy(d, a);
+        match op {
+            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), Rx(b)),
+            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), Rx(b)),
+            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), Rx(b)),
+            V::Divps => dynasm!(self.ops ; .arch x64 ; divps Rx(d), Rx(b)),
+            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), Rx(b)),
+            V::Andnps => dynasm!(self.ops ; .arch x64 ; andnps Rx(d), Rx(b)),
+            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), Rx(b)),
+            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), Rx(b)),
+            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), Rx(b)),
+            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), Rx(b)),
+            V::Paddd => dynasm!(self.ops ; .arch x64 ; paddd Rx(d), Rx(b)),
+            V::Psubd => dynasm!(self.ops ; .arch x64 ; psubd Rx(d), Rx(b)),
+            V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(b)),
+            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), Rx(b)),
+            V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), Rx(b), p),
+        }
+    }
+
+    /// `d = a op c` with `c` the constant `bits` in every lane (a memory
+    /// operand); `d` may equal `a`. A VEX `cmpps` clobbers [`S1`].
+    pub fn v3c(&mut self, op: V, d: u8, a: u8, bits: u32) {
+        let label = self.pool_label(bits);
+        if self.evex() {
+            self.with_label(label, |out, m| evex_v3(out, op, z(d), z(a), Src::Mem(m)));
+            self.evex_compare_result(op, d);
+            return;
+        }
+        if self.vex() {
+            let y = self.ymm();
+            match op {
+                V::Addps => vex!(self.ops, y; vaddps R(d), R(a), [=>label]),
+                V::Subps => vex!(self.ops, y; vsubps R(d), R(a), [=>label]),
+                V::Mulps => vex!(self.ops, y; vmulps R(d), R(a), [=>label]),
+                V::Divps => vex!(self.ops, y; vdivps R(d), R(a), [=>label]),
+                V::Andps => vex!(self.ops, y; vandps R(d), R(a), [=>label]),
+                V::Andnps => vex!(self.ops, y; vandnps R(d), R(a), [=>label]),
+                V::Orps => vex!(self.ops, y; vorps R(d), R(a), [=>label]),
+                V::Xorps => vex!(self.ops, y; vxorps R(d), R(a), [=>label]),
+                V::Maxps => vex!(self.ops, y; vmaxps R(d), R(a), [=>label]),
+                V::Minps => vex!(self.ops, y; vminps R(d), R(a), [=>label]),
+                V::Paddd => vex!(self.ops, y; vpaddd R(d), R(a), [=>label]),
+                V::Psubd => vex!(self.ops, y; vpsubd R(d), R(a), [=>label]),
+                V::Pcmpeqd => vex!(self.ops, y; vpcmpeqd R(d), R(a), [=>label]),
+                V::Pcmpgtd => vex!(self.ops, y; vpcmpgtd R(d), R(a), [=>label]),
+                // The assembler encodes `vcmpps` with a memory operand
+                // wrongly (see `v3`): the constant goes through `S1`.
+                V::Cmpps(_) => {
+                    debug_assert!(d != S1 && a != S1, "v3c(cmpps) clobbers S1");
+                    self.constant(S1, bits);
+                    self.v3(op, d, a, S1);
+                }
+            }
+            return;
+        }
+        self.copy(d, a);
+        match op {
+            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [=>label]),
+            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), [=>label]),
+            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), [=>label]),
+            V::Divps => dynasm!(self.ops ; .arch x64 ; divps Rx(d), [=>label]),
+            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), [=>label]),
+            V::Andnps => dynasm!(self.ops ; .arch x64 ; andnps Rx(d), [=>label]),
+            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), [=>label]),
+            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), [=>label]),
+            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), [=>label]),
+            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), [=>label]),
+            V::Paddd => dynasm!(self.ops ; .arch x64 ; paddd Rx(d), [=>label]),
+            V::Psubd => dynasm!(self.ops ; .arch x64 ; psubd Rx(d), [=>label]),
+            V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), [=>label]),
+            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), [=>label]),
+            V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), [=>label], p),
+        }
+    }
+
+    /// After an AVX-512 `evex_v3` into `d`: a compare's `k1` becomes the vector
+    /// `d`, unless `d` is [`MASK`].
+    fn evex_compare_result(&mut self, op: V, d: u8) {
+        if !is_compare(op) {
+            self.evex_wrote(d);
+        } else if d == MASK {
+            self.st.mask_in_k1 = true;
+            self.st.k1_holds = None;
+        } else {
+            evex::vpmovm2d(&mut *self.ops, z(d), K);
+            self.st.mask_in_k1 = false;
+            self.st.k1_holds = Some(d);
+        }
+    }
+
+    /// AVX-512: a method other than a compare writes register `d`: when that
+    /// is [`MASK`], `k1` no longer holds what a select by it must read.
+    pub fn evex_wrote(&mut self, d: u8) {
+        self.st.mask_in_k1 &= d != MASK;
+        if self.st.k1_holds == Some(d) {
+            self.st.k1_holds = None;
+        }
+    }
+
+    /// AVX-512: `k1` now holds the sign bits of vector register `s`.
+    pub fn evex_k1_mirrors(&mut self, s: u8) {
+        self.st.mask_in_k1 = false;
+        self.st.k1_holds = Some(s);
+    }
+
+    /// AVX-512: `k1` = the sign bits of `mask` (for [`MASK`], the compare
+    /// already there).
+    fn evex_mask(&mut self, mask: u8) {
+        if mask == MASK {
+            debug_assert!(
+                self.st.mask_in_k1,
+                "a select by MASK without a compare into it"
+            );
+        } else if self.st.k1_holds != Some(mask) {
+            evex::vpmovd2m(&mut *self.ops, K, z(mask));
+            self.evex_k1_mirrors(mask);
+        }
+    }
+
+    /// `d = op a`.
+    pub fn u(&mut self, op: U, d: u8, a: u8) {
+        if self.evex() {
+            self.evex_wrote(d);
+            let (o, d, a, m) = (&mut *self.ops, z(d), Src::Zmm(z(a)), Masking::None);
+            match op {
+                // Toward −inf, precision exception suppressed: `roundps` 9.
+                U::Floor => evex::vrndscaleps(o, d, a, evex::ROUND_FLOOR, m),
+                U::Sqrt => evex::vsqrtps(o, d, a, m),
+                U::Cvttps2dq => evex::vcvttps2dq(o, d, a, m),
+                U::Cvtdq2ps => evex::vcvtdq2ps(o, d, a, m),
+                U::Pslld(n) => evex::vpslld(o, d, a, n as u8, m),
+                U::Psrad(n) => evex::vpsrad(o, d, a, n as u8, m),
+                U::Psrld(n) => evex::vpsrld(o, d, a, n as u8, m),
+            }
+            return;
+        }
+        if self.vex() {
+            let y = self.ymm();
+            match op {
+                U::Floor => vex!(self.ops, y; vroundps R(d), R(a), 9),
+                U::Sqrt => vex!(self.ops, y; vsqrtps R(d), R(a)),
+                U::Cvttps2dq => vex!(self.ops, y; vcvttps2dq R(d), R(a)),
+                U::Cvtdq2ps => vex!(self.ops, y; vcvtdq2ps R(d), R(a)),
+                U::Pslld(n) => vex!(self.ops, y; vpslld R(d), R(a), n),
+                U::Psrad(n) => vex!(self.ops, y; vpsrad R(d), R(a), n),
+                U::Psrld(n) => vex!(self.ops, y; vpsrld R(d), R(a), n),
+            }
+            return;
+        }
+        match op {
+            U::Floor => dynasm!(self.ops ; .arch x64 ; roundps Rx(d), Rx(a), 9),
+            U::Sqrt => dynasm!(self.ops ; .arch x64 ; sqrtps Rx(d), Rx(a)),
+            U::Cvttps2dq => dynasm!(self.ops ; .arch x64 ; cvttps2dq Rx(d), Rx(a)),
+            U::Cvtdq2ps => dynasm!(self.ops ; .arch x64 ; cvtdq2ps Rx(d), Rx(a)),
+            U::Pslld(n) => {
+                self.copy(d, a);
+                dynasm!(self.ops ; .arch x64 ; pslld Rx(d), n);
+            }
+            U::Psrad(n) => {
+                self.copy(d, a);
+                dynasm!(self.ops ; .arch x64 ; psrad Rx(d), n);
+            }
+            U::Psrld(n) => {
+                self.copy(d, a);
+                dynasm!(self.ops ; .arch x64 ; psrld Rx(d), n);
+            }
+        }
+    }
+
+    /// The register a compare read only by masked operations writes:
+    /// [`MASK`] with AVX-512 (it stays in `k1`), else `scratch` (SSE then
+    /// needs no copy into `xmm0`).
+    pub fn mask_or(&self, scratch: u8) -> u8 {
+        if self.evex() { MASK } else { scratch }
+    }
+
+    /// `d = a`.
+    pub fn copy(&mut self, d: u8, a: u8) {
+        if d == a {
+            return;
+        }
+        if self.evex() {
+            self.evex_wrote(d);
+            evex::vmovaps(&mut *self.ops, z(d), z(a), Masking::None);
+        } else if self.vex() {
+            let y = self.ymm();
+            vex!(self.ops, y; vmovaps R(d), R(a));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; movaps Rx(d), Rx(a));
+        }
+    }
+
+    /// `d = mask ? b : a` lane-wise; `d` may equal `a` but no other operand.
+    /// Clobbers register 0 (SSE's implicit mask, [`MASK`]).
+    pub fn select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
+        if self.evex() {
+            // The sign bits, as `blendvps` reads them.
+            self.evex_mask(mask);
+            let merge = Masking::Merge(K_MASK);
+            evex::vblendmps(&mut *self.ops, z(d), z(a), Src::Zmm(z(b)), merge);
+            self.evex_wrote(d);
+            return;
+        }
+        if self.vex() {
+            let y = self.ymm();
+            vex!(self.ops, y; vblendvps R(d), R(a), R(b), R(mask));
+            return;
+        }
+        if mask != MASK {
+            dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
+        }
+        self.copy(d, a);
+        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), Rx(b));
+    }
+
+    /// `d = mask ? c : a` with `c` the constant `bits`; `d` may equal `a`.
+    pub fn select_c(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
+        let label = self.pool_label(bits);
+        if self.evex() {
+            self.evex_mask(mask);
+            let merge = Masking::Merge(K_MASK);
+            self.with_label(label, |out, m| {
+                evex::vblendmps(out, z(d), z(a), Src::Mem(m), merge);
+            });
+            self.evex_wrote(d);
+            return;
+        }
+        if self.vex() {
+            let y = self.ymm();
+            vex!(self.ops, y; vblendvps R(d), R(a), [=>label], R(mask));
+            return;
+        }
+        if mask != MASK {
+            dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
+        }
+        self.copy(d, a);
+        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
+    }
+
+    /// `d = mask ? a : 0` lane-wise (`mask` all ones or zero in each lane).
+    pub fn keep_where(&mut self, d: u8, a: u8, mask: u8) {
+        if self.evex() {
+            self.evex_mask(mask);
+            evex::vmovaps(&mut *self.ops, z(d), z(a), Masking::Zero(K_MASK));
+            self.evex_wrote(d);
+            return;
+        }
+        self.v3(V::Andps, d, a, mask);
+    }
+
+    /// `d = mask ? a & c : 0` lane-wise with `c` the constant `bits`; `d` may
+    /// equal `a`, not `mask`.
+    pub fn and_c_where(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
+        if self.evex() {
+            self.evex_mask(mask);
+            let label = self.pool_label(bits);
+            let zero = Masking::Zero(K_MASK);
+            self.with_label(label, |out, m| {
+                evex::vandps(out, z(d), z(a), Src::Mem(m), zero)
+            });
+            self.evex_wrote(d);
+            return;
+        }
+        debug_assert_ne!(d, mask);
+        self.v3c(V::Andps, d, a, bits);
+        self.v3(V::Andps, d, d, mask);
+    }
+
+    /// `d` = the constant `bits` in every lane.
+    pub fn constant(&mut self, d: u8, bits: u32) {
+        self.constant_lanes(d, [bits; 4]);
+    }
+
+    /// `d` = the constant whose every 16 bytes are `bits`.
+    pub fn constant_lanes(&mut self, d: u8, bits: [u32; 4]) {
+        if self.evex() {
+            self.evex_wrote(d);
+            let (o, r) = (&mut *self.ops, z(d));
+            match bits {
+                [0, 0, 0, 0] => evex::vpxord(o, r, r, Src::Zmm(r), Masking::None),
+                [u32::MAX, u32::MAX, u32::MAX, u32::MAX] => {
+                    evex::vpternlogd(o, r, r, Src::Zmm(r), 0xFF, Masking::None)
+                }
+                _ => {
+                    let label = self.pool_label_lanes(bits);
+                    self.with_label(label, |out, m| {
+                        evex::vmovaps_load(out, r, m, Masking::None);
+                    });
+                }
+            }
+            return;
+        }
+        let (vex, y) = (self.vex(), self.ymm());
+        if bits == [0; 4] {
+            if vex {
+                vex!(self.ops, y; vxorps R(d), R(d), R(d));
+            } else {
+                dynasm!(self.ops ; .arch x64 ; xorps Rx(d), Rx(d));
+            }
+        } else if bits == [u32::MAX; 4] {
+            if vex {
+                vex!(self.ops, y; vpcmpeqd R(d), R(d), R(d));
+            } else {
+                dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(d));
+            }
+        } else {
+            let label = self.pool_label_lanes(bits);
+            if vex {
+                vex!(self.ops, y; vmovaps R(d), [=>label]);
+            } else {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [=>label]);
+            }
+        }
+    }
+
+    /// `d = !d` (all bits).
+    pub fn not(&mut self, d: u8) {
+        if self.evex() {
+            // Bit `i` of the immediate is the result for inputs `i` (all
+            // three are `d`: 0b000 or 0b111).
+            let r = z(d);
+            evex::vpternlogd(&mut *self.ops, r, r, Src::Zmm(r), 0x55, Masking::None);
+            self.evex_wrote(d);
+            return;
+        }
+        self.v3c(V::Xorps, d, d, u32::MAX);
+    }
+
+    /// Sets ZF when every bit of `s` is zero.
+    pub fn test_zero(&mut self, s: u8) {
+        if self.evex() {
+            evex::vptestmd(&mut *self.ops, K, z(s), Src::Zmm(z(s)), None);
+            evex::kortestw(&mut *self.ops, K, K);
+            self.forget_masks();
+        } else if self.vex() {
+            let y = self.ymm();
+            vex!(self.ops, y; vptest R(s), R(s));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; ptest Rx(s), Rx(s));
+        }
+    }
+
+    /// Sets ZF when no lane of `s` is above the constant `bits` (signed);
+    /// clobbers `scratch`.
+    pub fn test_gt_c(&mut self, s: u8, bits: u32, scratch: u8) {
+        if self.evex() {
+            let label = self.pool_label(bits);
+            self.with_label(label, |out, m| {
+                evex::vpcmpd(out, K, z(s), Src::Mem(m), evex::icmp::NLE, None);
+            });
+            evex::kortestw(&mut *self.ops, K, K);
+            self.forget_masks();
+        } else {
+            self.v3c(V::Pcmpgtd, scratch, s, bits);
+            self.test_zero(scratch);
+        }
+    }
+
+    /// Sets ZF when no lane of `s` is NaN; clobbers `scratch`.
+    pub fn test_nan(&mut self, s: u8, scratch: u8) {
+        if self.evex() {
+            let unordered = evex::cmp::UNORD_Q;
+            evex::vcmpps(&mut *self.ops, K, z(s), Src::Zmm(z(s)), unordered, None);
+            evex::kortestw(&mut *self.ops, K, K);
+            self.forget_masks();
+        } else {
+            self.v3(V::Cmpps(3), scratch, s, s);
+            self.test_zero(scratch);
+        }
+    }
+}

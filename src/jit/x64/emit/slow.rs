@@ -1,0 +1,52 @@
+//! The slow paths of the x86-64 primitives: rare lanes' exact sequences,
+//! entered with `jnz label` from the fast path and returning to `back`.
+
+use super::{S3, Vector};
+use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
+
+/// Out-of-line code of one primitive.
+pub(in crate::jit::x64) enum SlowPath {
+    /// The exact PICA multiply `d = a * b` (some lane's product is NaN; the
+    /// operands are still live).
+    PicaMul {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
+    },
+    /// The float24 quantisation's tail in `d` (some lane is at or above
+    /// 2^64, infinite or NaN), with `S2` = |bits|.
+    F24Overflow {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
+}
+
+impl Vector<'_> {
+    /// Emits the slow paths recorded since the last call.
+    pub fn emit_slow_paths(&mut self) {
+        for slow in std::mem::take(&mut self.st.slow) {
+            let back = match slow {
+                SlowPath::PicaMul {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    self.bind(label);
+                    self.exact_pica_mul(d, a, b);
+                    back
+                }
+                SlowPath::F24Overflow { label, back, d } => {
+                    self.bind(label);
+                    self.f24_tail(d, d, d, S3);
+                    back
+                }
+            };
+            dynasm!(self.ops ; .arch x64 ; jmp =>back);
+        }
+    }
+}
