@@ -258,13 +258,48 @@ fn procedures_are_shared_by_every_file() {
     ])
     .unwrap_err();
     assert_eq!((e.file.as_str(), e.line), ("a.pica", 2), "{e}");
-    // Two files defining one procedure: picasso's "proc already exists".
-    let e = assemble(&[
-        ("a.pica", ".proc main\n end\n.end\n"),
-        ("b.pica", ".nodvle\n.proc main\n end\n.end\n"),
-    ])
-    .unwrap_err();
-    assert_eq!((e.file.as_str(), e.line), ("b.pica", 2), "{e}");
+    // A name defined in two files (picasso: "proc already exists"): pica-jit
+    // keeps accepting it, each file using its own definition.
+    let (shbin, _) = ok(&[
+        (
+            "a.pica",
+            ".proc main\n call f\n end\n.end\n.proc f\n nop\n.end\n",
+        ),
+        (
+            "b.pica",
+            ".proc main\n call f\n end\n.end\n.proc f\n emit\n.end\n",
+        ),
+    ]);
+    let c = code(&shbin);
+    let mains: Vec<_> = shbin.dvles.iter().map(|d| (d.main, d.end)).collect();
+    assert_eq!(mains, [(0, 2), (3, 5)]);
+    assert!(
+        matches!(
+            c[0],
+            Instruction::Call {
+                target: 2,
+                num: 1,
+                ..
+            }
+        ),
+        "{:?}",
+        c[0]
+    );
+    assert!(
+        matches!(
+            c[3],
+            Instruction::Call {
+                target: 5,
+                num: 1,
+                ..
+            }
+        ),
+        "{:?}",
+        c[3]
+    );
+    // Twice in one file is an error.
+    let e = assemble(&[("a.pica", ".proc f\n nop\n.end\n.proc f\n nop\n.end\n")]).unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), ("a.pica", 4), "{e}");
 }
 
 /// More than 32 descriptors before a `mad`: picasso finds (or adds) the

@@ -112,9 +112,10 @@ pub(crate) struct Assembler {
     at: (usize, usize),
     /// (file index, line, column, message).
     warnings: Vec<(usize, usize, usize, String)>,
-    /// Every file's procedures: (start, end). As in picasso, procedures are
-    /// shared by all files of the SHBIN (labels and aliases are per file).
-    procs: HashMap<String, (usize, usize)>,
+    /// Every file's procedures: name → (file index, start, end), in
+    /// definition order. Procedures are shared by all files of the SHBIN, as
+    /// in picasso (labels and aliases are per file).
+    procs: HashMap<String, Vec<(usize, usize, usize)>>,
     /// `call*` targets, resolved once every file is in: (file index, reloc).
     calls: Vec<(usize, Reloc)>,
     /// DVLEs waiting for their entry point: (file index, entry name, DVLE).
@@ -313,6 +314,16 @@ impl Assembler {
         Ok(())
     }
 
+    /// The span of procedure `name` as seen from file `file`: its own
+    /// definition if it has one, else the first file's that defines it.
+    /// (picasso refuses a name defined in two files; pica-jit keeps accepting
+    /// that, e.g. a `main` in each file, and prefers the caller's own.)
+    fn proc_span(&self, name: &str, file: usize) -> Option<(usize, usize)> {
+        let defs = self.procs.get(name)?;
+        let own = defs.iter().find(|d| d.0 == file);
+        own.or(defs.first()).map(|&(_, start, end)| (start, end))
+    }
+
     /// Points every `call*` at its procedure, whichever file defines it.
     fn link_calls(&mut self, files: &[SourceFile]) -> Result<(), AsmError> {
         for (file, r) in std::mem::take(&mut self.calls) {
@@ -322,9 +333,8 @@ impl Assembler {
                 column: r.column,
                 kind,
             };
-            let &(start, end) = self
-                .procs
-                .get(&r.name)
+            let (start, end) = self
+                .proc_span(&r.name, file)
                 .ok_or_else(|| fail(AsmErrorKind::Undefined(r.name.clone())))?;
             let num = u8::try_from(end - start).map_err(|_| {
                 fail(AsmErrorKind::Encoding(format!(
@@ -349,9 +359,8 @@ impl Assembler {
                 column: 1,
                 kind,
             };
-            let &(main, end) = self
-                .procs
-                .get(&entry)
+            let (main, end) = self
+                .proc_span(&entry, file)
                 .ok_or_else(|| at_start(AsmErrorKind::EntryUndefined(entry.clone())))?;
             if main == end || main >= self.code.len() {
                 return Err(at_start(AsmErrorKind::EntryEmpty(entry)));

@@ -123,8 +123,12 @@ impl Assembler {
                         ),
                     );
                 }
-                if self.procs.contains_key(proc_name.text) || st.labels.contains_key(proc_name.text)
-                {
+                let file = self.at.0;
+                let defined_here = self
+                    .procs
+                    .get(proc_name.text)
+                    .is_some_and(|defs| defs.iter().any(|d| d.0 == file));
+                if defined_here || st.labels.contains_key(proc_name.text) {
                     return err(
                         proc_name,
                         AsmErrorKind::Redefined(proc_name.text.to_owned()),
@@ -205,7 +209,8 @@ impl Assembler {
                 let pos16 = u16::try_from(pos).unwrap_or(u16::MAX);
                 match block {
                     Block::Proc { name, start } => {
-                        self.procs.insert(name, (start, pos));
+                        let file = self.at.0;
+                        self.procs.entry(name).or_default().push((file, start, pos));
                     }
                     Block::If { at, else_at } => {
                         if let Instruction::If { target, num, .. } = &mut self.code[at] {
