@@ -91,6 +91,10 @@ echo "cache: $CARGO_TARGET_DIR"
 
 # ---------------------------------------------------------------------------
 # 3. One target at a time (each builds its own std the first time)
+# A false positive: on x86_64-pc-windows-gnu clippy 0.1.96 flags every
+# `thread_local!` as `missing_const_for_thread_local` although each initializer
+# already is `const { .. }` (not seen for the other targets, nor natively).
+CLIPPY_ALLOW=(-A clippy::missing_const_for_thread_local)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${DEFAULT_TARGETS[@]}")
 status=0
@@ -99,7 +103,7 @@ for target in "${targets[@]}"; do
     step "clippy --target $target (-D warnings)"
     t0=$(date +%s)
     if nice "$DEB_CARGO" clippy -Zbuild-std=std,panic_abort --target "$target" \
-        --workspace --lib --bins --all-features -- -D warnings; then
+        --workspace --lib --bins --all-features -- -D warnings "${CLIPPY_ALLOW[@]}"; then
         echo "$target: clean in $(($(date +%s) - t0))s"
     else
         status=1
