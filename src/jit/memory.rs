@@ -1,16 +1,28 @@
-//! Executable memory: a pool of mappings with W^X discipline, through
-//! `memmap2`'s portable mapping and protection API (`mmap`/`mprotect` on Unix,
-//! `VirtualAlloc`-style views and `VirtualProtect` on Windows).
+//! Executable memory: a pool of mappings with W^X discipline.
 //!
-//! Each compiled shader gets a mapping of its own: the code is copied into it
-//! while it is read+write, then the whole mapping is switched to read+execute
-//! with one protection change; no mapping is ever writable and executable at
-//! once. When a shader is dropped its mapping is switched back to read+write and
-//! kept, by size class, for later compilations, so compiling usually costs a
-//! copy and one protection change rather than a fresh map/unmap cycle. What each
-//! operating system needs is in `docs/executable-memory.md`.
+//! Each compiled shader gets a mapping of its own; when the shader is dropped
+//! the mapping is kept, by size class, for later compilations, so compiling
+//! usually costs a copy and one protection change rather than a fresh map/unmap
+//! cycle. No mapping is ever writable and executable at once for any thread.
+//!
+//! Two backends provide the mappings:
+//! - [`portable`] (every host but Apple Silicon): `memmap2`'s mapping and
+//!   protection API (`mmap`/`mprotect` on Unix, `VirtualProtect` on Windows);
+//!   the code is copied in while the mapping is read+write, then the whole
+//!   mapping is switched to read+execute.
+//! - [`apple_jit`] (macOS on AArch64): `MAP_JIT` mappings whose write
+//!   protection is switched per thread (`pthread_jit_write_protect_np`), as
+//!   Apple Silicon requires of hardened processes.
+//!
+//! What each operating system needs is in `docs/executable-memory.md`.
 
-use std::collections::HashMap;
+#[cfg(any(test, all(target_os = "macos", target_arch = "aarch64")))]
+mod apple_jit;
+mod pool;
+#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+mod portable;
+
+use pool::Pool;
 use std::sync::Mutex;
 
 /// Mappings come in power-of-two sizes of at least this many bytes (a multiple
@@ -20,9 +32,6 @@ const MIN_CLASS_BYTES: usize = 16 * 1024;
 
 /// Freed mappings kept per size class; beyond this they are unmapped.
 const MAX_FREE_PER_CLASS: usize = 64;
-
-/// Read+write mappings waiting for code, by size in bytes.
-static FREE: Mutex<Option<HashMap<usize, Vec<memmap2::MmapMut>>>> = Mutex::new(None);
 
 /// Errors from the operating system while providing executable memory.
 #[derive(Debug, thiserror::Error)]
@@ -41,70 +50,82 @@ pub enum MemoryError {
     Unsupported(&'static str),
 }
 
-/// Whether this OS can give generated code executable memory the way this module
-/// does, and if not, why (the JIT is then unavailable and `auto` picks the
-/// interpreter).
-pub fn host_support() -> Result<(), &'static str> {
-    if cfg!(all(target_vendor = "apple", target_arch = "aarch64")) {
-        // Apple Silicon refuses to make ordinary pages executable in hardened
-        // processes; JIT pages need MAP_JIT and per-thread write protection
-        // (pthread_jit_write_protect_np), which memmap2 does not offer.
-        Err("Apple Silicon needs MAP_JIT pages, which pica-jit does not allocate yet")
-    } else if cfg!(all(windows, target_arch = "aarch64")) {
-        Err("Windows on ARM needs an instruction-cache flush pica-jit does not perform yet")
-    } else if cfg!(any(unix, windows)) {
-        Ok(())
-    } else {
-        Err("no memory-mapping API on this operating system")
+/// One way of getting executable memory from the operating system: mappings
+/// that wait for code in the pool, and mappings that hold code.
+pub trait Backend: Sync + 'static {
+    /// A mapping ready to receive code (what the pool keeps).
+    type Blank: Send;
+    /// A mapping holding code, executable.
+    type Code: Send + Sync;
+
+    /// A fresh mapping of `len` bytes (a size class).
+    fn map(&self, len: usize) -> Result<Self::Blank, MemoryError>;
+    /// Copies `code` to the start of `blank` and makes it executable; on failure
+    /// the mapping is dropped (unmapped): it never held running code.
+    fn install(&self, blank: Self::Blank, code: &[u8]) -> Result<Self::Code, MemoryError>;
+    /// Start of the code.
+    fn code_ptr(code: &Self::Code) -> *const u8;
+    /// Size of the mapping (its class).
+    fn mapping_len(code: &Self::Code) -> usize;
+    /// Makes a mapping whose code no longer runs ready for new code, or `None`
+    /// when that failed (the mapping is then unmapped).
+    fn retire(&self, code: Self::Code) -> Option<Self::Blank>;
+}
+
+/// A backend and its pool of blank mappings.
+pub struct Provider<B: Backend> {
+    backend: B,
+    free: Mutex<Pool<B::Blank>>,
+}
+
+impl<B: Backend> Provider<B> {
+    pub const fn new(backend: B) -> Provider<B> {
+        Provider {
+            backend,
+            free: Mutex::new(Pool::new(MAX_FREE_PER_CLASS)),
+        }
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Pool<B::Blank>> {
+        self.free.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Copies `code` into a recycled or fresh mapping and makes it executable.
+    pub fn region(&'static self, code: &[u8]) -> Result<Region<B>, MemoryError> {
+        let class = size_class(code.len());
+        let recycled = self.pool().take(class);
+        let blank = match recycled {
+            Some(blank) => blank,
+            None => self.backend.map(class)?,
+        };
+        let code_in_place = self.backend.install(blank, code)?;
+        Ok(Region {
+            code: Some(code_in_place),
+            len: code.len(),
+            provider: self,
+        })
+    }
+
+    /// Blank mappings currently kept.
+    #[cfg(test)]
+    pub(crate) fn pooled(&self) -> usize {
+        self.pool().len()
     }
 }
 
 /// A read+execute region holding one compiled shader; its mapping goes back to
-/// the pool on drop.
-#[derive(Debug)]
-pub struct ExecRegion {
+/// its provider's pool on drop.
+pub struct Region<B: Backend> {
     /// `None` only while being dropped.
-    map: Option<memmap2::Mmap>,
+    code: Option<B::Code>,
     len: usize,
+    provider: &'static Provider<B>,
 }
 
-impl ExecRegion {
-    /// Copies `code` into a fresh or recycled mapping and makes it executable.
-    pub fn new(code: &[u8]) -> Result<ExecRegion, MemoryError> {
-        host_support().map_err(MemoryError::Unsupported)?;
-        let class = size_class(code.len());
-        let recycled = FREE
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-            .and_then(|free| free.get_mut(&class))
-            .and_then(Vec::pop);
-        let mut writable = match recycled {
-            Some(map) => map,
-            None => memmap2::MmapMut::map_anon(class).map_err(MemoryError::Map)?,
-        };
-        debug_assert!(writable.len() >= code.len());
-        // SAFETY: `writable` is a read+write mapping of at least `code.len()` bytes
-        // owned by this function alone (fresh, or taken out of the free list): no
-        // other thread reads or executes it, and no reference to its bytes exists,
-        // so writing through the raw pointer aliases nothing.
-        unsafe {
-            std::ptr::copy_nonoverlapping(code.as_ptr(), writable.as_mut_ptr(), code.len());
-        }
-        // On failure the mapping is dropped (unmapped): it never held running code.
-        let map = writable.make_exec().map_err(MemoryError::Protect)?;
-        flush_icache(map.as_ptr(), code.len());
-        Ok(ExecRegion {
-            map: Some(map),
-            len: code.len(),
-        })
-    }
-
+impl<B: Backend> Region<B> {
     /// Start of the code.
     pub fn as_ptr(&self) -> *const u8 {
-        self.map
-            .as_ref()
-            .map_or(std::ptr::null(), |map| map.as_ptr())
+        self.code.as_ref().map_or(std::ptr::null(), B::code_ptr)
     }
 
     /// Length of the code in bytes.
@@ -113,60 +134,83 @@ impl ExecRegion {
     }
 }
 
-fn size_class(len: usize) -> usize {
-    len.max(1).next_power_of_two().max(MIN_CLASS_BYTES)
+impl<B: Backend> std::fmt::Debug for Region<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecRegion")
+            .field("ptr", &self.as_ptr())
+            .field("len", &self.len)
+            .finish()
+    }
 }
 
-impl Drop for ExecRegion {
+impl<B: Backend> Drop for Region<B> {
     fn drop(&mut self) {
-        let Some(map) = self.map.take() else { return };
-        let class = map.len();
-        // The region is being dropped, so no code runs from it any more. If the
-        // protection change fails, `make_mut` drops (unmaps) the mapping instead.
-        if let Ok(writable) = map.make_mut() {
-            let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-            let list = free
-                .get_or_insert_with(HashMap::new)
-                .entry(class)
-                .or_default();
-            if list.len() < MAX_FREE_PER_CLASS {
-                list.push(writable);
-            }
+        let Some(code) = self.code.take() else { return };
+        let class = B::mapping_len(&code);
+        // The region is being dropped, so no code runs from it any more.
+        if let Some(blank) = self.provider.backend.retire(code) {
+            // A mapping the full pool hands back is dropped (unmapped) after
+            // the lock is released.
+            let rejected = self.provider.pool().put(class, blank);
+            drop(rejected);
         }
     }
 }
 
-#[cfg(all(target_arch = "aarch64", not(windows)))]
-fn flush_icache(ptr: *const u8, len: usize) {
-    unsafe extern "C" {
-        fn __clear_cache(start: *mut std::ffi::c_char, end: *mut std::ffi::c_char);
+#[cfg(all(target_os = "macos", target_arch = "aarch64"))]
+type HostBackend = apple_jit::AppleJit<apple_jit::Libc>;
+#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+type HostBackend = portable::Portable;
+
+static HOST: Provider<HostBackend> = Provider::new(HostBackend::HOST);
+
+/// Executable memory of this host (see the module documentation).
+pub type ExecRegion = Region<HostBackend>;
+
+impl ExecRegion {
+    /// Copies `code` into a fresh or recycled mapping and makes it executable.
+    pub fn new(code: &[u8]) -> Result<ExecRegion, MemoryError> {
+        host_support().map_err(MemoryError::Unsupported)?;
+        HOST.region(code)
     }
-    // SAFETY: the range is inside a live mapping; __clear_cache (compiler-rt /
-    // libgcc) only performs cache maintenance on it.
-    unsafe {
-        __clear_cache(
-            ptr as *mut std::ffi::c_char,
-            ptr.add(len) as *mut std::ffi::c_char,
-        )
-    };
 }
 
-#[cfg(not(all(target_arch = "aarch64", not(windows))))]
-fn flush_icache(_ptr: *const u8, _len: usize) {
-    // x86-64 keeps instruction fetch coherent with stores (and Windows on ARM is
-    // refused by `host_support`).
+/// Whether this OS can give generated code executable memory the way this module
+/// does, and if not, why (the JIT is then unavailable and `auto` picks the
+/// interpreter).
+pub fn host_support() -> Result<(), &'static str> {
+    #[cfg(all(target_os = "macos", target_arch = "aarch64"))]
+    {
+        apple_jit::host_support()
+    }
+    #[cfg(all(
+        target_vendor = "apple",
+        not(target_os = "macos"),
+        target_arch = "aarch64"
+    ))]
+    {
+        // iOS and tvOS: MAP_JIT needs the `dynamic-codesigning` entitlement,
+        // which Apple grants to no App Store app, and the SDK declares the
+        // per-thread write switch for macOS only (docs/executable-memory.md).
+        Err("iOS and tvOS allow JIT pages only with the dynamic-codesigning entitlement")
+    }
+    #[cfg(not(all(target_vendor = "apple", target_arch = "aarch64")))]
+    {
+        if cfg!(any(unix, windows)) {
+            Ok(())
+        } else {
+            Err("no memory-mapping API on this operating system")
+        }
+    }
+}
+
+fn size_class(len: usize) -> usize {
+    len.max(1).next_power_of_two().max(MIN_CLASS_BYTES)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn free_mappings() -> usize {
-        FREE.lock()
-            .unwrap()
-            .as_ref()
-            .map_or(0, |free| free.values().map(Vec::len).sum())
-    }
 
     /// The permissions of the mapping holding `addr`, from `/proc/self/maps`
     /// (x86-64 only: under qemu-user the file is the emulator's rendering).
@@ -230,6 +274,6 @@ mod tests {
             "{} distinct mappings: freed mappings are not reused",
             addresses.len()
         );
-        assert!(free_mappings() >= 1);
+        assert!(HOST.pooled() >= 1);
     }
 }
