@@ -114,20 +114,31 @@ pub fn optimize(ir: &Ir) -> Ir {
         kind: ir.kind,
         precision: ir.precision,
         prologue: ir.prologue.clone(),
-        blocks: ir
-            .blocks
-            .iter()
-            .map(|block| {
-                let mut block = forward(block);
-                nan_payloads(&mut block);
-                dead_code(&block)
-            })
-            .collect(),
+        blocks: {
+            let mut scratch = Scratch::default();
+            ir.blocks
+                .iter()
+                .map(|block| {
+                    let mut block = forward(block, &mut scratch);
+                    nan_payloads(&mut block, &mut scratch);
+                    dead_code(&block, &mut scratch)
+                })
+                .collect()
+        },
         values_cross_spans: true,
         block_of: ir.block_of.clone(),
     };
     debug_assert_eq!(out.verify(), Ok(()));
     out
+}
+
+/// Working buffers of the passes, reused from block to block (a program of
+/// many small blocks otherwise spends much of its compilation allocating).
+#[derive(Default)]
+struct Scratch {
+    remap: Vec<Value>,
+    flags: Vec<bool>,
+    seen: OpTable,
 }
 
 /// Rebuilds a block node by node, remapping operands.
@@ -224,16 +235,33 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
     }
 }
 
-/// The operands of `op`, in order.
-pub fn operands(op: &Op) -> impl Iterator<Item = Value> {
-    let mut list = [None; 3];
-    let _ = map_operands(*op, |v| {
-        if let Some(slot) = list.iter_mut().find(|s| s.is_none()) {
-            *slot = Some(v);
+/// The operands of `op`, in order (the order [`map_operands`] visits them).
+pub fn operands(op: &Op) -> impl Iterator<Item = Value> + use<> {
+    // A direct match: every pass and both lowerings ask this of every node.
+    let none = Value(u32::MAX);
+    let (list, len) = match *op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => ([none; 3], 0),
+        Op::ReadConstAt(v)
+        | Op::Store { value: v, .. }
+        | Op::WriteAddr(_, v)
+        | Op::WriteFlag(_, v)
+        | Op::Swizzle(v, _)
+        | Op::Extract(v, _)
+        | Op::Splat(v)
+        | Op::Unary(_, v) => ([v, none, none], 1),
+        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+            ([a, b, none], 2)
         }
-        v
-    });
-    list.into_iter().flatten()
+        Op::Select { cond, a, b } => ([cond, a, b], 3),
+    };
+    list.into_iter().take(len)
 }
 
 /// The values an exit uses.
@@ -352,10 +380,14 @@ fn addr_index(reg: AddrReg) -> usize {
 }
 
 /// Forwarding, CSE and the removal of steps that do nothing (one walk).
-fn forward(block: &Block) -> Block {
+fn forward(block: &Block, scratch: &mut Scratch) -> Block {
     let mut out = Rebuild::new(block.nodes.len());
-    let mut remap: Vec<Value> = Vec::with_capacity(block.nodes.len());
-    let mut seen = OpTable::with_capacity_and_hasher(block.nodes.len(), Default::default());
+    let remap = &mut scratch.remap;
+    remap.clear();
+    remap.reserve(block.nodes.len());
+    let seen = &mut scratch.seen;
+    seen.clear();
+    seen.reserve(block.nodes.len());
     let mut temps: [Option<Value>; 16] = [None; 16];
     let mut addrs: [Option<Value>; 3] = [None; 3];
     let mut flags: [Option<Value>; 2] = [None; 2];
@@ -389,10 +421,10 @@ fn forward(block: &Block) -> Block {
             let op = match op {
                 Op::Swizzle(v, lanes) => {
                     let need = lanes.iter().fold(0, |m, &l| m | lane_mask(l));
-                    Op::Swizzle(strip(&mut out, &mut seen, v, need), lanes)
+                    Op::Swizzle(strip(&mut out, seen, v, need), lanes)
                 }
                 Op::Extract(v, lane) => {
-                    Op::Extract(strip(&mut out, &mut seen, v, lane_mask(lane)), lane)
+                    Op::Extract(strip(&mut out, seen, v, lane_mask(lane)), lane)
                 }
                 op => op,
             };
@@ -423,7 +455,7 @@ fn forward(block: &Block) -> Block {
                     if m != 0 {
                         pending[key] = Some(match pending[key] {
                             Some((before, covered)) if m != 0xF => {
-                                (blend(&mut out, &mut seen, before, value, m), covered | m)
+                                (blend(&mut out, seen, before, value, m), covered | m)
                             }
                             _ => (value, m),
                         });
@@ -435,7 +467,7 @@ fn forward(block: &Block) -> Block {
                         } else if mask.0 & 0xF == 0 {
                             *slot
                         } else {
-                            slot.map(|before| blend(&mut out, &mut seen, before, value, m))
+                            slot.map(|before| blend(&mut out, seen, before, value, m))
                         };
                     }
                     if let (DstReg::Temp(n), true) = (dst, m != 0)
@@ -471,7 +503,7 @@ fn forward(block: &Block) -> Block {
                     flags[f as usize & 1] = Some(v);
                     out.push(Node { op, ty: None }, 0)
                 }
-                Op::Blend { a, b, take_b } => blend(&mut out, &mut seen, a, b, take_b.0),
+                Op::Blend { a, b, take_b } => blend(&mut out, seen, a, b, take_b.0),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
                     Simplified::Keep(facts) => match seen.get(&op) {
@@ -677,12 +709,14 @@ fn payload_use(op: &Op) -> Payload {
 /// Drops each `canonicalize` whose result's NaN payload nobody observes: every
 /// use ignores it, or passes it on to uses that ignore it (a dot product's
 /// partial sums in F32 are canonicalised once, at the end).
-fn nan_payloads(block: &mut Block) {
+fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     let n = block.nodes.len();
     // observed[k]: the NaN payload of node k's value may reach an observer.
     // Users come after their operands, so a reverse walk sees every user of
     // a node before the node.
-    let mut observed = vec![false; n];
+    let observed = &mut scratch.flags;
+    observed.clear();
+    observed.resize(n, false);
     for v in exit_operands(&block.exit) {
         observed[v.0 as usize] = true;
     }
@@ -699,7 +733,9 @@ fn nan_payloads(block: &mut Block) {
             }
         }
     }
-    let mut remap: Vec<Value> = (0..n as u32).map(Value).collect();
+    let remap = &mut scratch.remap;
+    remap.clear();
+    remap.extend((0..n as u32).map(Value));
     for k in 0..n {
         let op = map_operands(block.nodes[k].op, |v| remap[v.0 as usize]);
         block.nodes[k].op = op;
@@ -713,8 +749,10 @@ fn nan_payloads(block: &mut Block) {
 }
 
 /// Removes pure nodes whose value nobody uses (writes and exit values are used).
-fn dead_code(block: &Block) -> Block {
-    let mut live = vec![false; block.nodes.len()];
+fn dead_code(block: &Block, scratch: &mut Scratch) -> Block {
+    let live = &mut scratch.flags;
+    live.clear();
+    live.resize(block.nodes.len(), false);
     for v in exit_operands(&block.exit) {
         live[v.0 as usize] = true;
     }
@@ -729,20 +767,35 @@ fn dead_code(block: &Block) -> Block {
             }
         }
     }
-    let mut out = Rebuild::new(block.nodes.len());
-    let mut remap = vec![Value(u32::MAX); block.nodes.len()];
+    let remap = &mut scratch.remap;
+    remap.clear();
+    remap.resize(block.nodes.len(), Value(u32::MAX));
+    let mut nodes = Vec::with_capacity(live.iter().filter(|&&l| l).count());
+    let mut instrs = Vec::with_capacity(block.instrs.len());
     for span in &block.instrs {
-        out.begin(span.pc);
+        let first = nodes.len() as u32;
         for index in span.first..span.end {
             if live[index as usize] {
                 let node = block.nodes[index as usize];
                 let op = map_operands(node.op, |v| remap[v.0 as usize]);
-                remap[index as usize] = out.push(Node { op, ty: node.ty }, 0);
+                remap[index as usize] = Value(nodes.len() as u32);
+                nodes.push(Node { op, ty: node.ty });
             }
         }
+        instrs.push(InstrSpan {
+            pc: span.pc,
+            first,
+            end: nodes.len() as u32,
+        });
     }
-    let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
-    out.finish(block, exit)
+    Block {
+        start: block.start,
+        last: block.last,
+        nodes,
+        instrs,
+        exit: map_exit(block.exit, |v| remap[v.0 as usize]),
+        stack_check: block.stack_check,
+    }
 }
 
 #[cfg(test)]
@@ -768,6 +821,58 @@ mod tests {
             out.push(x);
         }
         out
+    }
+
+    #[test]
+    fn operands_lists_what_map_operands_visits_in_its_order() {
+        let (a, b, c) = (Value(7), Value(3), Value(5));
+        let ty = super::super::Ty {
+            elem: Elem::F32,
+            lanes: 4,
+        };
+        let every_kind = [
+            Op::Const { ty, bits: [1; 4] },
+            Op::ReadInput(1),
+            Op::ReadTemp(2),
+            Op::ReadConst(3),
+            Op::ReadConstAt(a),
+            Op::ReadAddr(AddrReg::AL),
+            Op::ReadFlag(1),
+            Op::ReadBoolUniform(4),
+            Op::ReadIntUniform { id: 1, field: 2 },
+            Op::Store {
+                dst: DstReg::Temp(3),
+                mask: WriteMask(0b1010),
+                value: a,
+            },
+            Op::WriteAddr(AddrReg::A0Y, a),
+            Op::WriteFlag(0, a),
+            Op::Swizzle(a, [3, 2, 1, 0]),
+            Op::Extract(a, 2),
+            Op::Splat(a),
+            Op::Blend {
+                a,
+                b,
+                take_b: WriteMask(0b0110),
+            },
+            Op::Select { cond: c, a, b },
+            Op::Unary(UnOp::Floor, a),
+            Op::Binary(BinOp::FSub, b, a),
+            Op::FCmp(crate::isa::CmpOp::Lt, a, c),
+            Op::ICmp(crate::isa::CmpOp::Eq, c, b),
+        ];
+        for op in every_kind {
+            let mut visited = Vec::new();
+            let _ = map_operands(op, |v| {
+                visited.push(v);
+                v
+            });
+            assert_eq!(operands(&op).collect::<Vec<_>>(), visited, "{op:?}");
+        }
+        assert_eq!(
+            operands(&Op::Select { cond: c, a, b }).collect::<Vec<_>>(),
+            [c, a, b]
+        );
     }
 
     #[test]

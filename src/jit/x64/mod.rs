@@ -127,7 +127,11 @@ pub(crate) fn compile(
         precision == Precision::F24,
         features.preconverted_uniforms,
     )?;
-    let mut ops = Asm::new(0);
+    // Sized up front from what the corpus emits (about 20–30 bytes per IR
+    // node, a few dozen per instruction for the flow code): growing the
+    // buffer by doubling copies it some ten times per compilation.
+    let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
+    let mut ops = Asm::new_with_capacity(0, 4096 + 32 * nodes + 48 * len, 0, 0, len + 64, 0, 0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let fp = fp_env::Constants::new(&mut ops);
     let mut e = Emitter {
