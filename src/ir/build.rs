@@ -34,7 +34,10 @@ impl Ir {
                 for slot in &mut block_of[span.start as usize..=span.last as usize] {
                     *slot = index as u32;
                 }
-                let mut b = BlockBuilder::new(precision);
+                let mut b = BlockBuilder::for_instructions(
+                    precision,
+                    (span.last - span.start) as usize + 1,
+                );
                 let mut exit = Exit::Next;
                 for pc in span.start..=span.last {
                     // Only a block's last instruction can affect control flow.

@@ -46,16 +46,21 @@ impl Liveness {
         operands: impl Fn(usize) -> I,
     ) -> Liveness {
         let n = block.nodes.len();
-        let mut in_lowered_span = vec![false; n];
-        for (span, &on) in block.instrs.iter().zip(lowered) {
-            in_lowered_span[span.first as usize..span.end as usize].fill(on);
-        }
         let mut needed = vec![false; n];
+        // The writes of lowered spans run (marked before the walk: a node's
+        // operands come before it, so the walk below still sees every reader
+        // of a value before the value).
+        for (span, &on) in block.instrs.iter().zip(lowered) {
+            if on {
+                for k in span.first as usize..span.end as usize {
+                    if block.nodes[k].ty.is_none() {
+                        needed[k] = true;
+                    }
+                }
+            }
+        }
         let mut last_use = vec![u32::MAX; n];
         for k in (0..n).rev() {
-            if block.nodes[k].ty.is_none() && in_lowered_span[k] {
-                needed[k] = true;
-            }
             if needed[k] {
                 for v in operands(k) {
                     needed[v.0 as usize] = true;

@@ -52,7 +52,14 @@ impl std::hash::Hasher for OpHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        // Eight bytes a step: a constant's lanes are hashed as one slice.
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
             self.write_u64(b as u64);
         }
     }
