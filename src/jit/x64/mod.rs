@@ -127,11 +127,20 @@ pub(crate) fn compile(
         precision == Precision::F24,
         features.preconverted_uniforms,
     )?;
-    // Sized up front from what the corpus emits (about 20–30 bytes per IR
-    // node, a few dozen per instruction for the flow code): growing the
-    // buffer by doubling copies it some ten times per compilation.
+    // Sized up front from what the corpus emits (about 20–30 bytes and under
+    // one label reference per IR node, a few dozen bytes and references per
+    // instruction for the flow code): growing the buffers (and rehashing the
+    // label table) node by node is a noticeable part of a compilation.
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
-    let mut ops = Asm::new_with_capacity(0, 4096 + 32 * nodes + 48 * len, 0, 0, len + 64, 0, 0);
+    let mut ops = Asm::new_with_capacity(
+        0,
+        4096 + 32 * nodes + 48 * len,
+        16,
+        16,
+        64 + len + nodes / 2,
+        64 + 2 * len,
+        64 + nodes + 2 * len,
+    );
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let fp = fp_env::Constants::new(&mut ops);
     let mut e = Emitter {
