@@ -52,9 +52,10 @@ impl Liveness {
         // of a value before the value).
         for (span, &on) in block.instrs.iter().zip(lowered) {
             if on {
-                for k in span.first as usize..span.end as usize {
-                    if block.nodes[k].ty.is_none() {
-                        needed[k] = true;
+                let span = span.first as usize..span.end as usize;
+                for (need, node) in needed[span.clone()].iter_mut().zip(&block.nodes[span]) {
+                    if node.ty.is_none() {
+                        *need = true;
                     }
                 }
             }
