@@ -17,7 +17,10 @@
 //!   folder is absent), same batch, both precisions, every engine.
 //! - `compile`: `pica_jit::jit::compile_uncached` (analysis, code generation,
 //!   copy into executable pages; the dropped region goes back to the page pool
-//!   inside the timed loop) for the default shader and every corpus file.
+//!   inside the timed loop) for the default shader and every corpus file (F24),
+//!   and in both precisions the default shader and the assembled corpus's
+//!   programs slowest to compile (`SLOWEST_TO_COMPILE`: the tail compare.sh
+//!   reports).
 //!
 //! Per-vertex groups report `Throughput::Elements(1000)`, so criterion prints
 //! vertices per second; time per iteration / 1000 is ns per vertex. Every
@@ -380,6 +383,17 @@ fn corpus(c: &mut Criterion) {
     group.finish();
 }
 
+/// The assembled corpus (`../shared/asm-corpus/expected`).
+const ASM_CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/asm-corpus/expected");
+
+/// The programs of the assembled corpus slowest to compile (callgrind, at
+/// the change that added them): 197 instructions in 96 blocks, and the
+/// longest F24 blocks.
+const SLOWEST_TO_COMPILE: [&str; 2] = [
+    "aroulin__3ds-gpu-tests__fp-tests_source_vshader.shbin",
+    "0x00002a__pican__test_cases_inputs_complex-mesh-shader.shbin",
+];
+
 fn compile(c: &mut Criterion) {
     if let Err(reason) = pica_jit::jit::host_support() {
         eprintln!("no JIT on this host ({reason}); compile benchmarks skipped");
@@ -387,6 +401,15 @@ fn compile(c: &mut Criterion) {
     }
     let mut subjects = vec![default_subject()];
     subjects.extend(corpus_files().iter().filter_map(|p| corpus_subject(p)));
+    // The slowest programs to compile that `../shared/corpus` lacks (the
+    // compile-time tail compare.sh reports): many small blocks, and long F24
+    // blocks.
+    let slowest: Vec<Subject> = SLOWEST_TO_COMPILE
+        .iter()
+        .filter_map(|name| corpus_subject(&Path::new(ASM_CORPUS).join(name)))
+        .collect();
+    let slowest_names: Vec<String> = slowest.iter().map(|s| s.name.clone()).collect();
+    subjects.extend(slowest);
     let mut group = c.benchmark_group("compile");
     group
         .sample_size(20)
@@ -395,11 +418,12 @@ fn compile(c: &mut Criterion) {
     for subject in &subjects {
         // The default shader in both precisions; corpus files in f24 only (the
         // two precisions differ only in a few emitted sequences).
-        let precisions: &[Precision] = if subject.name == "default" {
-            &PRECISIONS
-        } else {
-            &PRECISIONS[..1]
-        };
+        let precisions: &[Precision] =
+            if subject.name == "default" || slowest_names.contains(&subject.name) {
+                &PRECISIONS
+            } else {
+                &PRECISIONS[..1]
+            };
         for &precision in precisions {
             let config = subject.config(precision);
             let program = &*subject.program;
