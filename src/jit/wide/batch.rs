@@ -98,6 +98,53 @@ pub(crate) fn run_states(
     stops
 }
 
+/// Stopped lanes of a [`run_vertices`] group under `StatePolicy::Reset`:
+/// their outputs go to the batch; lanes its group gives up on wait for the
+/// single-vertex JIT.
+struct ResetSink<'a, 'r> {
+    outputs: &'a mut [Registers],
+    /// The outputs copied out per lane.
+    lane_outputs: u16,
+    /// The rows a lane handed over to the interpreter reports.
+    every_row: &'r RowSet,
+    /// The rows some stopped lane's path wrote.
+    written: RowSet,
+    /// Whether a lane was handed over to the interpreter.
+    handed_over: bool,
+    stops: [Stop; 32],
+    /// The lanes to run on the single-vertex JIT instead.
+    single_vertex: u32,
+}
+
+impl LaneSink for ResetSink<'_, '_> {
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet) {
+        self.written.union_with(rows);
+        self.handed_over |= rows == self.every_row;
+        for reg in bits(self.lane_outputs) {
+            file.outputs_to(reg, mask, self.outputs);
+        }
+        for (lane, slot) in self.stops.iter_mut().enumerate() {
+            if mask >> lane & 1 != 0 {
+                *slot = stop;
+            }
+        }
+    }
+
+    fn single_vertex(&mut self, mask: u32, rows: &RowSet) -> bool {
+        // Rows their path wrote are restored for the next group too.
+        self.written.union_with(rows);
+        self.single_vertex |= mask;
+        true
+    }
+
+    fn merges_rows(&self) -> bool {
+        // Every row of every lane holds the given state's value (restored
+        // after each group) until the lane writes it; the outputs copied
+        // out are among the restored rows.
+        true
+    }
+}
+
 /// Stopped lanes of [`run_states`] go straight back to their states.
 struct StatesSink<'a> {
     states: &'a mut [UnitState],
@@ -162,6 +209,16 @@ pub(crate) struct VertexBatch<'a> {
     pub output_mask: u16,
 }
 
+/// How many vertices [`run_vertices`] shaded where.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shaded {
+    /// Vertices the wide engine started (in lanes).
+    pub wide: usize,
+    /// Of those, the vertices it handed to the single-vertex JIT (`sequential`)
+    /// after their group's lanes diverged.
+    pub single_vertex: usize,
+}
+
 /// Runs `batch` on the wide engine; `carry` selects the state policy
 /// `Carry` (else `Reset`). `record(range, stop)` receives every vertex's stop
 /// in order; `sequential` runs one vertex from the state given on the
@@ -178,7 +235,7 @@ pub(crate) fn run_vertices(
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
     sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
-) -> usize {
+) -> Shaded {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
     let cx = RunContext {
@@ -278,7 +335,10 @@ pub(crate) fn run_vertices(
             }
         }
         if done == len {
-            return done;
+            return Shaded {
+                wide: done,
+                single_vertex: 0,
+            };
         }
     }
     let mut base = LaneState::new(lanes);
@@ -309,7 +369,10 @@ pub(crate) fn run_vertices(
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     // Carry: each lane's values of the rows its path wrote.
     let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
-    let mut shaded = done;
+    let mut shaded = Shaded {
+        wide: done,
+        single_vertex: 0,
+    };
     let groups = batch.inputs[done..]
         .chunks(lanes)
         .zip(batch.outputs[done..].chunks_mut(lanes));
@@ -329,35 +392,42 @@ pub(crate) fn run_vertices(
         }
         let n = inputs.len();
         if !carry {
-            let mut written = RowSet::default();
-            let mut handed_over = false;
-            let mut stops = [Stop::End; 32];
-            let result = wide.run(
-                &mut file,
-                active(n),
-                &cx,
-                &mut |mask, f: &LaneState, stop, rows: &RowSet| {
-                    written.union_with(rows);
-                    handed_over |= *rows == every_row;
-                    for reg in bits(lane_outputs) {
-                        f.outputs_to(reg, mask, outputs);
-                    }
-                    for (lane, slot) in stops.iter_mut().enumerate().take(n) {
-                        if mask >> lane & 1 != 0 {
-                            *slot = stop;
-                        }
-                    }
-                },
-            );
+            let mut sink = ResetSink {
+                outputs,
+                lane_outputs,
+                every_row: &every_row,
+                written: RowSet::default(),
+                handed_over: false,
+                stops: [Stop::End; 32],
+                single_vertex: 0,
+            };
+            let result = wide.run(&mut file, active(n), &cx, &mut sink);
+            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            let ResetSink {
+                outputs,
+                written,
+                handed_over,
+                mut stops,
+                single_vertex,
+                ..
+            } = sink;
             // Outputs no instruction writes keep the given state's value.
             for vertex in outputs.iter_mut() {
                 start.store_outputs(vertex, kept_outputs);
             }
-            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            // Lanes of a group that diverged too far: one at a time on the
+            // single-vertex JIT, each from the given state.
+            for lane in (0..n).filter(|lane| single_vertex >> lane & 1 != 0) {
+                let mut alone = state.clone();
+                alone.load_inputs(&inputs[lane], batch.input_mask);
+                stops[lane] = sequential(&mut alone);
+                alone.store_outputs(&mut outputs[lane], batch.output_mask);
+            }
             for (k, &stop) in stops[..n].iter().enumerate() {
                 record(first + k..first + k + 1, stop);
             }
-            shaded += n;
+            shaded.wide += n;
+            shaded.single_vertex += single_vertex.count_ones() as usize;
             // The next group starts from the given state again.
             if handed_over {
                 file.copy_rows(&base, &written);
@@ -419,7 +489,7 @@ pub(crate) fn run_vertices(
                     for row in rows.rows() {
                         set_row(state, row as usize, lane_values[n - 1][row as usize]);
                     }
-                    shaded += n;
+                    shaded.wide += n;
                     continue;
                 }
                 for (k, result) in stops[..n].iter().enumerate() {
@@ -432,7 +502,7 @@ pub(crate) fn run_vertices(
                     state.store_outputs(&mut outputs[k], batch.output_mask);
                     record(first + k..first + k + 1, stop);
                 }
-                shaded += n;
+                shaded.wide += n;
             }
             Err(NotIndependent) => {
                 // Lanes depend on each other here (and most likely in the

@@ -3,7 +3,7 @@
 //! input conversion, and the order in which a shader's functions are
 //! emitted.
 
-use super::RegAlloc;
+use super::{RegAlloc, Target};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -130,6 +130,11 @@ pub(crate) struct Functions {
     pub prologue: Option<usize>,
     /// Offset of each block's function (`None`: the lowering gave up on it).
     pub entries: Vec<Option<usize>>,
+    /// Offset of each block's masked function, whose row stores change only
+    /// the lanes of the execution mask (empty where the backend has no
+    /// masked stores; the block's own function where it writes no row;
+    /// `None`: it did not lower).
+    pub masked: Vec<Option<usize>>,
 }
 
 /// Emits the input conversion (when `convert_inputs` asks for one) and one
@@ -154,12 +159,36 @@ pub(crate) fn lower_blocks<'p, M: Module>(
         // half-emitted code stays unreachable).
         entries.push(optional(m.function().block(block))?.map(|()| at));
     }
+    // The masked variants, for the lanes of a group that took one path
+    // while others wait at another (a block that stores nothing needs none).
+    let mut masked = Vec::new();
+    for (block, entry) in blocks.iter().zip(&entries) {
+        let stores = block.ops.iter().any(|op| matches!(op, LaneOp::Store(..)));
+        if entry.is_none() || !stores {
+            masked.push(*entry);
+            continue;
+        }
+        let at = m.offset();
+        let mut f = m.function();
+        if !f.mask_stores() {
+            masked.clear();
+            break;
+        }
+        masked.push(optional(f.block(block))?.map(|()| at));
+    }
     let kernel = kernel.filter(|plan| {
         plan.steps
             .iter()
             .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
     });
-    Ok((Functions { prologue, entries }, kernel))
+    Ok((
+        Functions {
+            prologue,
+            entries,
+            masked,
+        },
+        kernel,
+    ))
 }
 
 /// `Ok(None)` where the lowering gave up ([`JitError::Lowering`]: the driver
