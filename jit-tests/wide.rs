@@ -1142,6 +1142,10 @@ fn branchy_shaders_match_the_interpreter_and_count_where_vertices_ran() {
                     );
                     if policy == StatePolicy::Reset {
                         assert_eq!(summary.wide_vertices, states.len(), "{what}");
+                        assert!(
+                            summary.single_vertex_vertices < summary.wide_vertices,
+                            "{what}: some vertices finish in lanes: {summary:?}"
+                        );
                         lanes_total += summary.wide_vertices - summary.single_vertex_vertices;
                         single_total += summary.single_vertex_vertices;
                     }

@@ -37,6 +37,7 @@ pub(crate) fn run_states(
         budget: config.budget,
         entry: config.entry,
         carry: false,
+        work: Default::default(),
     };
     let mut stops = vec![Stop::End; states.len()];
     // Only registers some path reads before writing them go in (a lane handed
@@ -96,6 +97,32 @@ pub(crate) fn run_states(
         }
     });
     stops
+}
+
+/// Groups of a `StatePolicy::Reset` batch that run in lanes before the
+/// driver's work decides whether the rest do.
+const PROBE_GROUPS: usize = 2;
+
+/// Whether `groups` groups of `lanes` lanes cost less in lanes (the block
+/// driver's `work`) than their lanes would one at a time on the
+/// single-vertex JIT. The weights are x86-64 instructions per unit, fitted
+/// to callgrind counts of `run_vertices` on the four branchy shaders of
+/// issue 19 at 4 and 8 lanes (f32): the driver's work per block call (the
+/// call, the floating-point environment switch, the exit, the scheduling),
+/// a PICA instruction over a whole group, a vertex's share of a group's
+/// transposition in and out and restoring its rows; and a single-vertex
+/// invocation's fixed cost and cost per PICA instruction.
+fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize) -> bool {
+    const CALL: u64 = 540;
+    const GROUP_INSTRUCTION: u64 = 40;
+    const GROUP_PER_LANE: u64 = 650;
+    const VERTEX: u64 = 250;
+    const VERTEX_INSTRUCTION: u64 = 8;
+    let vertices = (groups * lanes) as u64;
+    let in_lanes =
+        work.calls * CALL + work.instructions * GROUP_INSTRUCTION + vertices * GROUP_PER_LANE;
+    let alone = vertices * VERTEX + work.lane_instructions * VERTEX_INSTRUCTION;
+    in_lanes <= alone
 }
 
 /// Stopped lanes of a [`run_vertices`] group under `StatePolicy::Reset`:
@@ -244,6 +271,7 @@ pub(crate) fn run_vertices(
         budget: config.budget,
         entry: config.entry,
         carry,
+        work: Default::default(),
     };
     // Inputs the program reads: per lane where the batch gives them, else the
     // starting state's (no instruction writes an input).
@@ -376,8 +404,23 @@ pub(crate) fn run_vertices(
     let groups = batch.inputs[done..]
         .chunks(lanes)
         .zip(batch.outputs[done..].chunks_mut(lanes));
+    // Reset: whether running in lanes pays, from the driver's work on the
+    // groups so far against one vertex at a time (see `lanes_pay`).
+    let mut in_lanes = true;
     for (g, (inputs, outputs)) in groups.enumerate() {
         let first = done + g * lanes;
+        if !carry && !in_lanes {
+            for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                let mut alone = state.clone();
+                alone.load_inputs(vertex_in, batch.input_mask);
+                let stop = sequential(&mut alone);
+                alone.store_outputs(vertex_out, batch.output_mask);
+                record(first + k..first + k + 1, stop);
+            }
+            shaded.wide += inputs.len();
+            shaded.single_vertex += inputs.len();
+            continue;
+        }
         if !carry_wide {
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
                 state.load_inputs(vertex_in, batch.input_mask);
@@ -433,6 +476,9 @@ pub(crate) fn run_vertices(
                 file.copy_rows(&base, &written);
             } else {
                 file.copy_rows(&base, &written.intersection(&observable));
+            }
+            if g + 1 >= PROBE_GROUPS {
+                in_lanes = lanes_pay(cx.work.get(), g + 1, lanes);
             }
             continue;
         }
@@ -520,4 +566,29 @@ pub(crate) fn run_vertices(
         }
     }
     shaded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::wide::DriverWork;
+
+    #[test]
+    fn lanes_pay_for_long_shared_blocks_and_not_for_short_scattered_ones() {
+        // Two groups of 8 on one path of two 150-instruction blocks.
+        let shared = DriverWork {
+            calls: 4,
+            instructions: 600,
+            lane_instructions: 8 * 600,
+        };
+        assert!(lanes_pay(shared, 2, 8));
+        // The corpus's picodrive shader as the driver ran it: 27 block calls
+        // of 116 instructions in all for two groups of 8 whose lanes ran 764.
+        let scattered = DriverWork {
+            calls: 27,
+            instructions: 116,
+            lane_instructions: 764,
+        };
+        assert!(!lanes_pay(scattered, 2, 8));
+    }
 }

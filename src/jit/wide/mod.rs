@@ -14,10 +14,15 @@
 //!   in every lane.
 //! * **Flag decisions** (`ifc`, `callc`, `jmpc`, `breakc`): the block returns
 //!   the condition's lane mask. When every active lane agrees the group
-//!   follows it once; when they diverge the group forks: the lanes that took
-//!   the other way continue later as a group of their own, with a copy of the
-//!   register file and of the flow state (inactive lanes compute values nobody
-//!   reads). A group of `W` lanes forks at most `W - 1` times.
+//!   follows it once; when they diverge, where the backend has masked block
+//!   functions (x86-64) the lanes split into paths in one register file
+//!   (`run_masked`): the path with the lowest PC runs next under its lane
+//!   mask and paths meeting in one flow state merge (reconvergence).
+//!   Elsewhere the group forks: the lanes that took the other way continue
+//!   later as a group of their own, with a copy of the register file and of
+//!   the flow state. Either way inactive lanes compute values nobody reads,
+//!   and a few lanes left on their own go to the single-vertex JIT where the
+//!   caller can run them (`LaneSink::single_vertex`).
 //! * **Hand-over**: a block entered mid-way, a block the remaining budget
 //!   cannot cover, or a block the lowering could not compile, finishes each
 //!   lane on the interpreter from the group's progress (the lane's registers
@@ -475,6 +480,28 @@ pub(crate) struct RunContext<'a> {
     /// State policy `Carry`: stop with [`NotIndependent`] where lanes would
     /// depend on the state they start from.
     pub carry: bool,
+    /// The driver's work so far (for the caller's cost estimate).
+    pub work: std::cell::Cell<DriverWork>,
+}
+
+/// What the block driver did: the block functions it called, the PICA
+/// instructions those blocks hold, and the instructions the lanes executed
+/// (a block counted once per active lane).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DriverWork {
+    pub calls: u64,
+    pub instructions: u64,
+    pub lane_instructions: u64,
+}
+
+impl RunContext<'_> {
+    fn count_call(&self, len: u64, active: u32) {
+        let mut work = self.work.get();
+        work.calls += 1;
+        work.instructions += len;
+        work.lane_instructions += len * active.count_ones() as u64;
+        self.work.set(work);
+    }
 }
 
 /// A sub-group of a masked run: lanes on one path.
@@ -1152,11 +1179,12 @@ impl WideShader {
                 }
                 let mask = self.call(offset, lanes, cx.uniforms);
                 let len = block.instrs.len() as u64;
+                cx.count_call(len, current.active);
                 current.progress.executed += len;
-                for (lane, count) in executed.iter_mut().enumerate() {
-                    if current.active >> lane & 1 != 0 {
-                        *count += len;
-                    }
+                let mut left = current.active;
+                while left != 0 {
+                    executed[left.trailing_zeros() as usize] += len;
+                    left &= left - 1;
                 }
                 current.written.union_with(&self.facts[k].1);
                 if block.exit == Exit::Next && !block.stack_check {
@@ -1304,6 +1332,7 @@ impl WideShader {
                 return Err(NotIndependent);
             }
             let mask = self.call(offset, lanes, cx.uniforms);
+            cx.count_call(block.instrs.len() as u64, group.active);
             group.progress.executed += block.instrs.len() as u64;
             group.written.union_with(&self.facts[k].1);
             if block.exit == Exit::Next && !block.stack_check {
