@@ -407,15 +407,28 @@ pub(crate) fn run_vertices(
     // Reset: whether running in lanes pays, from the driver's work on the
     // groups so far against one vertex at a time (see `lanes_pay`).
     let mut in_lanes = true;
+    let mut alone: Option<UnitState> = None;
     for (g, (inputs, outputs)) in groups.enumerate() {
         let first = done + g * lanes;
         if !carry && !in_lanes {
+            // One scratch state for all: after each vertex only what an
+            // invocation may change goes back to the given state's values
+            // (the F24 entry conversion of temporaries is idempotent).
+            let scratch = alone.get_or_insert_with(|| state.clone());
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                let mut alone = state.clone();
-                alone.load_inputs(vertex_in, batch.input_mask);
-                let stop = sequential(&mut alone);
-                alone.store_outputs(vertex_out, batch.output_mask);
+                scratch.load_inputs(vertex_in, batch.input_mask);
+                let stop = sequential(scratch);
+                scratch.store_outputs(vertex_out, batch.output_mask);
                 record(first + k..first + k + 1, stop);
+                for n in bits(wide.temps_written()) {
+                    scratch.temps[n] = state.temps[n];
+                }
+                for n in bits(wide.outputs_written()) {
+                    scratch.outputs[n] = state.outputs[n];
+                }
+                scratch.a0 = state.a0;
+                scratch.al = state.al;
+                scratch.cmp = state.cmp;
             }
             shaded.wide += inputs.len();
             shaded.single_vertex += inputs.len();
