@@ -132,7 +132,8 @@ pub(crate) struct Functions {
     pub entries: Vec<Option<usize>>,
     /// Offset of each block's masked function, whose row stores change only
     /// the lanes of the execution mask (empty where the backend has no
-    /// masked stores; the block's own function where it writes no row;
+    /// masked stores or no decision of the program can differ between
+    /// lanes; the block's own function where it writes no row;
     /// `None`: it did not lower).
     pub masked: Vec<Option<usize>>,
 }
@@ -160,9 +161,16 @@ pub(crate) fn lower_blocks<'p, M: Module>(
         entries.push(optional(m.function().block(block))?.map(|()| at));
     }
     // The masked variants, for the lanes of a group that took one path
-    // while others wait at another (a block that stores nothing needs none).
+    // while others wait at another (a block that stores nothing needs none);
+    // none at all where no decision can differ between lanes.
     let mut masked = Vec::new();
+    let lanes_may_diverge = blocks
+        .iter()
+        .any(|b| b.exit_cond.is_some_and(|c| !b.is_uniform(c)));
     for (block, entry) in blocks.iter().zip(&entries) {
+        if !lanes_may_diverge {
+            break;
+        }
         let stores = block.ops.iter().any(|op| matches!(op, LaneOp::Store(..)));
         if entry.is_none() || !stores {
             masked.push(*entry);
