@@ -105,23 +105,27 @@ const PROBE_GROUPS: usize = 2;
 
 /// Whether `groups` groups of `lanes` lanes cost less in lanes (the block
 /// driver's `work`) than their lanes would one at a time on the
-/// single-vertex JIT. The weights are x86-64 instructions per unit, fitted
-/// to callgrind counts of `run_vertices` on the four branchy shaders of
-/// issue 19 at 4 and 8 lanes (f32): the driver's work per block call (the
-/// call, the floating-point environment switch, the exit, the scheduling),
-/// a PICA instruction over a whole group, a vertex's share of a group's
-/// transposition in and out and restoring its rows; and a single-vertex
-/// invocation's fixed cost and cost per PICA instruction.
-fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize) -> bool {
-    const CALL: u64 = 540;
-    const GROUP_INSTRUCTION: u64 = 40;
-    const GROUP_PER_LANE: u64 = 650;
-    const VERTEX: u64 = 250;
-    const VERTEX_INSTRUCTION: u64 = 8;
+/// single-vertex JIT, in precision `f24` or F32. The weights are x86-64
+/// instructions, fitted to callgrind counts of `run_vertices` (the block
+/// driver forced) and of `Shader::run` per vertex on the four branchy
+/// shaders of issue 19 at 4 and 8 lanes: per block call (the call, the
+/// floating-point environment switch, the exit, the scheduling), per PICA
+/// instruction over a whole group, per vertex and per group of
+/// transposition, finishing and restoring rows; and a single-vertex
+/// invocation's fixed cost and cost per PICA instruction. They pick the
+/// faster side on all eight shader × precision pairs measured at 8 lanes.
+fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize, f24: bool) -> bool {
+    const CALL: u64 = 565;
+    const PER_LANE: u64 = 241;
+    const PER_GROUP: u64 = 3450;
+    let (group_instruction, vertex, vertex_instruction) =
+        if f24 { (47, 300, 22) } else { (18, 260, 8) };
     let vertices = (groups * lanes) as u64;
-    let in_lanes =
-        work.calls * CALL + work.instructions * GROUP_INSTRUCTION + vertices * GROUP_PER_LANE;
-    let alone = vertices * VERTEX + work.lane_instructions * VERTEX_INSTRUCTION;
+    let in_lanes = work.calls * CALL
+        + work.instructions * group_instruction
+        + vertices * PER_LANE
+        + groups as u64 * PER_GROUP;
+    let alone = vertices * vertex + work.lane_instructions * vertex_instruction;
     in_lanes <= alone
 }
 
@@ -491,7 +495,8 @@ pub(crate) fn run_vertices(
                 file.copy_rows(&base, &written.intersection(&observable));
             }
             if g + 1 >= PROBE_GROUPS {
-                in_lanes = lanes_pay(cx.work.get(), g + 1, lanes);
+                let f24 = config.precision == crate::Precision::F24;
+                in_lanes = lanes_pay(cx.work.get(), g + 1, lanes, f24);
             }
             continue;
         }
@@ -594,7 +599,8 @@ mod tests {
             instructions: 600,
             lane_instructions: 8 * 600,
         };
-        assert!(lanes_pay(shared, 2, 8));
+        assert!(lanes_pay(shared, 2, 8, false));
+        assert!(lanes_pay(shared, 2, 8, true));
         // The corpus's picodrive shader as the driver ran it: 27 block calls
         // of 116 instructions in all for two groups of 8 whose lanes ran 764.
         let scattered = DriverWork {
@@ -602,6 +608,15 @@ mod tests {
             instructions: 116,
             lane_instructions: 764,
         };
-        assert!(!lanes_pay(scattered, 2, 8));
+        assert!(!lanes_pay(scattered, 2, 8, false));
+        assert!(!lanes_pay(scattered, 2, 8, true));
+        // The normal-mapping example's uniform path: lanes pay in F24 only.
+        let normal = DriverWork {
+            calls: 10,
+            instructions: 100,
+            lane_instructions: 800,
+        };
+        assert!(!lanes_pay(normal, 2, 8, false));
+        assert!(lanes_pay(normal, 2, 8, true));
     }
 }
