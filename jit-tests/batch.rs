@@ -158,6 +158,7 @@ fn batches_equal_single_runs_on_every_engine() {
                         first_unfinished: Some(4),
                         wide_vertices: if wide_lanes > 0 { 7 } else { 0 },
                         wide_lanes,
+                        single_vertex_vertices: 0,
                     },
                     "{what}: summary"
                 );

@@ -365,6 +365,7 @@ fn compare_vertices_with_masks(
     let strip = |s: BatchSummary| BatchSummary {
         wide_vertices: 0,
         wide_lanes: 0,
+        single_vertex_vertices: 0,
         ..s
     };
     assert_eq!(strip(got), strip(expected), "summary, {}", context());
@@ -1058,4 +1059,208 @@ fn parallel_batches_equal_one_thread() {
         shader.run_batch_parallel(&pica_jit::Uniforms::default(), &mut states, two),
         Err(pica_jit::BatchError::GeometryAcrossThreads)
     );
+}
+
+/// The real shaders whose flow depends on per-vertex values (issue 19): the
+/// corpus's SNES/Mega Drive front-end shader (seven `jmpc` per vertex on
+/// ranges of its packed inputs) and three of the picasso corpus (lighting
+/// `ifc`s). Vertices spread across the ranges those branches test, so the
+/// lanes of a group take different paths; `run_vertices` equals the
+/// interpreter bit for bit at every width, in both precisions and both
+/// state policies, and the summary says where each vertex ran.
+#[test]
+fn branchy_shaders_match_the_interpreter_and_count_where_vertices_ran() {
+    const ASM_EXPECTED: &str =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/asm-corpus/expected");
+    let files = [
+        format!("{CORPUS}/bubble2k16__emus3ds__src_cores_picodrive_3ds_shaderfast2.v.shbin"),
+        format!(
+            "{ASM_EXPECTED}/devkitPro__3ds-examples__graphics_gpu_normal_mapping_source_vshader.v.shbin"
+        ),
+        format!("{ASM_EXPECTED}/0x00002a__pican__test_cases_inputs_complex-mesh-shader.shbin"),
+        format!("{ASM_EXPECTED}/wheremyfoodat__Panda3DS__tests_PICA_LITP_source_vshader.v.shbin"),
+    ];
+    let mut rng = Rng(0x5eed_0019);
+    let (mut lanes_total, mut single_total) = (0, 0);
+    for file in &files {
+        let Ok(bytes) = std::fs::read(file) else {
+            corpus_skip::corpus_absent(
+                "branchy_shaders_match_the_interpreter_and_count_where_vertices_ran",
+                file,
+            );
+            continue;
+        };
+        let shbin = pica_jit::shbin::Shbin::parse(&bytes).expect("parses");
+        let program =
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .expect("loads");
+        let program = std::sync::Arc::new(program);
+        let dvle = &shbin.dvles[0];
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                kind: dvle.kind,
+                precision,
+                ..Default::default()
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            for c in uniforms.f.iter_mut() {
+                *c = corpus_vec4(&mut rng);
+            }
+            uniforms.apply_constants(&dvle.constants);
+            // Values on both sides of the shaders' tests: signs, the packed
+            // ranges (±8192, ±16384, ±24576, 32768) and the marker -1.
+            let value = |rng: &mut Rng| match rng.below(4) {
+                0 => -1.0,
+                1 => rng.below(80_001) as f32 - 40_000.0,
+                _ => corpus_value(rng),
+            };
+            let states: Vec<UnitState> = (0..77)
+                .map(|_| {
+                    let mut s = UnitState::default();
+                    for v in s.inputs.iter_mut() {
+                        *v = [0; 4].map(|_| value(&mut rng));
+                    }
+                    s
+                })
+                .collect();
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms,
+                states: states.clone(),
+                carry_state: false,
+            };
+            for width in widths() {
+                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    let summary =
+                        compare_vertices_with_masks(&case, &states, width, policy, 0xffff, 0xffff);
+                    let what = format!("{file} {precision:?} {width:?} {policy:?}");
+                    assert!(
+                        summary.single_vertex_vertices <= summary.wide_vertices,
+                        "{what}: {summary:?}"
+                    );
+                    if policy == StatePolicy::Reset {
+                        assert_eq!(summary.wide_vertices, states.len(), "{what}");
+                        assert!(
+                            summary.single_vertex_vertices < summary.wide_vertices,
+                            "{what}: some vertices finish in lanes: {summary:?}"
+                        );
+                        lanes_total += summary.wide_vertices - summary.single_vertex_vertices;
+                        single_total += summary.single_vertex_vertices;
+                    }
+                    eprintln!(
+                        "{what}: {} vertices, {} started in lanes, {} of them on the single-vertex JIT",
+                        summary.vertices, summary.wide_vertices, summary.single_vertex_vertices
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "branchy shaders: {lanes_total} vertices finished in lanes, {single_total} on the single-vertex JIT"
+    );
+}
+
+/// Lanes that split and meet again under execution masks: nested `ifc`s,
+/// forward `jmpc`s to a shared target, a loop that `breakc` leaves in some
+/// lanes only, a relative read with each lane's own `a0`, and budgets that
+/// stop some lanes before the end; every width, both precisions and
+/// policies, bit for bit against the interpreter.
+#[test]
+fn diverging_and_reconverging_lanes_match_the_interpreter() {
+    let text = "\
+.fvec table[8]
+.constf k(0.5, -0.5, 2.0, 0.0)
+.constf lim(0.0, 0.25, 3.0, 1.0)
+.alias pos v0
+.alias nrm v1
+.out opos position
+.out ocol color
+.proc main
+    mova a0.x, nrm.x
+    mov r0, table[a0.x]
+    mov r3, k
+    cmp pos, lt, ge, r3.xx
+    ifc cmp.x
+        add r0, r0, k.x
+        ifc cmp.y
+            mul r0, r0, k.z
+        .else
+            add r0.xy, r0.yx, k.y
+        .end
+    .else
+        mov r1, nrm
+        mov r4, lim
+        cmp r1, gt, lt, r4.yy
+        jmpc cmp.x, skip
+        add r0, r0, r1
+        jmpc cmp.y, skip
+        mul r0, r0, r1
+skip:
+        add r0.w, r0.w, k.x
+    .end
+    mov r2, lim.wwww
+    for i0
+        add r2, r2, k.x
+        cmp r2, ge, ge, pos.yy
+        breakc cmp.x
+        add r0.z, r0.z, r2.x
+    .end
+    mov opos, r0
+    mov ocol, r2
+    end
+.end
+";
+    let shbin = pica_jit::asm::assemble_str("diverge.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut rng = Rng(0x5eed_0020);
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        for budget in [u64::MAX, 40, 25] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                kind: dvle.kind,
+                precision,
+                budget,
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            for (n, c) in uniforms.f.iter_mut().enumerate() {
+                *c = [0, 1, 2, 3].map(|k| (n * 4 + k) as f32 * 0.125 - 3.0);
+            }
+            uniforms.i[0] = [6, 0, 1, 0];
+            uniforms.apply_constants(&dvle.constants);
+            let states: Vec<UnitState> = (0..45)
+                .map(|_| {
+                    let mut s = UnitState::default();
+                    s.inputs[0] = [0; 4].map(|_| rng.below(9) as f32 * 0.5 - 1.0);
+                    s.inputs[1] = [0; 4].map(|_| rng.below(13) as f32 * 0.25 - 1.0);
+                    s
+                })
+                .collect();
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms,
+                states: states.clone(),
+                carry_state: false,
+            };
+            for width in widths() {
+                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    let summary =
+                        compare_vertices_with_masks(&case, &states, width, policy, 0xffff, 0xffff);
+                    if policy == StatePolicy::Reset {
+                        assert_eq!(summary.wide_vertices, states.len());
+                    }
+                    if budget == 25 {
+                        assert!(summary.budget_exceeded > 0, "some lanes stop on the budget");
+                        assert!(summary.ended > 0, "others end");
+                    }
+                }
+            }
+        }
+    }
 }

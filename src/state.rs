@@ -303,6 +303,10 @@ impl UnitState {
 /// Copies the registers `mask` names (bit `i`: register `i`).
 #[inline]
 fn copy_masked(to: &mut VertexRegisters, from: &VertexRegisters, mask: u16) {
+    if mask == u16::MAX {
+        *to = *from;
+        return;
+    }
     for (i, (to, from)) in to.iter_mut().zip(from).enumerate() {
         if mask >> i & 1 != 0 {
             *to = *from;

@@ -48,6 +48,13 @@ pub struct BatchSummary {
     pub wide_vertices: usize,
     /// Lanes per call of the wide engine in this batch (0 when it did not run).
     pub wide_lanes: usize,
+    /// Of the [`wide_vertices`](BatchSummary::wide_vertices), those the wide
+    /// engine handed to the single-vertex JIT (the code [`Shader::run`] runs)
+    /// because their group's lanes took different paths too often for running
+    /// them together to pay: each such vertex ran again from its starting
+    /// state, one at a time, with the whole budget. So `wide_vertices -
+    /// single_vertex_vertices` vertices finished in lanes.
+    pub single_vertex_vertices: usize,
 }
 
 impl BatchSummary {
@@ -243,8 +250,13 @@ impl Shader {
                 &mut |range, stop| summary.record_range(range, stop),
                 &mut |state| self.run_prepared(&uniforms, state, sink),
             );
-            summary.wide_vertices = shaded;
-            summary.wide_lanes = if shaded > 0 { wide.width().lanes() } else { 0 };
+            summary.wide_vertices = shaded.wide;
+            summary.wide_lanes = if shaded.wide > 0 {
+                wide.width().lanes()
+            } else {
+                0
+            };
+            summary.single_vertex_vertices = shaded.single_vertex;
             return Ok(summary);
         }
         let mut scratch = match policy {

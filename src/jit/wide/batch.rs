@@ -37,6 +37,7 @@ pub(crate) fn run_states(
         budget: config.budget,
         entry: config.entry,
         carry: false,
+        work: Default::default(),
     };
     let mut stops = vec![Stop::End; states.len()];
     // Only registers some path reads before writing them go in (a lane handed
@@ -96,6 +97,83 @@ pub(crate) fn run_states(
         }
     });
     stops
+}
+
+/// Groups of a `StatePolicy::Reset` batch that run in lanes before the
+/// driver's work decides whether the rest do.
+const PROBE_GROUPS: usize = 2;
+
+/// Whether `groups` groups of `lanes` lanes cost less in lanes (the block
+/// driver's `work`) than their lanes would one at a time on the
+/// single-vertex JIT, in precision `f24` or F32. The weights are x86-64
+/// instructions, fitted to callgrind counts of `run_vertices` (the block
+/// driver forced) and of `Shader::run` per vertex on the four branchy
+/// shaders of issue 19 at 4 and 8 lanes: per block call (the call, the
+/// floating-point environment switch, the exit, the scheduling), per PICA
+/// instruction over a whole group, per vertex and per group of
+/// transposition, finishing and restoring rows; and a single-vertex
+/// invocation's fixed cost and cost per PICA instruction. They pick the
+/// faster side on all eight shader × precision pairs measured at 8 lanes.
+fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize, f24: bool) -> bool {
+    const CALL: u64 = 565;
+    const PER_LANE: u64 = 241;
+    const PER_GROUP: u64 = 3450;
+    let (group_instruction, vertex, vertex_instruction) =
+        if f24 { (47, 300, 22) } else { (18, 260, 8) };
+    let vertices = (groups * lanes) as u64;
+    let in_lanes = work.calls * CALL
+        + work.instructions * group_instruction
+        + vertices * PER_LANE
+        + groups as u64 * PER_GROUP;
+    let alone = vertices * vertex + work.lane_instructions * vertex_instruction;
+    in_lanes <= alone
+}
+
+/// Stopped lanes of a [`run_vertices`] group under `StatePolicy::Reset`:
+/// their outputs go to the batch; lanes its group gives up on wait for the
+/// single-vertex JIT.
+struct ResetSink<'a, 'r> {
+    outputs: &'a mut [Registers],
+    /// The outputs copied out per lane.
+    lane_outputs: u16,
+    /// The rows a lane handed over to the interpreter reports.
+    every_row: &'r RowSet,
+    /// The rows some stopped lane's path wrote.
+    written: RowSet,
+    /// Whether a lane was handed over to the interpreter.
+    handed_over: bool,
+    stops: [Stop; 32],
+    /// The lanes to run on the single-vertex JIT instead.
+    single_vertex: u32,
+}
+
+impl LaneSink for ResetSink<'_, '_> {
+    fn finish(&mut self, mask: u32, file: &LaneState, stop: Stop, rows: &RowSet) {
+        self.written.union_with(rows);
+        self.handed_over |= rows == self.every_row;
+        for reg in bits(self.lane_outputs) {
+            file.outputs_to(reg, mask, self.outputs);
+        }
+        for (lane, slot) in self.stops.iter_mut().enumerate() {
+            if mask >> lane & 1 != 0 {
+                *slot = stop;
+            }
+        }
+    }
+
+    fn single_vertex(&mut self, mask: u32, rows: &RowSet) -> bool {
+        // Rows their path wrote are restored for the next group too.
+        self.written.union_with(rows);
+        self.single_vertex |= mask;
+        true
+    }
+
+    fn merges_rows(&self) -> bool {
+        // Every row of every lane holds the given state's value (restored
+        // after each group) until the lane writes it; the outputs copied
+        // out are among the restored rows.
+        true
+    }
 }
 
 /// Stopped lanes of [`run_states`] go straight back to their states.
@@ -162,6 +240,16 @@ pub(crate) struct VertexBatch<'a> {
     pub output_mask: u16,
 }
 
+/// How many vertices [`run_vertices`] shaded where.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shaded {
+    /// Vertices the wide engine started (in lanes).
+    pub wide: usize,
+    /// Of those, the vertices it handed to the single-vertex JIT (`sequential`)
+    /// after their group's lanes diverged.
+    pub single_vertex: usize,
+}
+
 /// Runs `batch` on the wide engine; `carry` selects the state policy
 /// `Carry` (else `Reset`). `record(range, stop)` receives every vertex's stop
 /// in order; `sequential` runs one vertex from the state given on the
@@ -178,7 +266,7 @@ pub(crate) fn run_vertices(
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
     sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
-) -> usize {
+) -> Shaded {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
     let cx = RunContext {
@@ -187,6 +275,7 @@ pub(crate) fn run_vertices(
         budget: config.budget,
         entry: config.entry,
         carry,
+        work: Default::default(),
     };
     // Inputs the program reads: per lane where the batch gives them, else the
     // starting state's (no instruction writes an input).
@@ -278,7 +367,10 @@ pub(crate) fn run_vertices(
             }
         }
         if done == len {
-            return done;
+            return Shaded {
+                wide: done,
+                single_vertex: 0,
+            };
         }
     }
     let mut base = LaneState::new(lanes);
@@ -309,12 +401,43 @@ pub(crate) fn run_vertices(
     let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     // Carry: each lane's values of the rows its path wrote.
     let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
-    let mut shaded = done;
+    let mut shaded = Shaded {
+        wide: done,
+        single_vertex: 0,
+    };
     let groups = batch.inputs[done..]
         .chunks(lanes)
         .zip(batch.outputs[done..].chunks_mut(lanes));
+    // Reset: whether running in lanes pays, from the driver's work on the
+    // groups so far against one vertex at a time (see `lanes_pay`).
+    let mut in_lanes = true;
+    let mut alone: Option<UnitState> = None;
     for (g, (inputs, outputs)) in groups.enumerate() {
         let first = done + g * lanes;
+        if !carry && !in_lanes {
+            // One scratch state for all: after each vertex only what an
+            // invocation may change goes back to the given state's values
+            // (the F24 entry conversion of temporaries is idempotent).
+            let scratch = alone.get_or_insert_with(|| state.clone());
+            for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                scratch.load_inputs(vertex_in, batch.input_mask);
+                let stop = sequential(scratch);
+                scratch.store_outputs(vertex_out, batch.output_mask);
+                record(first + k..first + k + 1, stop);
+                for n in bits(wide.temps_written()) {
+                    scratch.temps[n] = state.temps[n];
+                }
+                for n in bits(wide.outputs_written()) {
+                    scratch.outputs[n] = state.outputs[n];
+                }
+                scratch.a0 = state.a0;
+                scratch.al = state.al;
+                scratch.cmp = state.cmp;
+            }
+            shaded.wide += inputs.len();
+            shaded.single_vertex += inputs.len();
+            continue;
+        }
         if !carry_wide {
             for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
                 state.load_inputs(vertex_in, batch.input_mask);
@@ -329,40 +452,51 @@ pub(crate) fn run_vertices(
         }
         let n = inputs.len();
         if !carry {
-            let mut written = RowSet::default();
-            let mut handed_over = false;
-            let mut stops = [Stop::End; 32];
-            let result = wide.run(
-                &mut file,
-                active(n),
-                &cx,
-                &mut |mask, f: &LaneState, stop, rows: &RowSet| {
-                    written.union_with(rows);
-                    handed_over |= *rows == every_row;
-                    for reg in bits(lane_outputs) {
-                        f.outputs_to(reg, mask, outputs);
-                    }
-                    for (lane, slot) in stops.iter_mut().enumerate().take(n) {
-                        if mask >> lane & 1 != 0 {
-                            *slot = stop;
-                        }
-                    }
-                },
-            );
+            let mut sink = ResetSink {
+                outputs,
+                lane_outputs,
+                every_row: &every_row,
+                written: RowSet::default(),
+                handed_over: false,
+                stops: [Stop::End; 32],
+                single_vertex: 0,
+            };
+            let result = wide.run(&mut file, active(n), &cx, &mut sink);
+            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            let ResetSink {
+                outputs,
+                written,
+                handed_over,
+                mut stops,
+                single_vertex,
+                ..
+            } = sink;
             // Outputs no instruction writes keep the given state's value.
             for vertex in outputs.iter_mut() {
                 start.store_outputs(vertex, kept_outputs);
             }
-            debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            // Lanes of a group that diverged too far: one at a time on the
+            // single-vertex JIT, each from the given state.
+            for lane in (0..n).filter(|lane| single_vertex >> lane & 1 != 0) {
+                let mut alone = state.clone();
+                alone.load_inputs(&inputs[lane], batch.input_mask);
+                stops[lane] = sequential(&mut alone);
+                alone.store_outputs(&mut outputs[lane], batch.output_mask);
+            }
             for (k, &stop) in stops[..n].iter().enumerate() {
                 record(first + k..first + k + 1, stop);
             }
-            shaded += n;
+            shaded.wide += n;
+            shaded.single_vertex += single_vertex.count_ones() as usize;
             // The next group starts from the given state again.
             if handed_over {
                 file.copy_rows(&base, &written);
             } else {
                 file.copy_rows(&base, &written.intersection(&observable));
+            }
+            if g + 1 >= PROBE_GROUPS {
+                let f24 = config.precision == crate::Precision::F24;
+                in_lanes = lanes_pay(cx.work.get(), g + 1, lanes, f24);
             }
             continue;
         }
@@ -419,7 +553,7 @@ pub(crate) fn run_vertices(
                     for row in rows.rows() {
                         set_row(state, row as usize, lane_values[n - 1][row as usize]);
                     }
-                    shaded += n;
+                    shaded.wide += n;
                     continue;
                 }
                 for (k, result) in stops[..n].iter().enumerate() {
@@ -432,7 +566,7 @@ pub(crate) fn run_vertices(
                     state.store_outputs(&mut outputs[k], batch.output_mask);
                     record(first + k..first + k + 1, stop);
                 }
-                shaded += n;
+                shaded.wide += n;
             }
             Err(NotIndependent) => {
                 // Lanes depend on each other here (and most likely in the
@@ -450,4 +584,39 @@ pub(crate) fn run_vertices(
         }
     }
     shaded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::wide::DriverWork;
+
+    #[test]
+    fn lanes_pay_for_long_shared_blocks_and_not_for_short_scattered_ones() {
+        // Two groups of 8 on one path of two 150-instruction blocks.
+        let shared = DriverWork {
+            calls: 4,
+            instructions: 600,
+            lane_instructions: 8 * 600,
+        };
+        assert!(lanes_pay(shared, 2, 8, false));
+        assert!(lanes_pay(shared, 2, 8, true));
+        // The corpus's picodrive shader as the driver ran it: 27 block calls
+        // of 116 instructions in all for two groups of 8 whose lanes ran 764.
+        let scattered = DriverWork {
+            calls: 27,
+            instructions: 116,
+            lane_instructions: 764,
+        };
+        assert!(!lanes_pay(scattered, 2, 8, false));
+        assert!(!lanes_pay(scattered, 2, 8, true));
+        // The normal-mapping example's uniform path: lanes pay in F24 only.
+        let normal = DriverWork {
+            calls: 10,
+            instructions: 100,
+            lane_instructions: 800,
+        };
+        assert!(!lanes_pay(normal, 2, 8, false));
+        assert!(lanes_pay(normal, 2, 8, true));
+    }
 }

@@ -14,10 +14,15 @@
 //!   in every lane.
 //! * **Flag decisions** (`ifc`, `callc`, `jmpc`, `breakc`): the block returns
 //!   the condition's lane mask. When every active lane agrees the group
-//!   follows it once; when they diverge the group forks: the lanes that took
-//!   the other way continue later as a group of their own, with a copy of the
-//!   register file and of the flow state (inactive lanes compute values nobody
-//!   reads). A group of `W` lanes forks at most `W - 1` times.
+//!   follows it once; when they diverge, where the backend has masked block
+//!   functions (x86-64) the lanes split into paths in one register file
+//!   (`run_masked`): the path with the lowest PC runs next under its lane
+//!   mask and paths meeting in one flow state merge (reconvergence).
+//!   Elsewhere the group forks: the lanes that took the other way continue
+//!   later as a group of their own, with a copy of the register file and of
+//!   the flow state. Either way inactive lanes compute values nobody reads,
+//!   and a few lanes left on their own go to the single-vertex JIT where the
+//!   caller can run them (`LaneSink::single_vertex`).
 //! * **Hand-over**: a block entered mid-way, a block the remaining budget
 //!   cannot cover, or a block the lowering could not compile, finishes each
 //!   lane on the interpreter from the group's progress (the lane's registers
@@ -94,9 +99,14 @@ pub struct LaneState {
 impl Clone for LaneState {
     fn clone(&self) -> LaneState {
         let mut out = LaneState::with_copies(self.lanes, self.copies);
-        let len = self.copies * layout::file_bytes(self.lanes) / 4;
-        out.words[out.base..out.base + len]
-            .copy_from_slice(&self.words[self.base..self.base + len]);
+        // The header and the state rows of each file: the rest is scratch
+        // of one block's run, which no block reads before writing it.
+        let file = layout::file_bytes(self.lanes) / 4;
+        let len = layout::row_offset(layout::STATE_ROWS, self.lanes) as usize / 4;
+        for copy in 0..self.copies {
+            let (from, to) = (self.base + copy * file, out.base + copy * file);
+            out.words[to..to + len].copy_from_slice(&self.words[from..from + len]);
+        }
         out
     }
 }
@@ -324,6 +334,9 @@ pub struct WideShader {
     region: ExecRegion,
     /// Code offset of each IR block's function (`None`: not compiled, handed over).
     entries: Vec<Option<usize>>,
+    /// Code offset of each IR block's masked function (stores only in the
+    /// lanes of the execution mask); empty where the backend has none.
+    masked: Vec<Option<usize>>,
     /// Code offset of the F24 input conversion.
     prologue: Option<usize>,
     /// The optimised IR the blocks were lowered from.
@@ -430,6 +443,22 @@ pub(crate) trait LaneSink {
     fn start_state(&mut self, _lane: usize, _state: &mut UnitState) -> bool {
         false
     }
+
+    /// Takes the lanes `mask`, whose group diverged beyond what running
+    /// them in lanes pays, to run each on the single-vertex JIT from the
+    /// state it started from (so the budget is the whole one again) and
+    /// returns true; false when this sink cannot (the lanes stay wide).
+    /// `rows`: the rows their path wrote in the register file so far.
+    fn single_vertex(&mut self, _mask: u32, _rows: &RowSet) -> bool {
+        false
+    }
+
+    /// Whether a stopped lane may report rows its own path did not write
+    /// (those of other lanes it ran with after their paths met): true where
+    /// every row of every lane holds the lane's starting value until written.
+    fn merges_rows(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(u32, &LaneState, Stop, &RowSet)> LaneSink for F {
@@ -451,6 +480,40 @@ pub(crate) struct RunContext<'a> {
     /// State policy `Carry`: stop with [`NotIndependent`] where lanes would
     /// depend on the state they start from.
     pub carry: bool,
+    /// The driver's work so far (for the caller's cost estimate).
+    pub work: std::cell::Cell<DriverWork>,
+}
+
+/// What the block driver did: the block functions it called, the PICA
+/// instructions those blocks hold, and the instructions the lanes executed
+/// (a block counted once per active lane).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DriverWork {
+    pub calls: u64,
+    pub instructions: u64,
+    pub lane_instructions: u64,
+}
+
+impl RunContext<'_> {
+    fn count_call(&self, len: u64, active: u32) {
+        let mut work = self.work.get();
+        work.calls += 1;
+        work.instructions += len;
+        work.lane_instructions += len * active.count_ones() as u64;
+        self.work.set(work);
+    }
+}
+
+/// A sub-group of a masked run: lanes on one path.
+#[derive(Clone, Copy)]
+struct Path {
+    active: u32,
+    /// Its flow state, and the most instructions one of its lanes executed
+    /// (the budget check).
+    progress: Progress,
+    /// Rows its blocks wrote (with `merges_rows`, also those of the paths
+    /// that joined it).
+    written: RowSet,
 }
 
 /// A group of lanes still running.
@@ -596,6 +659,7 @@ impl WideShader {
                 width,
                 region,
                 entries: code.entries,
+                masked: code.masked_entries,
                 prologue: code.prologue,
                 ir,
                 facts,
@@ -1024,6 +1088,9 @@ impl WideShader {
             self.call(prologue, state, cx.uniforms);
         }
         count_shaded(active.count_ones());
+        if !self.masked.is_empty() {
+            return self.run_masked(state, active, cx, finish);
+        }
         let mut first = Group {
             state: None,
             active,
@@ -1048,6 +1115,186 @@ impl WideShader {
         Ok(())
     }
 
+    /// [`WideShader::run`] with execution masks: the lanes are split into
+    /// sub-groups of one path each (one program counter and flow state), in
+    /// one register file. The sub-group with the lowest program counter runs
+    /// next, its blocks' stores kept in its own lanes only, so lanes that
+    /// went different ways meet again where their paths join (the end of an
+    /// `if`, a forward jump's target) and go on as one sub-group.
+    fn run_masked(
+        &self,
+        lanes: &mut LaneState,
+        active: u32,
+        cx: &RunContext<'_>,
+        finish: &mut dyn LaneSink,
+    ) -> Result<(), NotIndependent> {
+        let merges_rows = finish.merges_rows();
+        // Instructions each lane executed.
+        let mut executed = [0u64; 32];
+        let mut current = Path {
+            active,
+            progress: Progress {
+                flow: FlowState::at(cx.entry),
+                executed: 0,
+            },
+            written: RowSet::default(),
+        };
+        // The other sub-groups (no allocation unless lanes diverge).
+        let mut waiting: Vec<Path> = Vec::new();
+        loop {
+            let pc = current.progress.flow.pc;
+            let stopped = 'run: {
+                let Some(&k) = self.block_at.get(pc as usize) else {
+                    break 'run Some(Stop::EndOfCode);
+                };
+                let k = k as usize;
+                let block = &self.ir.blocks[k];
+                let remaining = cx.budget.saturating_sub(current.progress.executed);
+                let alone = waiting.is_empty();
+                let entry = if alone {
+                    self.entries[k]
+                } else {
+                    self.masked[k]
+                };
+                let whole = pc == block.start && remaining >= block.instrs.len() as u64;
+                let (Some(offset), true) = (entry, whole) else {
+                    if cx.carry {
+                        return Err(NotIndependent);
+                    }
+                    self.hand_over_path(lanes, &current, &executed, cx, finish);
+                    current.active = 0;
+                    break 'run None;
+                };
+                if cx.carry && !self.facts[k].0.is_subset(&current.written) {
+                    return Err(NotIndependent);
+                }
+                if !alone {
+                    for (lane, bits) in lanes.row_mut(layout::PREDICATE).iter_mut().enumerate() {
+                        *bits = if current.active >> lane & 1 != 0 {
+                            u32::MAX
+                        } else {
+                            0
+                        };
+                    }
+                }
+                let mask = self.call(offset, lanes, cx.uniforms);
+                let len = block.instrs.len() as u64;
+                cx.count_call(len, current.active);
+                current.progress.executed += len;
+                let mut left = current.active;
+                while left != 0 {
+                    executed[left.trailing_zeros() as usize] += len;
+                    left &= left - 1;
+                }
+                current.written.union_with(&self.facts[k].1);
+                if block.exit == Exit::Next && !block.stack_check {
+                    current.progress.flow.pc = block.last + 1;
+                    break 'run None;
+                }
+                let conditional = match block.exit {
+                    Exit::Jump { .. } | Exit::If { .. } => true,
+                    Exit::Call { taken, .. } | Exit::Break { taken } => taken.is_some(),
+                    _ => false,
+                };
+                let taken = mask & current.active;
+                if conditional && taken != 0 && taken != current.active {
+                    // The lanes diverge: those that did not take the branch
+                    // wait as a sub-group of their own.
+                    let mut other = Path {
+                        active: current.active & !taken,
+                        ..current
+                    };
+                    current.active = taken;
+                    // Past a few paths at once, a side of a few lanes goes
+                    // to the single-vertex JIT: every path costs a whole
+                    // group's work per block.
+                    let few = if other.active.count_ones() < taken.count_ones() {
+                        other.active
+                    } else {
+                        taken
+                    };
+                    let alone = waiting.len() + 2 > MAX_PATHS
+                        && few.count_ones() <= few_lanes(lanes.lanes())
+                        && finish.single_vertex(few, &current.written);
+                    if !(alone && few == other.active) {
+                        let active = other.active;
+                        match self.apply_exit(k, false, lanes, &mut other.progress, active) {
+                            Ok(()) => waiting.push(other),
+                            Err(stop) => finish.finish(active, lanes, stop, &other.written),
+                        }
+                    }
+                    if alone && few == taken {
+                        current.active = 0;
+                        break 'run None;
+                    }
+                }
+                let active = current.active;
+                self.apply_exit(k, taken != 0, lanes, &mut current.progress, active)
+                    .err()
+            };
+            if let Some(stop) = stopped {
+                finish.finish(current.active, lanes, stop, &current.written);
+                current.active = 0;
+            }
+            // Sub-groups at the same place go on as one.
+            if current.active != 0 && !waiting.is_empty() {
+                waiting.retain(|path| {
+                    let same = path.progress.flow == current.progress.flow
+                        && (merges_rows || path.written == current.written);
+                    if same {
+                        current.active |= path.active;
+                        current.written.union_with(&path.written);
+                        let most = current.progress.executed.max(path.progress.executed);
+                        current.progress.executed = most;
+                    }
+                    !same
+                });
+            }
+            // The lowest program counter runs next.
+            let lowest = waiting
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, path)| path.progress.flow.pc)
+                .map(|(at, path)| (at, path.progress.flow.pc));
+            match lowest {
+                Some((at, pc)) if current.active == 0 || pc < current.progress.flow.pc => {
+                    let next = waiting.swap_remove(at);
+                    if current.active != 0 {
+                        waiting.push(current);
+                    }
+                    current = next;
+                }
+                None if current.active == 0 => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Finishes each lane of `path` on the interpreter from the path's flow
+    /// state and the lane's instruction count.
+    fn hand_over_path(
+        &self,
+        lanes: &mut LaneState,
+        path: &Path,
+        executed: &[u64; 32],
+        cx: &RunContext<'_>,
+        finish: &mut dyn LaneSink,
+    ) {
+        for lane in (0..lanes.lanes()).filter(|lane| path.active >> lane & 1 != 0) {
+            let group = Group {
+                state: None,
+                active: 1 << lane,
+                progress: Progress {
+                    flow: path.progress.flow,
+                    executed: executed[lane],
+                },
+                written: path.written,
+                pending: None,
+            };
+            self.hand_over(lanes, &group, cx, finish);
+        }
+    }
+
     fn run_group(
         &self,
         lanes: &mut LaneState,
@@ -1057,7 +1304,7 @@ impl WideShader {
         finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
         if let Some((k, taken)) = group.pending.take()
-            && let Err(stop) = self.apply_exit(k, taken, lanes, group)
+            && let Err(stop) = self.apply_exit(k, taken, lanes, &mut group.progress, group.active)
         {
             finish.finish(group.active, lanes, stop, &group.written);
             return Ok(());
@@ -1085,6 +1332,7 @@ impl WideShader {
                 return Err(NotIndependent);
             }
             let mask = self.call(offset, lanes, cx.uniforms);
+            cx.count_call(block.instrs.len() as u64, group.active);
             group.progress.executed += block.instrs.len() as u64;
             group.written.union_with(&self.facts[k].1);
             if block.exit == Exit::Next && !block.stack_check {
@@ -1096,19 +1344,35 @@ impl WideShader {
                 Exit::Call { taken, .. } | Exit::Break { taken } => taken.is_some(),
                 _ => false,
             };
-            let taken_lanes = mask & group.active;
+            let mut taken_lanes = mask & group.active;
             if conditional && taken_lanes != 0 && taken_lanes != group.active {
-                // The lanes diverge: the others continue later on a copy.
-                work.push(Group {
-                    state: Some(Box::new(lanes.clone())),
-                    active: group.active & !mask,
-                    progress: group.progress,
-                    written: group.written,
-                    pending: Some((k, false)),
-                });
-                group.active = taken_lanes;
+                let other = group.active & !mask;
+                // The lanes diverge. A side of a few lanes costs less one
+                // vertex at a time than a whole group's work per block.
+                let (few, keep) = if other.count_ones() <= taken_lanes.count_ones() {
+                    (other, taken_lanes)
+                } else {
+                    (taken_lanes, other)
+                };
+                if few.count_ones() <= few_lanes(lanes.lanes())
+                    && finish.single_vertex(few, &group.written)
+                {
+                    group.active = keep;
+                    taken_lanes = keep & mask;
+                } else {
+                    // The others continue later on a copy.
+                    work.push(Group {
+                        state: Some(Box::new(lanes.clone())),
+                        active: other,
+                        progress: group.progress,
+                        written: group.written,
+                        pending: Some((k, false)),
+                    });
+                    group.active = taken_lanes;
+                }
             }
-            if let Err(stop) = self.apply_exit(k, taken_lanes != 0, lanes, group) {
+            let taken = taken_lanes != 0;
+            if let Err(stop) = self.apply_exit(k, taken, lanes, &mut group.progress, group.active) {
                 finish.finish(group.active, lanes, stop, &group.written);
                 return Ok(());
             }
@@ -1121,7 +1385,8 @@ impl WideShader {
         k: usize,
         taken: bool,
         lanes: &mut LaneState,
-        group: &mut Group,
+        progress: &mut Progress,
+        active: u32,
     ) -> Result<(), Stop> {
         let block = &self.ir.blocks[k];
         let (count, increment) = (
@@ -1132,21 +1397,19 @@ impl WideShader {
             Exit::Loop { count: c, .. } if c == v => count,
             _ => increment,
         };
-        let jump = ir::eval::apply_exit(
-            &block.exit,
-            &|_| taken,
-            &int,
-            &mut group.progress,
-            &mut |_| unreachable!("vertex shaders do not emit"),
-        )?;
-        let flow = &mut group.progress.flow;
+        let jump = ir::eval::apply_exit(&block.exit, &|_| taken, &int, progress, &mut |_| {
+            unreachable!("vertex shaders do not emit")
+        })?;
+        let flow = &mut progress.flow;
         flow.pc = if block.stack_check {
-            // `aL` changes by the same increment in every lane.
+            // `aL` changes by the same increment in every active lane.
             let mut delta = 0i32;
             let next = flow.advance(block.last, jump, &mut delta);
             if delta != 0 {
-                for al in lanes.row_mut(layout::AL) {
-                    *al = (*al as i32).wrapping_add(delta) as u32;
+                for (lane, al) in lanes.row_mut(layout::AL).iter_mut().enumerate() {
+                    if active >> lane & 1 != 0 {
+                        *al = (*al as i32).wrapping_add(delta) as u32;
+                    }
                 }
             }
             next
@@ -1186,6 +1449,18 @@ impl WideShader {
             finish.finish(1 << lane, lanes, stop, &self.writes);
         }
     }
+}
+
+/// Most paths (sub-groups of lanes at different places) a masked run keeps
+/// before it hands sides of a few lanes to the single-vertex JIT.
+const MAX_PATHS: usize = 3;
+
+/// Most lanes of a diverging side that go to the single-vertex JIT instead
+/// of on in lanes: a quarter of the group. (Measured with `pica-jit bench`
+/// on the branchy corpus shaders: a group block costs about two to three
+/// single-vertex blocks, plus the driver's work between blocks.)
+fn few_lanes(lanes: usize) -> u32 {
+    (lanes / 4).max(1) as u32
 }
 
 /// Sets the state register component of wide-register-file row `row`.

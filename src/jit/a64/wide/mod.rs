@@ -76,8 +76,12 @@ pub(crate) fn compile(
     for v in pool() {
         dynasm!(a ; .arch aarch64 ; .u32 v[0], v[1], v[2], v[3]);
     }
-    let (Functions { prologue, entries }, kernel) =
-        codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
+    let (
+        Functions {
+            prologue, entries, ..
+        },
+        kernel,
+    ) = codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
     let kernel = match kernel {
         Some(plan) => {
             let at = Module::offset(&a);
@@ -92,6 +96,8 @@ pub(crate) fn compile(
     Ok(WideCode {
         bytes,
         entries,
+        // No masked stores on NEON yet: diverging lanes fork.
+        masked_entries: Vec::new(),
         prologue,
         kernel,
         // NEON's kernel shades one group of the state layout per pass.

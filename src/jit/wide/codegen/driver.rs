@@ -3,7 +3,7 @@
 //! input conversion, and the order in which a shader's functions are
 //! emitted.
 
-use super::RegAlloc;
+use super::{RegAlloc, Target};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -130,6 +130,12 @@ pub(crate) struct Functions {
     pub prologue: Option<usize>,
     /// Offset of each block's function (`None`: the lowering gave up on it).
     pub entries: Vec<Option<usize>>,
+    /// Offset of each block's masked function, whose row stores change only
+    /// the lanes of the execution mask (empty where the backend has no
+    /// masked stores or no decision of the program can differ between
+    /// lanes; the block's own function where it writes no row;
+    /// `None`: it did not lower).
+    pub masked: Vec<Option<usize>>,
 }
 
 /// Emits the input conversion (when `convert_inputs` asks for one) and one
@@ -154,12 +160,43 @@ pub(crate) fn lower_blocks<'p, M: Module>(
         // half-emitted code stays unreachable).
         entries.push(optional(m.function().block(block))?.map(|()| at));
     }
+    // The masked variants, for the lanes of a group that took one path
+    // while others wait at another (a block that stores nothing needs none);
+    // none at all where no decision can differ between lanes.
+    let mut masked = Vec::new();
+    let lanes_may_diverge = blocks
+        .iter()
+        .any(|b| b.exit_cond.is_some_and(|c| !b.is_uniform(c)));
+    for (block, entry) in blocks.iter().zip(&entries) {
+        if !lanes_may_diverge {
+            break;
+        }
+        let stores = block.ops.iter().any(|op| matches!(op, LaneOp::Store(..)));
+        if entry.is_none() || !stores {
+            masked.push(*entry);
+            continue;
+        }
+        let at = m.offset();
+        let mut f = m.function();
+        if !f.mask_stores() {
+            masked.clear();
+            break;
+        }
+        masked.push(optional(f.block(block))?.map(|()| at));
+    }
     let kernel = kernel.filter(|plan| {
         plan.steps
             .iter()
             .all(|s| s.block().is_none_or(|k| entries[k].is_some()))
     });
-    Ok((Functions { prologue, entries }, kernel))
+    Ok((
+        Functions {
+            prologue,
+            entries,
+            masked,
+        },
+        kernel,
+    ))
 }
 
 /// `Ok(None)` where the lowering gave up ([`JitError::Lowering`]: the driver

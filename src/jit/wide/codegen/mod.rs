@@ -23,6 +23,8 @@ pub(crate) struct WideCode {
     pub bytes: Vec<u8>,
     /// Offset of each block's function (`None`: the lowering gave up on it).
     pub entries: Vec<Option<usize>>,
+    /// Offset of each block's masked function (see [`Functions::masked`]).
+    pub masked_entries: Vec<Option<usize>>,
     /// Offset of the F24 input conversion, when there is one.
     pub prologue: Option<usize>,
     /// Offset of the batch kernel, when one was asked for and lowered.
@@ -79,6 +81,13 @@ pub(crate) trait Target {
     /// new value in some lanes only).
     fn store_value(&mut self, row: usize, reg: u8) {
         self.store_row(row, reg);
+    }
+
+    /// Makes the function's row stores keep the new value only in the lanes
+    /// whose `layout::PREDICATE` row is all ones (the driver's execution
+    /// mask) and returns true; false where the backend has no masked stores.
+    fn mask_stores(&mut self) -> bool {
+        false
     }
 
     /// Emits the value operation `op` into register `d`, its operands in

@@ -39,8 +39,14 @@ pub(crate) fn compile(
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
     let mut code = Code { a, mxcsr };
-    let (Functions { prologue, entries }, kernel) =
-        codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
+    let (
+        Functions {
+            prologue,
+            entries,
+            masked,
+        },
+        kernel,
+    ) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
     // the one shading two groups per pass; `None` where one did not lower
     // (the driver runs the blocks one by one instead).
@@ -84,6 +90,7 @@ pub(crate) fn compile(
     Ok(WideCode {
         bytes,
         entries,
+        masked_entries: masked,
         prologue,
         kernel: states_kernel,
         pair_kernel,
@@ -173,6 +180,11 @@ impl Target for Function<'_> {
                 }
             }
         }
+    }
+
+    fn mask_stores(&mut self) -> bool {
+        self.predicate = Some(true);
+        true
     }
 
     fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError> {
