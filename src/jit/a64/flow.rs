@@ -11,11 +11,11 @@
 //! few instructions away.
 
 use super::Emitter;
-use super::operands::{AL, CMP};
 use crate::isa::{CondOp, Guard};
 use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, OFFSET_REMAINING, RingLayout};
 use crate::jit::inline_flow::{self, Push, Stack, Word};
+use crate::jit::single::state::{AL, CMP};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_CHECKS: u32 = Stack::Loop.top_check() as u32;
