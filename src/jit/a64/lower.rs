@@ -33,7 +33,9 @@ use super::Emitter;
 use super::emit::Neon;
 use crate::ir::{Block, Op, Value};
 use crate::jit::JitError;
-use crate::jit::single::{self, ValueAlloc, ValueTarget, Values, state};
+use crate::jit::regalloc::{Evict, Registers};
+use crate::jit::single::state::{self, Base};
+use crate::jit::single::{self, LowerValue, Values};
 use dynasmrt::{DynasmApi, dynasm};
 
 /// `x20` = `*mut UnitState`, `x21` = `*const Uniforms`, `x23` = the
@@ -61,19 +63,20 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
     }
 }
 
-impl ValueTarget for Emitter<'_> {
+impl Evict for Emitter<'_> {
+    type Value = Value;
     const VALUE_REGS: &'static [u8] = &VALUE_REGS;
 
-    fn values(&mut self) -> &mut Values {
-        &mut self.lowering.block_mut().values
+    fn registers(&mut self) -> &mut Registers<Value> {
+        self.lowering.block_mut().values.registers()
     }
 
-    fn spill(&mut self, slot: u8, reg: u8) {
+    fn spill(&mut self, slot: u16, reg: u8) {
         let off = 16 * u32::from(slot);
         dynasm!(self.ops ; .arch aarch64 ; str Q(reg), [sp, off]);
     }
 
-    fn reload(&mut self, reg: u8, slot: u8) {
+    fn reload(&mut self, reg: u8, slot: u16) {
         let off = 16 * u32::from(slot);
         dynasm!(self.ops ; .arch aarch64 ; ldr Q(reg), [sp, off]);
     }
@@ -112,17 +115,14 @@ impl<'p> Emitter<'p> {
                 self.neon()
                     .constant_lanes(d, state::constant_lanes(ty, bits));
             }
-            Op::ReadInput(n) => {
-                let off = state::input(n);
-                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x20, off]);
-            }
-            Op::ReadTemp(n) => {
-                let off = state::temp(n);
-                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x20, off]);
-            }
-            Op::ReadConst(n) => {
-                let off = state::float_uniform(n);
-                dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [x21, off]);
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => {
+                if let Some((base, off)) = state::vector_read(op) {
+                    let base = match base {
+                        Base::State => STATE,
+                        Base::Uniforms => UNIFORMS,
+                    };
+                    dynasm!(self.ops ; .arch aarch64 ; ldr Q(d), [X(base), off]);
+                }
             }
             Op::ReadConstAt(_) => {
                 self.neon().uniform_address(r(0), 0, UNIFORMS, POOL);

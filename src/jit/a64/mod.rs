@@ -61,7 +61,7 @@ use super::frame::{
     EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
     STOP_BASE,
 };
-use super::single::{self, Lowering, SingleTarget};
+use super::single::{self, Compiled, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::Ir;
@@ -93,13 +93,6 @@ pub(crate) struct Emitter<'p> {
     /// Some reachable instruction pushes a control-flow stack (otherwise no
     /// check point is emitted).
     may_push: bool,
-}
-
-/// A compiled function: machine code, entry at offset 0.
-pub(crate) struct Compiled {
-    pub code: Vec<u8>,
-    /// Whether the code reads or writes the frame's `progress` (always, for now).
-    pub uses_flow_state: bool,
 }
 
 /// Compiles `program` (analysed for its entry and unit kind), lowering its

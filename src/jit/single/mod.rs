@@ -13,15 +13,23 @@ pub(crate) mod plan_tests;
 pub(crate) mod state;
 pub(crate) mod values;
 
-pub(crate) use values::{ValueAlloc, ValueTarget, Values};
+pub(crate) use values::{LowerValue, Values};
 
 use crate::analysis::{Analysis, InstrClass};
 use crate::ir::{InstrSpan, Ir, Node, Value};
 use crate::jit::JitError;
 use crate::jit::flow_dispatch::FlowTarget;
+use crate::jit::regalloc::Evict;
 use crate::jit::spill::SpillSlots;
 use crate::program::Program;
 use dynasmrt::DynamicLabel;
+
+/// A compiled function: machine code, its entry at offset 0.
+pub(crate) struct Compiled {
+    pub code: Vec<u8>,
+    /// Whether the code reads or writes the frame's `progress` (AArch64: always).
+    pub uses_flow_state: bool,
+}
 
 /// One IR block's lowering state.
 pub(crate) struct BlockState<'p, X> {
@@ -45,8 +53,8 @@ impl<X> SpillSlots for BlockState<'_, X> {
         self.values.spill_slots_needed(self.nodes)
     }
 
-    fn free_slots(&mut self) -> &mut Vec<u8> {
-        self.values.free_slots()
+    fn free_slots(&mut self) -> &mut Vec<u16> {
+        self.values.registers().free_slots()
     }
 }
 
@@ -112,9 +120,9 @@ impl<'p, X> Lowering<'p, X> {
 }
 
 /// One ISA's side of the single-vertex code: its flow primitives
-/// ([`FlowTarget`]), its value registers ([`ValueTarget`]) and what the
-/// driver emits around the instructions.
-pub(crate) trait SingleTarget<'p>: FlowTarget + ValueTarget {
+/// ([`FlowTarget`]), its value registers ([`Evict`]) and what the driver
+/// emits around the instructions.
+pub(crate) trait SingleTarget<'p>: FlowTarget + Evict<Value = Value> {
     /// What the ISA's lowering keeps per block besides the values.
     type Own;
 
@@ -192,7 +200,7 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
 /// Lowers the nodes of the data instruction at `pc` that run.
 fn lower_span<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) -> Result<(), JitError> {
     for index in t.lowering().span(pc)? {
-        if t.values().needed(index as usize) {
+        if t.lowering().block().values.needed(index as usize) {
             t.lower_node(Value(index))?;
         }
     }

@@ -48,7 +48,11 @@ pub(crate) fn spill_area_fits_the_block<X>(few: usize, plan: &PlanOf<X>) {
                 "{what}: {}",
                 plan.spill_slots
             );
-            assert_eq!(state.values.free_slots().len(), plan.spill_slots, "{what}");
+            assert_eq!(
+                state.values.registers().free_slots().len(),
+                plan.spill_slots,
+                "{what}"
+            );
         }
     }
 }

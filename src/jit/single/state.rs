@@ -2,7 +2,7 @@
 //! `UnitState` (the unit's registers) and `Uniforms`, the same on every ISA,
 //! and the lanes of an IR constant in one vertex's register.
 
-use crate::ir::{AddrReg, Elem, Ty};
+use crate::ir::{AddrReg, Elem, Op, Ty};
 use crate::isa::DstReg;
 use crate::state::{Uniforms, UnitState};
 use std::mem::offset_of;
@@ -72,5 +72,25 @@ pub(crate) fn constant_lanes(ty: Ty, bits: [u32; 4]) -> [u32; 4] {
         lanes.map(|b| if b != 0 { u32::MAX } else { 0 })
     } else {
         lanes
+    }
+}
+
+/// What a whole PICA register is read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    /// `UnitState`.
+    State,
+    /// `Uniforms`.
+    Uniforms,
+}
+
+/// Where `op` reads a whole vector register from, if it is such a read
+/// (an input, a temporary or a directly addressed float uniform).
+pub(crate) fn vector_read(op: Op) -> Option<(Base, u32)> {
+    match op {
+        Op::ReadInput(n) => Some((Base::State, input(n))),
+        Op::ReadTemp(n) => Some((Base::State, temp(n))),
+        Op::ReadConst(n) => Some((Base::Uniforms, float_uniform(n))),
+        _ => None,
     }
 }

@@ -39,7 +39,7 @@ use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
     OFFSET_SAVED_FP, STOP_BASE,
 };
-use super::single::{self, Lowering, SingleTarget};
+use super::single::{self, Compiled, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::Ir;
@@ -92,13 +92,6 @@ pub(crate) struct Emitter<'p> {
     budget_checks: bool,
     /// The floating-point environment's probe constants.
     fp: fp_env::Constants,
-}
-
-/// A compiled function: machine code plus the offset of its entry.
-pub(crate) struct Compiled {
-    pub code: Vec<u8>,
-    /// Whether the code reads or writes the frame's `progress`.
-    pub uses_flow_state: bool,
 }
 
 /// Compiles `program`, lowering its data instructions from `ir` (its

@@ -39,7 +39,8 @@ mod prims;
 use super::Emitter;
 use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
-use crate::jit::single::{self, ValueAlloc, ValueTarget, Values};
+use crate::jit::regalloc::{Evict, Registers};
+use crate::jit::single::{self, LowerValue, Values};
 use crate::jit::spill::Plan;
 use dynasmrt::{DynasmApi, dynasm};
 
@@ -254,19 +255,20 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
     Some(Form::Relative { base, offset, reg })
 }
 
-impl ValueTarget for Emitter<'_> {
+impl Evict for Emitter<'_> {
+    type Value = Value;
     const VALUE_REGS: &'static [u8] = &VALUE_REGS;
 
-    fn values(&mut self) -> &mut Values {
-        &mut self.lowering.block_mut().values
+    fn registers(&mut self) -> &mut Registers<Value> {
+        self.lowering.block_mut().values.registers()
     }
 
-    fn spill(&mut self, slot: u8, reg: u8) {
+    fn spill(&mut self, slot: u16, reg: u8) {
         let off = 16 * slot as i32;
         dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(reg));
     }
 
-    fn reload(&mut self, reg: u8, slot: u8) {
+    fn reload(&mut self, reg: u8, slot: u16) {
         let off = 16 * slot as i32;
         dynasm!(self.ops ; .arch x64 ; movaps Rx(reg), [rsp + off]);
     }

@@ -10,7 +10,7 @@ use super::Form;
 use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
-use crate::jit::single::state;
+use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
 use crate::jit::x64::emit::{S1, Vector};
 use crate::jit::x64::offsets::FLOATS;
@@ -97,18 +97,7 @@ impl Emitter<'_> {
                 self.vector()
                     .constant_lanes(d, state::constant_lanes(ty, bits));
             }
-            Op::ReadInput(n) => {
-                let off = state::input(n) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off]);
-            }
-            Op::ReadTemp(n) => {
-                let off = state::temp(n) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off]);
-            }
-            Op::ReadConst(n) => {
-                let off = state::float_uniform(n) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off]);
-            }
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, op),
             Op::ReadConstAt(_) => {
                 dynasm!(self.ops ; .arch x64 ; movd eax, Rx(r(0)));
                 self.read_const_at_eax(d);
@@ -175,6 +164,19 @@ impl Emitter<'_> {
             Op::ICmp(c, _, _) => self.vector().icmp(c, d, r(0), r(1)),
         }
         Ok(())
+    }
+
+    /// `d` = the whole register `op` reads ([`state::vector_read`]).
+    fn read_vector(&mut self, d: u8, op: Op) {
+        match state::vector_read(op) {
+            Some((Base::State, off)) => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off as i32]);
+            }
+            Some((Base::Uniforms, off)) => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off as i32]);
+            }
+            None => {}
+        }
     }
 
     /// `d` = `eax` in every lane; with `as_mask` a boolean byte (0 or 1)
