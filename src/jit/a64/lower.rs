@@ -33,9 +33,8 @@ use super::Emitter;
 use super::emit::Neon;
 use crate::ir::{Block, Op, Value};
 use crate::jit::JitError;
-use crate::jit::regalloc::{Evict, Registers};
 use crate::jit::single::state::{self, Base};
-use crate::jit::single::{self, LowerValue, Values};
+use crate::jit::single::{self, Values};
 use dynasmrt::{DynasmApi, dynasm};
 
 /// `x20` = `*mut UnitState`, `x21` = `*const Uniforms`, `x23` = the
@@ -45,7 +44,7 @@ const UNIFORMS: u8 = 21;
 const POOL: u8 = 23;
 
 /// Registers that hold values.
-const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
+pub(super) const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
 
 /// Per-block lowering state: the values (nothing else is the ISA's own).
 pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
@@ -63,31 +62,6 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
     }
 }
 
-impl Evict for Emitter<'_> {
-    type Value = Value;
-    const VALUE_REGS: &'static [u8] = &VALUE_REGS;
-
-    fn registers(&mut self) -> &mut Registers<Value> {
-        self.lowering.block_mut().values.registers()
-    }
-
-    fn spill(&mut self, slot: u16, reg: u8) {
-        let off = 16 * u32::from(slot);
-        dynasm!(self.ops ; .arch aarch64 ; str Q(reg), [sp, off]);
-    }
-
-    fn reload(&mut self, reg: u8, slot: u16) {
-        let off = 16 * u32::from(slot);
-        dynasm!(self.ops ; .arch aarch64 ; ldr Q(reg), [sp, off]);
-    }
-
-    fn rematerialise(&mut self, v: Value, _reg: u8) -> Result<(), JitError> {
-        Err(JitError::Lowering(format!(
-            "IR value {v} evicted without a spill slot"
-        )))
-    }
-}
-
 impl<'p> Emitter<'p> {
     /// Lowers node `v` of the current block (one that runs).
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
@@ -98,7 +72,8 @@ impl<'p> Emitter<'p> {
             operands[count] = o;
             count += 1;
         }
-        self.lower_value(v, &operands[..count], node.ty.is_some(), |e, d, regs| {
+        let has_result = node.ty.is_some();
+        single::lower_value(self, v, &operands[..count], has_result, |e, d, regs| {
             e.emit_node(node.op, d, regs)
         })
     }

@@ -64,7 +64,7 @@ use super::frame::{
 use super::single::{self, Compiled, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
-use crate::ir::Ir;
+use crate::ir::{Ir, Value};
 use crate::program::Program;
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -292,6 +292,7 @@ impl<'p> Emitter<'p> {
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
     type Own = ();
+    const VALUE_REGS: &'static [u8] = &lower::VALUE_REGS;
     const EMITS_UNREACHABLE: bool = true;
 
     fn analysis(&self) -> &'p Analysis {
@@ -338,7 +339,23 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
         dynasm!(self.ops ; .arch aarch64 ; movz w0, EXIT_END ; b ->epilogue);
     }
 
-    fn lower_node(&mut self, v: crate::ir::Value) -> Result<(), JitError> {
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
         self.lower_ir_node(v)
+    }
+
+    /// Below the saved registers (`sp` points at the spill area).
+    fn store_slot(&mut self, slot: u16, reg: u8) {
+        dynasm!(self.ops ; .arch aarch64 ; str Q(reg), [sp, 16 * u32::from(slot)]);
+    }
+
+    fn load_slot(&mut self, reg: u8, slot: u16) {
+        dynasm!(self.ops ; .arch aarch64 ; ldr Q(reg), [sp, 16 * u32::from(slot)]);
+    }
+
+    /// Never called: AArch64 spills every evicted value.
+    fn rematerialise(&mut self, v: Value, _reg: u8) -> Result<(), JitError> {
+        Err(JitError::Lowering(format!(
+            "IR value {v} evicted without a spill slot"
+        )))
     }
 }

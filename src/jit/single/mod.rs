@@ -13,13 +13,13 @@ pub(crate) mod plan_tests;
 pub(crate) mod state;
 pub(crate) mod values;
 
-pub(crate) use values::{LowerValue, Values};
+pub(crate) use values::Values;
 
 use crate::analysis::{Analysis, InstrClass};
 use crate::ir::{InstrSpan, Ir, Node, Value};
 use crate::jit::JitError;
 use crate::jit::flow_dispatch::FlowTarget;
-use crate::jit::regalloc::Evict;
+use crate::jit::regalloc::{Alloc, Evict, NEVER, Registers};
 use crate::jit::spill::SpillSlots;
 use crate::program::Program;
 use dynasmrt::DynamicLabel;
@@ -120,11 +120,14 @@ impl<'p, X> Lowering<'p, X> {
 }
 
 /// One ISA's side of the single-vertex code: its flow primitives
-/// ([`FlowTarget`]), its value registers ([`Evict`]) and what the driver
-/// emits around the instructions.
-pub(crate) trait SingleTarget<'p>: FlowTarget + Evict<Value = Value> {
+/// ([`FlowTarget`]), its value registers and stack slots, and what the
+/// driver emits around the instructions.
+pub(crate) trait SingleTarget<'p>: FlowTarget {
     /// What the ISA's lowering keeps per block besides the values.
     type Own;
+
+    /// Registers that hold values, in the order the allocator takes them.
+    const VALUE_REGS: &'static [u8];
 
     /// Whether an instruction no path from the entry point reaches gets its
     /// code (otherwise it hands over to the interpreter, and the plan
@@ -154,8 +157,80 @@ pub(crate) trait SingleTarget<'p>: FlowTarget + Evict<Value = Value> {
     /// `end`: leaves the program.
     fn end(&mut self);
 
-    /// Lowers node `v` of the current block (one that runs).
+    /// Lowers node `v` of the current block (one that runs), with
+    /// [`lower_value`].
     fn lower_node(&mut self, v: Value) -> Result<(), JitError>;
+
+    /// Stack slot `slot` (16 bytes) = register `reg`.
+    fn store_slot(&mut self, slot: u16, reg: u8);
+
+    /// Register `reg` = stack slot `slot`.
+    fn load_slot(&mut self, reg: u8, slot: u16);
+
+    /// Emits value `v` (one [`Values::set_remat`] allows) into register
+    /// `reg`.
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError>;
+}
+
+/// A single-vertex target as the register allocator sees it.
+struct Allocating<'a, T>(&'a mut T);
+
+impl<'a, 'p: 'a, T: SingleTarget<'p>> Evict for Allocating<'a, T> {
+    type Value = Value;
+    const VALUE_REGS: &'static [u8] = T::VALUE_REGS;
+
+    fn registers(&mut self) -> &mut Registers<Value> {
+        self.0.lowering().block_mut().values.registers()
+    }
+
+    fn spill(&mut self, slot: u16, reg: u8) {
+        self.0.store_slot(slot, reg);
+    }
+
+    fn reload(&mut self, reg: u8, slot: u16) {
+        self.0.load_slot(reg, slot);
+    }
+
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        self.0.rematerialise(v, reg)
+    }
+}
+
+/// Lowers value `v` of the current block, which reads `operands` (at most
+/// three) and has a result when `has_result`: `emit(t, d, regs)` emits its
+/// code into register `d` (0 without a result) from the operands' registers
+/// `regs`.
+pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
+    t: &mut T,
+    v: Value,
+    operands: &[Value],
+    has_result: bool,
+    emit: impl FnOnce(&mut T, u8, &[u8]) -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let mut a = Allocating(t);
+    let mut regs = [0u8; 3];
+    for (k, &o) in operands.iter().enumerate() {
+        regs[k] = a.reg_of(o, operands)?;
+    }
+    let regs = &regs[..operands.len()];
+    // The result never shares a register with an operand (sequences may
+    // write it before reading every operand).
+    let d = if has_result {
+        let d = a.alloc(operands)?;
+        a.registers().assign(v, d);
+        d
+    } else {
+        0
+    };
+    emit(a.0, d, regs)?;
+    let ra = a.registers();
+    ra.release(operands, v.0);
+    if has_result && ra.last_use(v) == NEVER {
+        // Computed for nothing (kept alive by a write of a span lowered
+        // elsewhere): free at once.
+        ra.drop_value(v);
+    }
+    Ok(())
 }
 
 /// The code of the instruction at `pc`: its label, the budget charge at a

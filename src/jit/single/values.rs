@@ -6,8 +6,7 @@
 
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Node, Value};
-use crate::jit::JitError;
-use crate::jit::regalloc::{Alloc, NEVER, Registers};
+use crate::jit::regalloc::Registers;
 
 /// The values of one block.
 pub(crate) struct Values {
@@ -68,44 +67,3 @@ impl Values {
         &mut self.registers
     }
 }
-
-/// Lowering one value through the allocator: implemented for every
-/// single-vertex target.
-pub(crate) trait LowerValue: Alloc<Value = Value> {
-    /// Lowers value `v`, which reads `operands` (at most three) and has a
-    /// result when `has_result`: `emit(self, d, regs)` emits its code into
-    /// register `d` (0 without a result) from the operands' registers `regs`.
-    fn lower_value(
-        &mut self,
-        v: Value,
-        operands: &[Value],
-        has_result: bool,
-        emit: impl FnOnce(&mut Self, u8, &[u8]) -> Result<(), JitError>,
-    ) -> Result<(), JitError> {
-        let mut regs = [0u8; 3];
-        for (k, &o) in operands.iter().enumerate() {
-            regs[k] = self.reg_of(o, operands)?;
-        }
-        let regs = &regs[..operands.len()];
-        // The result never shares a register with an operand (sequences may
-        // write it before reading every operand).
-        let d = if has_result {
-            let d = self.alloc(operands)?;
-            self.registers().assign(v, d);
-            d
-        } else {
-            0
-        };
-        emit(self, d, regs)?;
-        let ra = self.registers();
-        ra.release(operands, v.0);
-        if has_result && ra.last_use(v) == NEVER {
-            // Computed for nothing (kept alive by a write of a span lowered
-            // elsewhere): free at once.
-            ra.drop_value(v);
-        }
-        Ok(())
-    }
-}
-
-impl<T: Alloc<Value = Value> + ?Sized> LowerValue for T {}

@@ -42,7 +42,7 @@ use super::frame::{
 use super::single::{self, Compiled, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
-use crate::ir::Ir;
+use crate::ir::{Ir, Value};
 use crate::program::Program;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -329,6 +329,7 @@ impl Emitter<'_> {
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
     type Own = Vec<lower::Form>;
+    const VALUE_REGS: &'static [u8] = &lower::VALUE_REGS;
     const EMITS_UNREACHABLE: bool = false;
 
     fn analysis(&self) -> &'p Analysis {
@@ -374,7 +375,21 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
         dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
     }
 
-    fn lower_node(&mut self, v: crate::ir::Value) -> Result<(), JitError> {
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
         self.lower_ir_node(v)
+    }
+
+    fn store_slot(&mut self, slot: u16, reg: u8) {
+        let off = 16 * slot as i32;
+        dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(reg));
+    }
+
+    fn load_slot(&mut self, reg: u8, slot: u16) {
+        let off = 16 * slot as i32;
+        dynasm!(self.ops ; .arch x64 ; movaps Rx(reg), [rsp + off]);
+    }
+
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        self.rematerialise_node(v, reg)
     }
 }

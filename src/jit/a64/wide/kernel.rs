@@ -12,7 +12,7 @@
 
 use super::{Function, row};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, Target, files, small_rows};
+use crate::jit::wide::codegen::{Driver, StateRows, Target};
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -47,30 +47,7 @@ impl Function<'_> {
             ; start:
             ; =>group
         );
-        let load = plan.load;
-        for ((field, base), mask) in
-            files()
-                .into_iter()
-                .zip([load.inputs, load.temps, load.outputs])
-        {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                self.load_register(field + 16 * n, base + 4 * n);
-            }
-        }
-        if load.small {
-            for (r, field, flag) in small_rows() {
-                for lane in 0..4 {
-                    let from = state_offset(lane, field);
-                    let to = row(r) + 4 * lane as u32;
-                    if flag {
-                        dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
-                    } else {
-                        dynasm!(self.a ; .arch aarch64 ; ldr w9, [x3, from]);
-                    }
-                    dynasm!(self.a ; .arch aarch64 ; str w9, [x0, to]);
-                }
-            }
-        }
+        self.load_states(plan);
         self.convert_inputs(convert_inputs);
         for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
             for c in 0..4 {
@@ -89,23 +66,7 @@ impl Function<'_> {
             };
             self.body(&blocks[k])?;
         }
-        for (field, base) in files().into_iter().skip(1) {
-            for n in 0..16 {
-                let comps = plan.store.register(base, n);
-                if comps == 0xF {
-                    self.store_register(base + 4 * n, field + 16 * n);
-                    continue;
-                }
-                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
-                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
-                }
-            }
-        }
-        for (r, field, flag) in small_rows() {
-            if plan.store.contains(r as u16) {
-                self.store_scalars(r, field, flag);
-            }
-        }
+        self.store_states(plan);
         dynasm!(self.a
             ; .arch aarch64
             ; add x3, x3, stride
@@ -119,8 +80,9 @@ impl Function<'_> {
         self.leave();
         Ok(())
     }
+}
 
-    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
+impl StateRows for Function<'_> {
     fn load_register(&mut self, field: usize, first_row: usize) {
         for lane in 0..4u32 {
             let from = state_offset(lane as usize, field);
@@ -136,7 +98,6 @@ impl Function<'_> {
         }
     }
 
-    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
     fn store_register(&mut self, first_row: usize, field: usize) {
         for c in 0..4u8 {
             let from = row(first_row + c as usize);
@@ -152,8 +113,19 @@ impl Function<'_> {
         }
     }
 
-    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
-    /// `row` of its lane.
+    fn load_scalars(&mut self, r: usize, field: usize, flag: bool) {
+        for lane in 0..4 {
+            let from = state_offset(lane, field);
+            let to = row(r) + 4 * lane as u32;
+            if flag {
+                dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
+            } else {
+                dynasm!(self.a ; .arch aarch64 ; ldr w9, [x3, from]);
+            }
+            dynasm!(self.a ; .arch aarch64 ; str w9, [x0, to]);
+        }
+    }
+
     fn store_scalars(&mut self, r: usize, field: usize, flag: bool) {
         for lane in 0..4 {
             let from = row(r) + 4 * lane as u32;

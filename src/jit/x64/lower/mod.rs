@@ -39,13 +39,11 @@ mod prims;
 use super::Emitter;
 use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
-use crate::jit::regalloc::{Evict, Registers};
-use crate::jit::single::{self, LowerValue, Values};
+use crate::jit::single::{self, Values};
 use crate::jit::spill::Plan;
-use dynasmrt::{DynasmApi, dynasm};
 
 /// Allocatable value registers: `xmm1..=xmm12`.
-const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+pub(super) const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
 /// How a node is lowered after the block's patterns are matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,40 +253,24 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
     Some(Form::Relative { base, offset, reg })
 }
 
-impl Evict for Emitter<'_> {
-    type Value = Value;
-    const VALUE_REGS: &'static [u8] = &VALUE_REGS;
-
-    fn registers(&mut self) -> &mut Registers<Value> {
-        self.lowering.block_mut().values.registers()
-    }
-
-    fn spill(&mut self, slot: u16, reg: u8) {
-        let off = 16 * slot as i32;
-        dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(reg));
-    }
-
-    fn reload(&mut self, reg: u8, slot: u16) {
-        let off = 16 * slot as i32;
-        dynasm!(self.ops ; .arch x64 ; movaps Rx(reg), [rsp + off]);
-    }
-
-    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
-        let block = self.lowering.block();
-        let (op, form) = (block.nodes[v.0 as usize].op, block.own[v.0 as usize]);
-        self.emit_node(op, form, reg, &[])
-    }
-}
-
 impl Emitter<'_> {
     /// Lowers node `v` of the current block (one that runs).
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
         let block = self.lowering.block();
         let (node, form) = (block.nodes[v.0 as usize], block.own[v.0 as usize]);
         let operands = real_operands(&node.op, form);
-        self.lower_value(v, operands.as_slice(), node.ty.is_some(), |e, d, regs| {
+        let has_result = node.ty.is_some();
+        single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
             e.emit_node(node.op, form, d, regs)
         })
+    }
+
+    /// Emits value `v` (a read of state the block does not write, or a
+    /// constant) again into `reg`.
+    pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        let block = self.lowering.block();
+        let (op, form) = (block.nodes[v.0 as usize].op, block.own[v.0 as usize]);
+        self.emit_node(op, form, reg, &[])
     }
 }
 

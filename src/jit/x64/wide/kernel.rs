@@ -18,7 +18,7 @@ use super::super::emit::V;
 use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, RegAlloc, Target, files, small_rows};
+use crate::jit::wide::codegen::{Driver, RegAlloc, StateRows, Target, small_rows};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
@@ -272,55 +272,6 @@ impl Function<'_> {
             dynasm!(self.a.ops ; .arch x64 ; add r8, delta ; add r11, delta);
         }
         self.copy.records = copy;
-    }
-
-    /// A group of `UnitState`s (at `r8`) → the rows `plan` loads.
-    fn load_states(&mut self, plan: &KernelPlan) {
-        let load = plan.load;
-        for ((field, base), mask) in
-            files()
-                .into_iter()
-                .zip([load.inputs, load.temps, load.outputs])
-        {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                self.load_register(field + 16 * n, base + 4 * n);
-            }
-        }
-        if load.small {
-            for (row, field, flag) in small_rows() {
-                for lane in 0..self.lanes {
-                    let from = state_offset(lane, field);
-                    let to = self.row(row) + 4 * lane as i32;
-                    if flag {
-                        dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
-                    } else {
-                        dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
-                    }
-                    dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
-                }
-            }
-        }
-    }
-
-    /// The rows `plan` stores → the group's `UnitState`s.
-    fn store_states(&mut self, plan: &KernelPlan) {
-        for (field, base) in files().into_iter().skip(1) {
-            for n in 0..16 {
-                let comps = plan.store.register(base, n);
-                if comps == 0xF {
-                    self.store_register(base + 4 * n, field + 16 * n);
-                    continue;
-                }
-                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
-                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
-                }
-            }
-        }
-        for (row, field, flag) in small_rows() {
-            if plan.store.contains(row as u16) {
-                self.store_scalars(row, field, flag);
-            }
-        }
     }
 
     /// The rows of the vertex layout's starting state (every lane the same,
@@ -584,16 +535,6 @@ impl Function<'_> {
         if self.lanes >= 8 { 8 } else { 4 }
     }
 
-    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
-    fn load_register(&mut self, field: usize, row: usize) {
-        self.load_lanes(LaneSource::States, field, row);
-    }
-
-    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
-    fn store_register(&mut self, row: usize, field: usize) {
-        self.store_lanes(row, LaneSource::States, field);
-    }
-
     /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of the
     /// lane's record in `source`.
     fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
@@ -700,21 +641,6 @@ impl Function<'_> {
             base: FILE,
             disp: self.row(row + c) + 4 * first as i32,
         })
-    }
-
-    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
-    /// `row` of its lane.
-    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
-        for lane in 0..self.lanes {
-            let from = self.row(row) + 4 * lane as i32;
-            let to = state_offset(lane, field);
-            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
-            if flag {
-                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
-            } else {
-                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
-            }
-        }
     }
 
     /// Rows `rows` (4 or, when `wide`, 8 lanes each) = the transpose of the
@@ -831,5 +757,41 @@ impl Function<'_> {
             }
         }
         [1, 3, 4, 5]
+    }
+}
+
+impl StateRows for Function<'_> {
+    fn load_register(&mut self, field: usize, row: usize) {
+        self.load_lanes(LaneSource::States, field, row);
+    }
+
+    fn store_register(&mut self, row: usize, field: usize) {
+        self.store_lanes(row, LaneSource::States, field);
+    }
+
+    fn load_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = state_offset(lane, field);
+            let to = self.row(row) + 4 * lane as i32;
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
+            }
+            dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
+        }
+    }
+
+    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = self.row(row) + 4 * lane as i32;
+            let to = state_offset(lane, field);
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
+            }
+        }
     }
 }

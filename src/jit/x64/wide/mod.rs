@@ -18,7 +18,7 @@ use kernel::KernelShape;
 
 use super::emit::{S1, S2, S3, V};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
+use crate::jit::wide::codegen::{self, Allocation, Kernels, Module, Target, WideCode};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -39,8 +39,7 @@ pub(crate) fn compile(
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
     let mut code = Code { a, mxcsr };
-    let (Functions { prologue, entries }, kernel) =
-        codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
+    let (functions, kernel) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
     // the one shading two groups per pass; `None` where one did not lower
     // (the driver runs the blocks one by one instead).
@@ -77,19 +76,13 @@ pub(crate) fn compile(
     let Code { mut a, mxcsr } = code;
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
-    let bytes = a
-        .ops
-        .finalize()
-        .map_err(|e| JitError::Assemble(format!("{e:?}")))?;
-    Ok(WideCode {
-        bytes,
-        entries,
-        prologue,
-        kernel: states_kernel,
-        pair_kernel,
-        vertex_kernel,
-        vertex_pair_kernel,
-    })
+    let kernels = Kernels {
+        states: states_kernel,
+        states_pair: pair_kernel,
+        vertices: vertex_kernel,
+        vertices_pair: vertex_pair_kernel,
+    };
+    WideCode::new(a.ops.finalize(), functions, kernels)
 }
 
 /// One generated function.
