@@ -130,7 +130,7 @@ pub(crate) trait Evict {
     type Value: ValueIndex;
 
     /// Registers that hold values, in the order the allocator takes them.
-    const VALUE_REGS: &'static [u8];
+    fn value_regs(&mut self) -> &'static [u8];
 
     /// The current block's allocation.
     fn registers(&mut self) -> &mut Registers<Self::Value>;
@@ -150,14 +150,12 @@ pub(crate) trait Evict {
 pub(crate) trait Alloc: Evict {
     /// A free register, evicting the value used last (never one of `keep`).
     fn alloc(&mut self, keep: &[Self::Value]) -> Result<u8, JitError> {
+        let regs = self.value_regs();
         let ra = self.registers();
-        if let Some(&r) = Self::VALUE_REGS
-            .iter()
-            .find(|&&r| ra.holder[r as usize].is_none())
-        {
+        if let Some(&r) = regs.iter().find(|&&r| ra.holder[r as usize].is_none()) {
             return Ok(r);
         }
-        let victim = Self::VALUE_REGS
+        let victim = regs
             .iter()
             .filter_map(|&r| ra.holder[r as usize].map(|v| (r, v)))
             .filter(|(_, v)| !keep.contains(v))

@@ -73,7 +73,7 @@ impl FlowTarget for Emitter<'_> {
     /// `w9..w11`.
     fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
-        if !self.analysis.check_after[pc as usize] || !self.may_push {
+        if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
         let next = pc + 1;
@@ -93,7 +93,7 @@ impl FlowTarget for Emitter<'_> {
 
     /// Continues at `target` (a leader), or leaves the program.
     fn jump_to(&mut self, target: u32) {
-        match self.pc_labels.get(target as usize).copied() {
+        match self.cx.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch aarch64 ; b =>label),
             None => dynasm!(self.ops ; .arch aarch64 ; b ->past_end),
         }

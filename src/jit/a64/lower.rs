@@ -44,7 +44,7 @@ const UNIFORMS: u8 = 21;
 const POOL: u8 = 23;
 
 /// Registers that hold values.
-pub(super) const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
+const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
 
 /// Per-block lowering state: the values (nothing else is the ISA's own).
 pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
@@ -57,7 +57,7 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
-        values: Values::new(block, data, operands, VALUE_REGS.len()),
+        values: Values::new(block, data, operands, &VALUE_REGS),
         own: (),
     }
 }
@@ -65,7 +65,7 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
 impl<'p> Emitter<'p> {
     /// Lowers node `v` of the current block (one that runs).
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
-        let node = self.lowering.block().nodes[v.0 as usize];
+        let node = self.cx.lowering.block().nodes[v.0 as usize];
         let mut operands = [Value(0); 3];
         let mut count = 0;
         for o in crate::ir::opt::operands(&node.op) {

@@ -61,7 +61,7 @@ use super::frame::{
     EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
     STOP_BASE,
 };
-use super::single::{self, Compiled, Lowering, SingleTarget};
+use super::single::{self, Compiled, Context, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, Value};
@@ -81,13 +81,10 @@ pub fn host_supported() -> bool {
 
 pub(crate) struct Emitter<'p> {
     pub ops: Asm,
-    program: &'p Program,
-    analysis: &'p Analysis,
     pub precision: Precision,
-    pc_labels: Vec<DynamicLabel>,
-    /// The blocks of the (optimised) IR the data instructions are lowered
-    /// from (`lower.rs`).
-    lowering: Lowering<'p, ()>,
+    /// The program, its analysis, the instructions' labels and the
+    /// lowering of the (optimised) IR the data instructions are lowered from.
+    cx: Context<'p, ()>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: u32,
     /// Some reachable instruction pushes a control-flow stack (otherwise no
@@ -123,11 +120,13 @@ pub(crate) fn compile(
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let mut e = Emitter {
         ops,
-        program,
-        analysis,
         precision,
-        pc_labels,
-        lowering: Lowering::new(ir, plan.blocks),
+        cx: Context {
+            program,
+            analysis,
+            pc_labels,
+            lowering: Lowering::new(ir, plan.blocks),
+        },
         stack_extra: 16 * plan.spill_slots as u32,
         may_push: super::inline_flow::may_push(program, analysis),
     };
@@ -145,7 +144,7 @@ pub(crate) fn compile(
     for pc in 0..len as u32 {
         single::instruction(&mut e, pc);
     }
-    e.lowering.finish()?;
+    e.cx.lowering.finish()?;
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch aarch64 ; movz w0, EXIT_END_OF_CODE ; b ->epilogue);
     let resume = e.ops.new_dynamic_label();
@@ -153,7 +152,7 @@ pub(crate) fn compile(
     e.flow_stubs();
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
-    let entries = single::table_entries(analysis, &e.pc_labels, resume, table, |label| {
+    let entries = single::table_entries(analysis, &e.cx.pc_labels, resume, table, |label| {
         Ok(e.ops.labels().resolve_dynamic(label).map_err(assemble)?.0)
     })?;
     let mut code = e.ops.finalize().map_err(assemble)?;
@@ -195,7 +194,11 @@ impl<'p> Emitter<'p> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion(self.program.temps_converted_on_entry(self.analysis.entry));
+        self.f24_entry_conversion(
+            self.cx
+                .program
+                .temps_converted_on_entry(self.cx.analysis.entry),
+        );
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]
@@ -292,23 +295,10 @@ impl<'p> Emitter<'p> {
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
     type Own = ();
-    const VALUE_REGS: &'static [u8] = &lower::VALUE_REGS;
     const EMITS_UNREACHABLE: bool = true;
 
-    fn analysis(&self) -> &'p Analysis {
-        self.analysis
-    }
-
-    fn program(&self) -> &'p Program {
-        self.program
-    }
-
-    fn lowering(&mut self) -> &mut Lowering<'p, ()> {
-        &mut self.lowering
-    }
-
-    fn pc_label(&self, pc: u32) -> DynamicLabel {
-        self.pc_labels[pc as usize]
+    fn cx(&mut self) -> &mut Context<'p, ()> {
+        &mut self.cx
     }
 
     fn resume_at(&mut self, pc: u32) {

@@ -119,6 +119,19 @@ impl<'p, X> Lowering<'p, X> {
     }
 }
 
+/// What the driver reads and keeps while it generates one program's code
+/// (each ISA's emitter holds one).
+pub(crate) struct Context<'p, X> {
+    /// The program the code is generated for.
+    pub program: &'p Program,
+    /// Its analysis for the entry point and unit kind.
+    pub analysis: &'p Analysis,
+    /// The code label of each instruction.
+    pub pc_labels: Vec<DynamicLabel>,
+    /// The IR blocks being lowered.
+    pub lowering: Lowering<'p, X>,
+}
+
 /// One ISA's side of the single-vertex code: its flow primitives
 /// ([`FlowTarget`]), its value registers and stack slots, and what the
 /// driver emits around the instructions.
@@ -126,25 +139,13 @@ pub(crate) trait SingleTarget<'p>: FlowTarget {
     /// What the ISA's lowering keeps per block besides the values.
     type Own;
 
-    /// Registers that hold values, in the order the allocator takes them.
-    const VALUE_REGS: &'static [u8];
-
     /// Whether an instruction no path from the entry point reaches gets its
     /// code (otherwise it hands over to the interpreter, and the plan
     /// prepares no block there).
     const EMITS_UNREACHABLE: bool;
 
-    /// The analysis the code is generated for.
-    fn analysis(&self) -> &'p Analysis;
-
-    /// The program the code is generated for.
-    fn program(&self) -> &'p Program;
-
-    /// The IR blocks being lowered.
-    fn lowering(&mut self) -> &mut Lowering<'p, Self::Own>;
-
-    /// The code label of the instruction at `pc`.
-    fn pc_label(&self, pc: u32) -> DynamicLabel;
+    /// The program, its analysis, labels and IR lowering.
+    fn cx(&mut self) -> &mut Context<'p, Self::Own>;
 
     /// Leaves for the interpreter, which continues at `pc`.
     fn resume_at(&mut self, pc: u32);
@@ -177,10 +178,13 @@ struct Allocating<'a, T>(&'a mut T);
 
 impl<'a, 'p: 'a, T: SingleTarget<'p>> Evict for Allocating<'a, T> {
     type Value = Value;
-    const VALUE_REGS: &'static [u8] = T::VALUE_REGS;
+
+    fn value_regs(&mut self) -> &'static [u8] {
+        self.0.cx().lowering.block().values.value_regs()
+    }
 
     fn registers(&mut self) -> &mut Registers<Value> {
-        self.0.lowering().block_mut().values.registers()
+        self.0.cx().lowering.block_mut().values.registers()
     }
 
     fn spill(&mut self, slot: u16, reg: u8) {
@@ -238,8 +242,8 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
 /// data instruction's IR span) and the after-instruction stack check.
 pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
     let i = pc as usize;
-    let analysis = t.analysis();
-    let label = t.pc_label(pc);
+    let analysis = t.cx().analysis;
+    let label = t.cx().pc_labels[i];
     t.bind(label);
     if !T::EMITS_UNREACHABLE && !analysis.reachable[i] {
         // Never executed from this entry point (nothing falls or jumps into
@@ -251,21 +255,21 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
     if analysis.leader[i] {
         t.charge_budget(pc, analysis.block_len_at(pc));
     }
-    t.lowering().start_at(pc);
+    t.cx().lowering.start_at(pc);
     match analysis.class[i] {
         InstrClass::End => {
             t.end();
             return;
         }
         InstrClass::Runtime => {
-            let instr = t.program().instructions()[i];
+            let instr = t.cx().program.instructions()[i];
             t.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
             return;
         }
         InstrClass::Nop => {}
         InstrClass::Data => {
             if let Err(err) = lower_span(t, pc) {
-                t.lowering().error.get_or_insert(err);
+                t.cx().lowering.error.get_or_insert(err);
             }
         }
     }
@@ -274,8 +278,8 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
 
 /// Lowers the nodes of the data instruction at `pc` that run.
 fn lower_span<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) -> Result<(), JitError> {
-    for index in t.lowering().span(pc)? {
-        if t.lowering().block().values.needed(index as usize) {
+    for index in t.cx().lowering.span(pc)? {
+        if t.cx().lowering.block().values.needed(index as usize) {
             t.lower_node(Value(index))?;
         }
     }

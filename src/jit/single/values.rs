@@ -14,28 +14,28 @@ pub(crate) struct Values {
     needed: Vec<bool>,
     /// Where each value is.
     registers: Registers<Value>,
-    /// How many value registers the ISA has.
-    count: usize,
+    /// The ISA's value registers.
+    regs: &'static [u8],
 }
 
 impl Values {
     /// The values of `block` where `data[k]` says whether span `k` is lowered
     /// (the others are emitted by the flow code) and `operands(k)` lists the
     /// values node `k` reads at run time; none can be emitted again until
-    /// [`Values::set_remat`] says so. `count`: how many value registers the
-    /// ISA has.
+    /// [`Values::set_remat`] says so. `regs`: the ISA's value registers, in
+    /// the order the allocator takes them.
     pub fn new<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
         operands: impl Fn(usize) -> I,
-        count: usize,
+        regs: &'static [u8],
     ) -> Values {
         let n = block.nodes.len();
         let Liveness { needed, last_use } = Liveness::of(block, data, operands);
         Values {
             needed,
             registers: Registers::new(last_use, vec![false; n], Vec::new()),
-            count,
+            regs,
         }
     }
 
@@ -57,9 +57,14 @@ impl Values {
     /// emitted again never take one.
     pub fn spill_slots_needed(&self, nodes: &[Node]) -> usize {
         let remat = self.registers.remat();
-        crate::ir::liveness::spill_slots(self.registers.last_uses(), self.count, |v| {
+        crate::ir::liveness::spill_slots(self.registers.last_uses(), self.regs.len(), |v| {
             (self.needed[v] && nodes[v].ty.is_some()).then_some(!remat[v])
         })
+    }
+
+    /// The ISA's value registers.
+    pub fn value_regs(&self) -> &'static [u8] {
+        self.regs
     }
 
     /// The allocation.

@@ -64,7 +64,7 @@ impl FlowTarget for Emitter<'_> {
     /// preserves `ecx`.
     fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
-        if !self.analysis.check_after[pc as usize] || !self.may_push {
+        if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
         self.uses_flow_state = true;
@@ -83,7 +83,7 @@ impl FlowTarget for Emitter<'_> {
 
     /// Jumps to the code of `target` (a leader), or leaves the program.
     fn jump_to(&mut self, target: u32) {
-        match self.pc_labels.get(target as usize).copied() {
+        match self.cx.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch x64 ; jmp =>label),
             None => dynasm!(self.ops ; .arch x64 ; jmp ->past_end),
         }

@@ -39,7 +39,7 @@ use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
     OFFSET_SAVED_FP, STOP_BASE,
 };
-use super::single::{self, Compiled, Lowering, SingleTarget};
+use super::single::{self, Compiled, Context, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, Value};
@@ -68,16 +68,13 @@ pub(super) enum Cold {
 
 pub(crate) struct Emitter<'p> {
     pub ops: Asm,
-    program: &'p Program,
-    pub(super) analysis: &'p Analysis,
     pub precision: Precision,
-    pub(super) pc_labels: Vec<DynamicLabel>,
     pub(super) cold: Vec<Cold>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
-    /// The blocks of the (optimised) IR data instructions are lowered from
-    /// (`lower/`).
-    lowering: Lowering<'p, Vec<lower::Form>>,
+    /// The program, its analysis, the instructions' labels and the
+    /// lowering of the (optimised) IR the data instructions are lowered from.
+    cx: Context<'p, Vec<lower::Form>>,
     /// The vector-primitive emitter's state (its constants, slow paths).
     vector: emit::VectorState,
     /// Stack bytes reserved below the saved registers (spill slots).
@@ -122,13 +119,15 @@ pub(crate) fn compile(
     let mut e = Emitter {
         ops,
         fp,
-        program,
-        analysis,
         precision,
-        pc_labels,
         cold: Vec::new(),
         avx: features.avx,
-        lowering: Lowering::new(ir, plan.blocks),
+        cx: Context {
+            program,
+            analysis,
+            pc_labels,
+            lowering: Lowering::new(ir, plan.blocks),
+        },
         vector: emit::VectorState::new(if features.avx {
             emit::Encoding::Vex128
         } else {
@@ -143,7 +142,7 @@ pub(crate) fn compile(
     for pc in 0..len as u32 {
         single::instruction(&mut e, pc);
     }
-    e.lowering.finish()?;
+    e.cx.lowering.finish()?;
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
@@ -161,7 +160,7 @@ pub(crate) fn compile(
     let table = e.ops.offset().0;
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
-    let entries = single::table_entries(analysis, &e.pc_labels, resume, table, |label| {
+    let entries = single::table_entries(analysis, &e.cx.pc_labels, resume, table, |label| {
         Ok(e.ops.labels().resolve_dynamic(label).map_err(assemble)?.0)
     })?;
     for entry in entries {
@@ -197,11 +196,13 @@ impl Emitter<'_> {
             dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
         }
         self.f24_entry_conversion(
-            self.program.temps_converted_on_entry(self.analysis.entry),
-            self.program.inputs_read(),
+            self.cx
+                .program
+                .temps_converted_on_entry(self.cx.analysis.entry),
+            self.cx.program.inputs_read(),
         );
         // The code is specific to its entry point (part of the cache key).
-        self.jump_to(self.analysis.entry);
+        self.jump_to(self.cx.analysis.entry);
     }
 
     fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
@@ -303,7 +304,7 @@ impl Emitter<'_> {
         let entry_pc = at + frame::OFFSET_FLOW_PC;
         dynasm!(self.ops
             ; .arch x64
-            ; mov DWORD [rbx + entry_pc], self.analysis.entry as i32
+            ; mov DWORD [rbx + entry_pc], self.cx.analysis.entry as i32
             ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
             ; ret
         );
@@ -329,23 +330,10 @@ impl Emitter<'_> {
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
     type Own = Vec<lower::Form>;
-    const VALUE_REGS: &'static [u8] = &lower::VALUE_REGS;
     const EMITS_UNREACHABLE: bool = false;
 
-    fn analysis(&self) -> &'p Analysis {
-        self.analysis
-    }
-
-    fn program(&self) -> &'p Program {
-        self.program
-    }
-
-    fn lowering(&mut self) -> &mut Lowering<'p, Vec<lower::Form>> {
-        &mut self.lowering
-    }
-
-    fn pc_label(&self, pc: u32) -> DynamicLabel {
-        self.pc_labels[pc as usize]
+    fn cx(&mut self) -> &mut Context<'p, Vec<lower::Form>> {
+        &mut self.cx
     }
 
     fn resume_at(&mut self, pc: u32) {

@@ -12,10 +12,8 @@
 
 use super::{Function, row};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, StateRows, Target};
-use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::codegen::{Driver, KernelSource, StateRows, Target};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::KernelPlan;
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::size_of;
@@ -28,14 +26,13 @@ fn state_offset(lane: usize, field: usize) -> u32 {
 const _: () = assert!(4 * size_of::<UnitState>() < 4096);
 
 impl Function<'_> {
-    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks);
-    /// `convert_inputs` (F24) are the inputs converted after loading.
-    pub(super) fn kernel(
-        &mut self,
-        plan: &KernelPlan,
-        blocks: &[LaneBlock],
-        convert_inputs: u16,
-    ) -> Result<(), JitError> {
+    /// Emits the kernel of `source` (one group of the state layout per pass).
+    pub(super) fn kernel(&mut self, source: KernelSource<'_>) -> Result<(), JitError> {
+        let KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        } = source;
         self.enter();
         let stride = (4 * size_of::<UnitState>()) as u32;
         let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());

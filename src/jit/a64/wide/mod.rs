@@ -32,7 +32,9 @@ use super::emit::Neon;
 use super::emit::consts::{self, PINNED};
 use super::{Asm, SYSREG_FPCR};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{self, Allocation, Kernels, Module, Target, WideCode};
+use crate::jit::wide::codegen::{
+    self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
+};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -80,7 +82,12 @@ pub(crate) fn compile(
     let kernel = match kernel {
         Some(plan) => {
             let at = Module::offset(&a);
-            let lowered = Function::new(&mut a).kernel(plan, blocks, convert_inputs);
+            let source = KernelSource {
+                plan,
+                blocks,
+                convert_inputs,
+            };
+            let lowered = Function::new(&mut a).kernel(source);
             codegen::optional(lowered)?.map(|()| at)
         }
         None => None,

@@ -14,7 +14,7 @@ pub(crate) trait Driver: Target {
     /// F24: the inputs of `mask`, converted (`f24::load`) into their
     /// `CONVERTED` rows.
     fn convert_inputs(&mut self, mask: u16) {
-        let reg = <Self as Target>::VALUE_REGS[0];
+        let reg = Self::VALUE_REGS[0];
         for n in (0..16).filter(|n| mask >> n & 1 != 0) {
             for c in 0..4 {
                 self.load_row(reg, layout::INPUT + 4 * n + c);

@@ -15,8 +15,9 @@ pub(crate) use regalloc::{Allocation, RegAlloc};
 pub(crate) use states::StateRows;
 
 use crate::jit::JitError;
-use crate::jit::wide::lanes::LaneOp;
+use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
 use crate::state::UnitState;
 use std::mem::offset_of;
 
@@ -38,6 +39,17 @@ pub(crate) struct WideCode {
     /// each in its own register file ([`layout::file_bytes`] apart), when
     /// its loop is small enough.
     pub vertex_pair_kernel: Option<usize>,
+}
+
+/// What a batch kernel is lowered from.
+#[derive(Clone, Copy)]
+pub(crate) struct KernelSource<'a> {
+    /// Its plan.
+    pub plan: &'a KernelPlan,
+    /// The shader's lane blocks (the plan's steps name them).
+    pub blocks: &'a [LaneBlock],
+    /// F24: the inputs converted after loading.
+    pub convert_inputs: u16,
 }
 
 /// Where a wide shader's batch kernels start (`None`: none asked for, or it

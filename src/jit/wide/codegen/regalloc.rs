@@ -85,7 +85,10 @@ impl Allocation {
 
 impl<T: Target + ?Sized> Evict for T {
     type Value = LaneRef;
-    const VALUE_REGS: &'static [u8] = T::VALUE_REGS;
+
+    fn value_regs(&mut self) -> &'static [u8] {
+        T::VALUE_REGS
+    }
 
     fn registers(&mut self) -> &mut Registers<LaneRef> {
         &mut self.allocation().registers

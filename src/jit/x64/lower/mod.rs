@@ -43,7 +43,7 @@ use crate::jit::single::{self, Values};
 use crate::jit::spill::Plan;
 
 /// Allocatable value registers: `xmm1..=xmm12`.
-pub(super) const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
 /// How a node is lowered after the block's patterns are matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ pub(super) fn block_state<'p>(
         block,
         data,
         |k| real_operands(&block.nodes[k].op, form[k]),
-        VALUE_REGS.len(),
+        &VALUE_REGS,
     );
     for (k, form) in form.iter_mut().enumerate() {
         if !values.needed(k) {
@@ -256,7 +256,7 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
 impl Emitter<'_> {
     /// Lowers node `v` of the current block (one that runs).
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
-        let block = self.lowering.block();
+        let block = self.cx.lowering.block();
         let (node, form) = (block.nodes[v.0 as usize], block.own[v.0 as usize]);
         let operands = real_operands(&node.op, form);
         let has_result = node.ty.is_some();
@@ -268,7 +268,7 @@ impl Emitter<'_> {
     /// Emits value `v` (a read of state the block does not write, or a
     /// constant) again into `reg`.
     pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
-        let block = self.lowering.block();
+        let block = self.cx.lowering.block();
         let (op, form) = (block.nodes[v.0 as usize].op, block.own[v.0 as usize]);
         self.emit_node(op, form, reg, &[])
     }

@@ -18,7 +18,7 @@ use super::super::emit::V;
 use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, RegAlloc, StateRows, Target, small_rows};
+use crate::jit::wide::codegen::{Driver, KernelSource, RegAlloc, StateRows, Target, small_rows};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
@@ -152,18 +152,20 @@ impl LaneSource {
 pub(crate) const MAX_LOOP_BYTES_TO_INTERLEAVE: usize = 17 * 1024;
 
 impl Function<'_> {
-    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks) for
-    /// `shape`; `convert_inputs` (F24) are the inputs converted after loading.
-    /// Each pass of its loop shades `copies` groups (each in its own register
-    /// file), one after another per step. Returns the loop's size in bytes.
+    /// Emits the kernel of `source` for `shape`. Each pass of its loop
+    /// shades `copies` groups (each in its own register file), one after
+    /// another per step. Returns the loop's size in bytes.
     pub(super) fn kernel(
         &mut self,
-        plan: &KernelPlan,
-        blocks: &[LaneBlock],
-        convert_inputs: u16,
+        source: KernelSource<'_>,
         shape: KernelShape,
         copies: usize,
     ) -> Result<usize, JitError> {
+        let KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        } = source;
         self.enter();
         let record = match shape {
             KernelShape::States => size_of::<UnitState>(),

@@ -18,7 +18,9 @@ use kernel::KernelShape;
 
 use super::emit::{S1, S2, S3, V};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{self, Allocation, Kernels, Module, Target, WideCode};
+use crate::jit::wide::codegen::{
+    self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
+};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -44,11 +46,14 @@ pub(crate) fn compile(
     // the one shading two groups per pass; `None` where one did not lower
     // (the driver runs the blocks one by one instead).
     let mut lower_kernels = |plan: &KernelPlan, shape| {
+        let source = KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        };
         let mut lower = |copies| {
             let at = code.offset();
-            let lowered = code
-                .function()
-                .kernel(plan, blocks, convert_inputs, shape, copies);
+            let lowered = code.function().kernel(source, shape, copies);
             Ok::<_, JitError>(codegen::optional(lowered)?.map(|loop_bytes| (at, loop_bytes)))
         };
         let one = lower(1)?;
