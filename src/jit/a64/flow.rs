@@ -26,6 +26,8 @@ const _: () = assert!(
 );
 
 impl FlowTarget for Emitter<'_> {
+    type Reloc = dynasmrt::aarch64::Aarch64Relocation;
+
     /// `w9` = 1 when the guard holds, else 0 (reads `cmp` and the boolean
     /// uniforms only, which no stack check changes).
     fn guard(&mut self, guard: Guard) {
@@ -146,29 +148,8 @@ impl FlowTarget for Emitter<'_> {
         self.jump_to(pc + 1);
     }
 
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        let not_taken = self.ops.new_dynamic_label();
-        if guard != Guard::Always {
-            self.guard(guard);
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(target);
-        if guard != Guard::Always {
-            dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-            self.checkpoint(pc);
-            self.jump_to(pc + 1);
-        }
-    }
-
-    fn new_label(&mut self) -> DynamicLabel {
-        self.ops.new_dynamic_label()
-    }
-
-    fn bind(&mut self, label: DynamicLabel) {
-        dynasm!(self.ops ; .arch aarch64 ; =>label);
+    fn asm(&mut self) -> &mut super::Asm {
+        &mut self.ops
     }
 
     fn branch_unless(&mut self, label: DynamicLabel) {

@@ -19,6 +19,8 @@ const TOP_IF: i32 = Stack::If.top_check();
 const TOP_CALL: i32 = Stack::Call.top_check();
 
 impl FlowTarget for Emitter<'_> {
+    type Reloc = dynasmrt::x64::X64Relocation;
+
     /// `ecx` = 1 when the guard holds, else 0.
     fn guard(&mut self, guard: Guard) {
         match guard {
@@ -144,29 +146,8 @@ impl FlowTarget for Emitter<'_> {
         self.jump_to(pc + 1);
     }
 
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        if guard != Guard::Always {
-            self.guard(guard);
-        }
-        let not_taken = self.ops.new_dynamic_label();
-        if guard != Guard::Always {
-            dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
-        }
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch x64 ; =>not_taken);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
-    }
-
-    fn new_label(&mut self) -> DynamicLabel {
-        self.ops.new_dynamic_label()
-    }
-
-    fn bind(&mut self, label: DynamicLabel) {
-        dynasm!(self.ops ; .arch x64 ; =>label);
+    fn asm(&mut self) -> &mut super::Asm {
+        &mut self.ops
     }
 
     fn branch_unless(&mut self, label: DynamicLabel) {

@@ -28,11 +28,7 @@ const _: () = assert!(4 * size_of::<UnitState>() < 4096);
 impl Function<'_> {
     /// Emits the kernel of `source` (one group of the state layout per pass).
     pub(super) fn kernel(&mut self, source: KernelSource<'_>) -> Result<(), JitError> {
-        let KernelSource {
-            plan,
-            blocks,
-            convert_inputs,
-        } = source;
+        let plan = source.plan;
         self.enter();
         let stride = (4 * size_of::<UnitState>()) as u32;
         let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
@@ -45,7 +41,7 @@ impl Function<'_> {
             ; =>group
         );
         self.load_states(plan);
-        self.convert_inputs(convert_inputs);
+        self.convert_inputs(source.convert_inputs);
         for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
             for c in 0..4 {
                 let off = row(layout::TEMP + 4 * n + c);
@@ -61,7 +57,7 @@ impl Function<'_> {
                     "NEON kernels run straight code only".into(),
                 ));
             };
-            self.body(&blocks[k])?;
+            self.body(&source.blocks[k])?;
         }
         self.store_states(plan);
         dynasm!(self.a
