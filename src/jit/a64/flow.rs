@@ -223,7 +223,6 @@ impl Emitter<'_> {
     /// pinned constants are intact: no helper ran).
     pub(super) fn flow_stubs(&mut self) {
         let (calls, ifs, loops) = (Stack::Call.ring(), Stack::If.ring(), Stack::Loop.ring());
-        let helper = frame::stack_check as *const () as usize as u64;
         dynasm!(self.ops
             ; .arch aarch64
             ; ->stack_match:
@@ -248,13 +247,10 @@ impl Emitter<'_> {
             ; str x24, [x19, OFFSET_REMAINING as u32]
             ; sub w1, w0, #1
             ; mov x0, x19
-            ; movz x16, (helper & 0xFFFF) as u32
-            ; movk x16, ((helper >> 16) & 0xFFFF) as u32, lsl #16
-            ; movk x16, ((helper >> 32) & 0xFFFF) as u32, lsl #32
-            ; movk x16, ((helper >> 48) & 0xFFFF) as u32, lsl #48
-            ; blr x16
-            ; b ->after_helper
-
+        );
+        self.call_then_after_helper(frame::stack_check as *const () as usize);
+        dynasm!(self.ops
+            ; .arch aarch64
             // aL += increment; iterate again (one fewer left) or pop and fall through.
             ; ->loop_match:
             ; ldr w9, [x19, loops.next as u32]

@@ -276,13 +276,22 @@ impl<'p> Emitter<'p> {
 
     /// Calls `helper(frame, pc)` and continues with its result.
     fn call_helper(&mut self, helper: usize, pc: u32) {
-        let h = helper as u64;
         dynasm!(self.ops
             ; .arch aarch64
             // Rust sees the frame as it is.
             ; str x24, [x19, OFFSET_REMAINING as u32]
             ; mov x0, x19
             ; movz w1, pc
+        );
+        self.call_then_after_helper(helper);
+    }
+
+    /// Calls `helper` (its arguments in place, through `x16`), then continues
+    /// with its result at `->after_helper`.
+    fn call_then_after_helper(&mut self, helper: usize) {
+        let h = helper as u64;
+        dynasm!(self.ops
+            ; .arch aarch64
             ; movz x16, (h & 0xFFFF) as u32
             ; movk x16, ((h >> 16) & 0xFFFF) as u32, lsl #16
             ; movk x16, ((h >> 32) & 0xFFFF) as u32, lsl #32

@@ -41,11 +41,7 @@ impl Allocation {
                 last_use[o as usize] = k as u32;
             }
         }
-        let exit_values = block
-            .exit_cond
-            .into_iter()
-            .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
-        for v in exit_values {
+        for v in block.exit_values() {
             last_use[v as usize] = AT_EXIT;
         }
         let remat = block

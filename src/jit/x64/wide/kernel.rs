@@ -392,11 +392,7 @@ impl Function<'_> {
                     }
                 }
             }
-            let exits = block
-                .exit_cond
-                .into_iter()
-                .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
-            for v in exits {
+            for v in block.exit_values() {
                 frontier[v as usize] = true;
             }
             let hoisted: Vec<usize> = (0..block.ops.len())
