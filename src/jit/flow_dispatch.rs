@@ -50,8 +50,27 @@ pub(crate) trait FlowTarget {
     /// (`frame::runtime_step`), continuing with its result.
     fn runtime_step(&mut self, pc: u32);
 
+    /// Jumps to `label` when the guard register is not 0.
+    fn branch_if(&mut self, label: DynamicLabel);
+
+    /// A jump's condition at `pc`: the guard (inverted when `invert`) and
+    /// the stack check after the instruction, in the order the backend's
+    /// registers allow. Returns whether the jump is taken when the guard
+    /// register is not 0 (else when it is 0).
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool;
+
     /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool);
+    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
+        let not_taken = self.new_label();
+        if self.jump_condition(pc, guard, invert) {
+            self.branch_unless(not_taken);
+        } else {
+            self.branch_if(not_taken);
+        }
+        self.jump_to(target);
+        self.bind(not_taken);
+        self.jump_to(pc + 1);
+    }
 
     /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
     fn flow(&mut self, pc: u32, plan: FlowPlan) {

@@ -132,20 +132,12 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
-        // The stacks first (the guard reads nothing a stack check changes).
+    /// The check first (it clobbers `w9`; the guard reads nothing a stack
+    /// check changes), then the guard.
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool {
         self.checkpoint(pc);
-        let not_taken = self.ops.new_dynamic_label();
         self.guard(guard);
-        if invert {
-            dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>not_taken);
-        } else {
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-        self.jump_to(pc + 1);
+        !invert
     }
 
     fn asm(&mut self) -> &mut super::Asm {
@@ -154,6 +146,10 @@ impl FlowTarget for Emitter<'_> {
 
     fn branch_unless(&mut self, label: DynamicLabel) {
         dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>label);
+    }
+
+    fn branch_if(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>label);
     }
 
     fn load_al(&mut self, al_from: u32) {

@@ -132,18 +132,14 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
+    /// The guard, then the check (which preserves `ecx`).
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool {
         self.guard(guard);
         if invert {
             dynasm!(self.ops ; .arch x64 ; xor ecx, 1);
         }
         self.checkpoint(pc);
-        let not_taken = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch x64 ; =>not_taken);
-        self.jump_to(pc + 1);
+        true
     }
 
     fn asm(&mut self) -> &mut super::Asm {
@@ -152,6 +148,10 @@ impl FlowTarget for Emitter<'_> {
 
     fn branch_unless(&mut self, label: DynamicLabel) {
         dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>label);
+    }
+
+    fn branch_if(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jnz =>label);
     }
 
     fn load_al(&mut self, al_from: u32) {
