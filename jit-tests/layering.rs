@@ -65,8 +65,13 @@ const JIT_LAYERS: &[(u32, &str, &[&str])] = &[
     ),
     (
         2,
-        "ISA-generic code generation, written against traits each ISA implements: the flow dispatch, the wide engine's driver and register allocator",
-        &["jit::flow_dispatch", "jit::wide::codegen"],
+        "ISA-generic code generation, written against traits each ISA implements: the flow dispatch, the register allocator, the single-vertex and the wide drivers",
+        &[
+            "jit::flow_dispatch",
+            "jit::regalloc",
+            "jit::single",
+            "jit::wide::codegen",
+        ],
     ),
     (
         3,

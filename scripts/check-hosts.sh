@@ -37,9 +37,9 @@ DEB_RUSTC=/usr/bin/rustc
 PACKAGES=(rustc-web cargo-web rust-web-src rust-web-clippy)
 
 cd "$(dirname "$0")/.."
-step() { printf '\n== [hosts] %s\n' "$*"; }
-start=$(date +%s)
-elapsed() { echo "$(($(date +%s) - start))s"; }
+STEP_TAG=hosts
+# shellcheck source=scripts/lib/toolchain.sh
+source scripts/lib/toolchain.sh
 
 # ---------------------------------------------------------------------------
 # 1. Toolchain
@@ -47,33 +47,12 @@ missing() {
     [[ -x $DEB_CARGO && -x $DEB_RUSTC && -x /usr/bin/cargo-clippy && -x /usr/bin/clippy-driver ]] || return 0
     [[ -f $($DEB_RUSTC --print sysroot)/lib/rustlib/src/rust/library/Cargo.lock ]] || return 0
     # The standard library's source must match the compiler exactly.
-    local host_ver src_ver
-    host_ver=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)
-    src_ver=$(dpkg-query -W -f='${Version}' rust-web-src 2>/dev/null || true)
-    [[ -n $host_ver && $host_ver == "$src_ver" ]] || return 0
+    same_versions rustc-web rust-web-src || return 0
     return 1
 }
 
 step "toolchain"
-if missing; then
-    if [[ ${PICA_HOSTS_SKIP_INSTALL:-0} == 1 ]]; then
-        echo "missing packages and PICA_HOSTS_SKIP_INSTALL=1: need ${PACKAGES[*]}" >&2
-        exit 1
-    fi
-    SUDO=()
-    if [[ $(id -u) != 0 ]]; then SUDO=(sudo -n); fi
-    export DEBIAN_FRONTEND=noninteractive
-    echo "apt-get update"
-    "${SUDO[@]}" apt-get update -q
-    echo "apt-get install ${PACKAGES[*]}"
-    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
-    if missing; then
-        echo "toolchain still incomplete after apt-get install" >&2
-        exit 1
-    fi
-else
-    echo "all present (${PACKAGES[*]}), skipping apt"
-fi
+ensure_packages PICA_HOSTS_SKIP_INSTALL "${PACKAGES[@]}"
 RUSTC_VERSION=$($DEB_RUSTC --version)
 echo "$RUSTC_VERSION, $($DEB_CARGO --version), $(/usr/bin/clippy-driver --version)"
 

@@ -69,9 +69,9 @@ DEB_RUSTDOC=/usr/bin/rustdoc
 DEB_CLIPPY=/usr/bin/cargo-clippy
 PACKAGES=(rustc-web cargo-web rust-web-clippy libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 
-step() { printf '\n== [aarch64] %s\n' "$*"; }
-start=$(date +%s)
-elapsed() { echo "$(($(date +%s) - start))s"; }
+STEP_TAG=aarch64
+# shellcheck source=scripts/lib/toolchain.sh
+source scripts/lib/toolchain.sh
 
 # ---------------------------------------------------------------------------
 # 1. Toolchain
@@ -83,38 +83,12 @@ missing() {
     [[ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ]] || return 0     # link time
     [[ -e /lib/ld-linux-aarch64.so.1 && -e /lib/aarch64-linux-gnu/libc.so.6 ]] || return 0 # run time
     # Debian's rustc, clippy and the arm64 std must be the same version.
-    local host_ver std_ver clippy_ver
-    host_ver=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)
-    std_ver=$(dpkg-query -W -f='${Version}' libstd-rust-web-dev:arm64 2>/dev/null || true)
-    clippy_ver=$(dpkg-query -W -f='${Version}' rust-web-clippy 2>/dev/null || true)
-    [[ -n $host_ver && $host_ver == "$std_ver" && $host_ver == "$clippy_ver" ]] || return 0
+    same_versions rustc-web libstd-rust-web-dev:arm64 rust-web-clippy || return 0
     return 1
 }
 
 step "toolchain"
-if missing; then
-    if [[ ${PICA_A64_SKIP_INSTALL:-0} == 1 ]]; then
-        echo "missing packages and PICA_A64_SKIP_INSTALL=1: need ${PACKAGES[*]}" >&2
-        exit 1
-    fi
-    SUDO=()
-    if [[ $(id -u) != 0 ]]; then SUDO=(sudo -n); fi
-    export DEBIAN_FRONTEND=noninteractive
-    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-        echo "dpkg --add-architecture arm64"
-        "${SUDO[@]}" dpkg --add-architecture arm64
-    fi
-    echo "apt-get update"
-    "${SUDO[@]}" apt-get update -q
-    echo "apt-get install ${PACKAGES[*]}"
-    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
-    if missing; then
-        echo "toolchain still incomplete after apt-get install" >&2
-        exit 1
-    fi
-else
-    echo "all present (${PACKAGES[*]}), skipping apt"
-fi
+ensure_packages PICA_A64_SKIP_INSTALL "${PACKAGES[@]}"
 echo "$($DEB_RUSTC --version), $($DEB_CARGO --version), $($DEB_CLIPPY --version)"
 echo "$(qemu-aarch64 --version | head -n 1)"
 echo "$(aarch64-linux-gnu-gcc --version | head -n 1)"

@@ -61,9 +61,9 @@ DEB_CARGO=/usr/bin/cargo
 DEB_RUSTC=/usr/bin/rustc
 PACKAGES=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64)
 
-step() { printf '\n== [windows] %s\n' "$*"; }
-start=$(date +%s)
-elapsed() { echo "$(($(date +%s) - start))s"; }
+STEP_TAG=windows
+# shellcheck source=scripts/lib/toolchain.sh
+source scripts/lib/toolchain.sh
 
 # ---------------------------------------------------------------------------
 # 1. Toolchain and wine
@@ -71,33 +71,12 @@ missing() {
     [[ -x $DEB_CARGO && -x $DEB_RUSTC && -x $WINE ]] || return 0
     command -v "$MINGW_CC" >/dev/null || return 0
     [[ -f $($DEB_RUSTC --print sysroot)/lib/rustlib/src/rust/library/Cargo.lock ]] || return 0
-    local host_ver src_ver
-    host_ver=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || true)
-    src_ver=$(dpkg-query -W -f='${Version}' rust-web-src 2>/dev/null || true)
-    [[ -n $host_ver && $host_ver == "$src_ver" ]] || return 0
+    same_versions rustc-web rust-web-src || return 0
     return 1
 }
 
 step "toolchain"
-if missing; then
-    if [[ ${PICA_WIN_SKIP_INSTALL:-0} == 1 ]]; then
-        echo "missing packages and PICA_WIN_SKIP_INSTALL=1: need ${PACKAGES[*]}" >&2
-        exit 1
-    fi
-    SUDO=()
-    if [[ $(id -u) != 0 ]]; then SUDO=(sudo -n); fi
-    export DEBIAN_FRONTEND=noninteractive
-    echo "apt-get update"
-    "${SUDO[@]}" apt-get update -q
-    echo "apt-get install ${PACKAGES[*]}"
-    "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
-    if missing; then
-        echo "toolchain still incomplete after apt-get install" >&2
-        exit 1
-    fi
-else
-    echo "all present (${PACKAGES[*]}), skipping apt"
-fi
+ensure_packages PICA_WIN_SKIP_INSTALL "${PACKAGES[@]}"
 RUSTC_VERSION=$($DEB_RUSTC --version)
 echo "$RUSTC_VERSION, $($DEB_CARGO --version)"
 echo "$($MINGW_CC --version | head -n 1)"

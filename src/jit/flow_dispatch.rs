@@ -5,18 +5,29 @@
 
 use crate::isa::Guard;
 use crate::jit::inline_flow::{FlowPlan, Push};
-use dynasmrt::DynamicLabel;
+use dynasmrt::relocations::Relocation;
+use dynasmrt::{DynamicLabel, DynasmLabelApi, VecAssembler};
 
 /// A backend's flow primitives.
 pub(crate) trait FlowTarget {
+    /// The backend's relocations (its instruction set).
+    type Reloc: Relocation;
+
+    /// The code being emitted.
+    fn asm(&mut self) -> &mut VecAssembler<Self::Reloc>;
+
     /// The guard register = 1 when `guard` holds, else 0.
     fn guard(&mut self, guard: Guard);
 
     /// A new label.
-    fn new_label(&mut self) -> DynamicLabel;
+    fn new_label(&mut self) -> DynamicLabel {
+        self.asm().new_dynamic_label()
+    }
 
     /// Places `label` here.
-    fn bind(&mut self, label: DynamicLabel);
+    fn bind(&mut self, label: DynamicLabel) {
+        self.asm().dynamic_label(label);
+    }
 
     /// Jumps to `label` when the guard register is 0.
     fn branch_unless(&mut self, label: DynamicLabel);
@@ -39,11 +50,27 @@ pub(crate) trait FlowTarget {
     /// (`frame::runtime_step`), continuing with its result.
     fn runtime_step(&mut self, pc: u32);
 
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool);
+    /// Jumps to `label` when the guard register is not 0.
+    fn branch_if(&mut self, label: DynamicLabel);
 
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32);
+    /// A jump's condition at `pc`: the guard (inverted when `invert`) and
+    /// the stack check after the instruction, in the order the backend's
+    /// registers allow. Returns whether the jump is taken when the guard
+    /// register is not 0 (else when it is 0).
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool;
+
+    /// `jmpc`/`jmpu` at `pc`.
+    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
+        let not_taken = self.new_label();
+        if self.jump_condition(pc, guard, invert) {
+            self.branch_unless(not_taken);
+        } else {
+            self.branch_if(not_taken);
+        }
+        self.jump_to(target);
+        self.bind(not_taken);
+        self.jump_to(pc + 1);
+    }
 
     /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
     fn flow(&mut self, pc: u32, plan: FlowPlan) {
@@ -80,6 +107,25 @@ pub(crate) trait FlowTarget {
         self.bind(false_path);
         self.checkpoint(pc);
         self.jump_to(target);
+    }
+
+    /// `call`/`callc`/`callu` at `pc`: pushes a CALL entry and jumps to
+    /// `target` (a conditional call that is not taken continues at `pc + 1`).
+    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
+        let not_taken = self.new_label();
+        let guarded = guard != Guard::Always;
+        if guarded {
+            self.guard(guard);
+            self.branch_unless(not_taken);
+        }
+        self.push(push);
+        self.checkpoint(pc);
+        self.jump_to(target);
+        if guarded {
+            self.bind(not_taken);
+            self.checkpoint(pc);
+            self.jump_to(pc + 1);
+        }
     }
 
     /// `loop iN, end` at `pc`.

@@ -17,6 +17,10 @@ pub(crate) mod frame;
 mod inline_flow;
 mod memory;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod regalloc;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod single;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod spill;
 pub mod wide;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.

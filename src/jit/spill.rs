@@ -18,7 +18,7 @@ pub(crate) trait SpillSlots {
     fn spill_slots_needed(&self) -> usize;
 
     /// The free spill slots of the block's lowering.
-    fn free_slots(&mut self) -> &mut Vec<u8>;
+    fn free_slots(&mut self) -> &mut Vec<u16>;
 }
 
 /// The lowering of a whole program, decided before any code is emitted.
@@ -77,7 +77,7 @@ pub(crate) fn plan<'p, S: SpillSlots>(
         }
         spill_slots = spill_slots.max(slots);
         // The block's lowering takes slots from the end.
-        *chosen.free_slots() = (0..slots as u8).rev().collect();
+        *chosen.free_slots() = (0..slots as u16).rev().collect();
         blocks.push(Some(chosen));
     }
     Ok(Plan {

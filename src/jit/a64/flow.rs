@@ -11,11 +11,11 @@
 //! few instructions away.
 
 use super::Emitter;
-use super::operands::{AL, CMP};
 use crate::isa::{CondOp, Guard};
 use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, OFFSET_REMAINING, RingLayout};
 use crate::jit::inline_flow::{self, Push, Stack, Word};
+use crate::jit::single::state::{AL, CMP};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_CHECKS: u32 = Stack::Loop.top_check() as u32;
@@ -26,6 +26,8 @@ const _: () = assert!(
 );
 
 impl FlowTarget for Emitter<'_> {
+    type Reloc = dynasmrt::aarch64::Aarch64Relocation;
+
     /// `w9` = 1 when the guard holds, else 0 (reads `cmp` and the boolean
     /// uniforms only, which no stack check changes).
     fn guard(&mut self, guard: Guard) {
@@ -73,7 +75,7 @@ impl FlowTarget for Emitter<'_> {
     /// `w9..w11`.
     fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
-        if !self.analysis.check_after[pc as usize] || !self.may_push {
+        if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
         let next = pc + 1;
@@ -93,7 +95,7 @@ impl FlowTarget for Emitter<'_> {
 
     /// Continues at `target` (a leader), or leaves the program.
     fn jump_to(&mut self, target: u32) {
-        match self.pc_labels.get(target as usize).copied() {
+        match self.cx.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch aarch64 ; b =>label),
             None => dynasm!(self.ops ; .arch aarch64 ; b ->past_end),
         }
@@ -130,49 +132,24 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
-        // The stacks first (the guard reads nothing a stack check changes).
+    /// The check first (it clobbers `w9`; the guard reads nothing a stack
+    /// check changes), then the guard.
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool {
         self.checkpoint(pc);
-        let not_taken = self.ops.new_dynamic_label();
         self.guard(guard);
-        if invert {
-            dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>not_taken);
-        } else {
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-        self.jump_to(pc + 1);
+        !invert
     }
 
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        let not_taken = self.ops.new_dynamic_label();
-        if guard != Guard::Always {
-            self.guard(guard);
-            dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>not_taken);
-        }
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(target);
-        if guard != Guard::Always {
-            dynasm!(self.ops ; .arch aarch64 ; =>not_taken);
-            self.checkpoint(pc);
-            self.jump_to(pc + 1);
-        }
-    }
-
-    fn new_label(&mut self) -> DynamicLabel {
-        self.ops.new_dynamic_label()
-    }
-
-    fn bind(&mut self, label: DynamicLabel) {
-        dynasm!(self.ops ; .arch aarch64 ; =>label);
+    fn asm(&mut self) -> &mut super::Asm {
+        &mut self.ops
     }
 
     fn branch_unless(&mut self, label: DynamicLabel) {
         dynasm!(self.ops ; .arch aarch64 ; cbz w9, =>label);
+    }
+
+    fn branch_if(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch aarch64 ; cbnz w9, =>label);
     }
 
     fn load_al(&mut self, al_from: u32) {
@@ -242,7 +219,6 @@ impl Emitter<'_> {
     /// pinned constants are intact: no helper ran).
     pub(super) fn flow_stubs(&mut self) {
         let (calls, ifs, loops) = (Stack::Call.ring(), Stack::If.ring(), Stack::Loop.ring());
-        let helper = frame::stack_check as *const () as usize as u64;
         dynasm!(self.ops
             ; .arch aarch64
             ; ->stack_match:
@@ -267,13 +243,10 @@ impl Emitter<'_> {
             ; str x24, [x19, OFFSET_REMAINING as u32]
             ; sub w1, w0, #1
             ; mov x0, x19
-            ; movz x16, (helper & 0xFFFF) as u32
-            ; movk x16, ((helper >> 16) & 0xFFFF) as u32, lsl #16
-            ; movk x16, ((helper >> 32) & 0xFFFF) as u32, lsl #32
-            ; movk x16, ((helper >> 48) & 0xFFFF) as u32, lsl #48
-            ; blr x16
-            ; b ->after_helper
-
+        );
+        self.call_then_after_helper(frame::stack_check as *const () as usize);
+        dynasm!(self.ops
+            ; .arch aarch64
             // aL += increment; iterate again (one fewer left) or pop and fall through.
             ; ->loop_match:
             ; ldr w9, [x19, loops.next as u32]

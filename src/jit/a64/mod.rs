@@ -57,14 +57,14 @@ mod tests;
 pub(crate) mod wide;
 
 use super::JitError;
-use super::flow_dispatch::FlowTarget;
 use super::frame::{
     EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, OFFSET_SAVED_FP,
     STOP_BASE,
 };
+use super::single::{self, Compiled, Context, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
-use crate::ir::Ir;
+use crate::ir::{Ir, Value};
 use crate::program::Program;
 use dynasmrt::aarch64::Aarch64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -81,30 +81,15 @@ pub fn host_supported() -> bool {
 
 pub(crate) struct Emitter<'p> {
     pub ops: Asm,
-    program: &'p Program,
-    analysis: &'p Analysis,
     pub precision: Precision,
-    pc_labels: Vec<DynamicLabel>,
-    /// The (optimised) IR the data instructions are lowered from (`lower.rs`).
-    ir: &'p Ir,
-    /// Per block of `ir`: its lowering state, until the block is lowered.
-    blocks: Vec<Option<lower::BlockState<'p>>>,
-    /// The IR block being lowered.
-    lowering: Option<lower::BlockState<'p>>,
-    /// The first error of the IR lowering.
-    lower_error: Option<JitError>,
+    /// The program, its analysis, the instructions' labels and the
+    /// lowering of the (optimised) IR the data instructions are lowered from.
+    cx: Context<'p, ()>,
     /// Stack bytes reserved below the saved registers (spill slots).
     stack_extra: u32,
     /// Some reachable instruction pushes a control-flow stack (otherwise no
     /// check point is emitted).
     may_push: bool,
-}
-
-/// A compiled function: machine code, entry at offset 0.
-pub(crate) struct Compiled {
-    pub code: Vec<u8>,
-    /// Whether the code reads or writes the frame's `progress` (always, for now).
-    pub uses_flow_state: bool,
 }
 
 /// Compiles `program` (analysed for its entry and unit kind), lowering its
@@ -129,20 +114,19 @@ pub(crate) fn compile(
         unoptimised,
         |pc| analysis.class[pc as usize] == InstrClass::Data,
         |_| true,
-        lower::BlockState::new,
+        lower::block_state,
     )?;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let mut e = Emitter {
         ops,
-        program,
-        analysis,
         precision,
-        pc_labels,
-        ir,
-        blocks: plan.blocks,
-        lowering: None,
-        lower_error: None,
+        cx: Context {
+            program,
+            analysis,
+            pc_labels,
+            lowering: Lowering::new(ir, plan.blocks),
+        },
         stack_extra: 16 * plan.spill_slots as u32,
         may_push: super::inline_flow::may_push(program, analysis),
     };
@@ -158,11 +142,9 @@ pub(crate) fn compile(
     }
     e.prologue();
     for pc in 0..len as u32 {
-        e.instruction(pc);
+        single::instruction(&mut e, pc);
     }
-    if let Some(err) = e.lower_error.take() {
-        return Err(err);
-    }
+    e.cx.lowering.finish()?;
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch aarch64 ; movz w0, EXIT_END_OF_CODE ; b ->epilogue);
     let resume = e.ops.new_dynamic_label();
@@ -170,16 +152,9 @@ pub(crate) fn compile(
     e.flow_stubs();
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
-    let mut entries = Vec::with_capacity(len);
-    for pc in 0..len {
-        let target = if analysis.leader[pc] {
-            e.pc_labels[pc]
-        } else {
-            resume
-        };
-        let offset = e.ops.labels().resolve_dynamic(target).map_err(assemble)?.0;
-        entries.push((offset as i64 - table as i64) as i32);
-    }
+    let entries = single::table_entries(analysis, &e.cx.pc_labels, resume, table, |label| {
+        Ok(e.ops.labels().resolve_dynamic(label).map_err(assemble)?.0)
+    })?;
     let mut code = e.ops.finalize().map_err(assemble)?;
     for (pc, entry) in entries.into_iter().enumerate() {
         let at = table + pc * 4;
@@ -219,7 +194,11 @@ impl<'p> Emitter<'p> {
             ; msr SYSREG_FPCR, xzr
             ; str w3, [x19, OFFSET_RESUME_PC as u32]
         );
-        self.f24_entry_conversion(self.program.temps_converted_on_entry(self.analysis.entry));
+        self.f24_entry_conversion(
+            self.cx
+                .program
+                .temps_converted_on_entry(self.cx.analysis.entry),
+        );
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w0, [x19, OFFSET_RESUME_PC as u32]
@@ -297,13 +276,22 @@ impl<'p> Emitter<'p> {
 
     /// Calls `helper(frame, pc)` and continues with its result.
     fn call_helper(&mut self, helper: usize, pc: u32) {
-        let h = helper as u64;
         dynasm!(self.ops
             ; .arch aarch64
             // Rust sees the frame as it is.
             ; str x24, [x19, OFFSET_REMAINING as u32]
             ; mov x0, x19
             ; movz w1, pc
+        );
+        self.call_then_after_helper(helper);
+    }
+
+    /// Calls `helper` (its arguments in place, through `x16`), then continues
+    /// with its result at `->after_helper`.
+    fn call_then_after_helper(&mut self, helper: usize) {
+        let h = helper as u64;
+        dynasm!(self.ops
+            ; .arch aarch64
             ; movz x16, (h & 0xFFFF) as u32
             ; movk x16, ((h >> 16) & 0xFFFF) as u32, lsl #16
             ; movk x16, ((h >> 32) & 0xFFFF) as u32, lsl #32
@@ -312,60 +300,61 @@ impl<'p> Emitter<'p> {
             ; b ->after_helper
         );
     }
+}
 
-    fn instruction(&mut self, pc: u32) {
-        let i = pc as usize;
-        let label = self.pc_labels[i];
-        dynasm!(self.ops ; .arch aarch64 ; =>label);
-        if self.analysis.leader[i] {
-            let block_len = self.analysis.block_len_at(pc);
-            let ok = self.ops.new_dynamic_label();
-            if block_len < 4096 {
-                dynasm!(self.ops ; .arch aarch64 ; subs x24, x24, block_len);
-            } else {
-                dynasm!(self.ops ; .arch aarch64 ; movz x10, block_len ; subs x24, x24, x10);
-            }
-            // Budget too small for the block: undo the subtraction and resume
-            // in the interpreter at its start.
-            dynasm!(self.ops ; .arch aarch64 ; b.hs =>ok);
-            if block_len < 4096 {
-                dynasm!(self.ops ; .arch aarch64 ; add x24, x24, block_len);
-            } else {
-                dynasm!(self.ops ; .arch aarch64 ; add x24, x24, x10);
-            }
-            dynasm!(self.ops
-                ; .arch aarch64
-                ; movz w0, pc
-                ; b ->resume
-                ; =>ok
-            );
+impl<'p> SingleTarget<'p> for Emitter<'p> {
+    type Own = ();
+    const EMITS_UNREACHABLE: bool = true;
+
+    fn cx(&mut self) -> &mut Context<'p, ()> {
+        &mut self.cx
+    }
+
+    fn resume_at(&mut self, pc: u32) {
+        dynasm!(self.ops ; .arch aarch64 ; movz w0, pc ; b ->resume);
+    }
+
+    /// Subtracts the block from `x24`; when it goes below zero, undoes the
+    /// subtraction and resumes in the interpreter at the block's start
+    /// (inline, jumped over).
+    fn charge_budget(&mut self, pc: u32, len: u32) {
+        let ok = self.ops.new_dynamic_label();
+        if len < 4096 {
+            dynasm!(self.ops ; .arch aarch64 ; subs x24, x24, len);
+        } else {
+            dynasm!(self.ops ; .arch aarch64 ; movz x10, len ; subs x24, x24, x10);
         }
-        if let Some((block, 0)) = self.ir.locate(pc) {
-            // Blocks are in address order; this one starts at `pc`.
-            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
-            self.lowering = self.blocks.get_mut(index).and_then(Option::take);
+        dynasm!(self.ops ; .arch aarch64 ; b.hs =>ok);
+        if len < 4096 {
+            dynasm!(self.ops ; .arch aarch64 ; add x24, x24, len);
+        } else {
+            dynasm!(self.ops ; .arch aarch64 ; add x24, x24, x10);
         }
-        let instr = self.program.instructions()[i];
-        match self.analysis.class[i] {
-            InstrClass::End => {
-                dynasm!(self.ops ; .arch aarch64 ; movz w0, EXIT_END ; b ->epilogue);
-                return;
-            }
-            InstrClass::Runtime => {
-                self.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
-                return;
-            }
-            InstrClass::Nop => {}
-            InstrClass::Data => {
-                let lowered = match self.ir.locate(pc) {
-                    Some((_, span)) if self.lowering.is_some() => self.lower_span(span),
-                    _ => Err(JitError::Lowering(format!("no IR block lowered at {pc}"))),
-                };
-                if let Err(err) = lowered {
-                    self.lower_error.get_or_insert(err);
-                }
-            }
-        }
-        self.checkpoint(pc);
+        self.resume_at(pc);
+        dynasm!(self.ops ; .arch aarch64 ; =>ok);
+    }
+
+    fn end(&mut self) {
+        dynasm!(self.ops ; .arch aarch64 ; movz w0, EXIT_END ; b ->epilogue);
+    }
+
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
+        self.lower_ir_node(v)
+    }
+
+    /// Below the saved registers (`sp` points at the spill area).
+    fn store_slot(&mut self, slot: u16, reg: u8) {
+        dynasm!(self.ops ; .arch aarch64 ; str Q(reg), [sp, 16 * u32::from(slot)]);
+    }
+
+    fn load_slot(&mut self, reg: u8, slot: u16) {
+        dynasm!(self.ops ; .arch aarch64 ; ldr Q(reg), [sp, 16 * u32::from(slot)]);
+    }
+
+    /// Never called: AArch64 spills every evicted value.
+    fn rematerialise(&mut self, v: Value, _reg: u8) -> Result<(), JitError> {
+        Err(JitError::Lowering(format!(
+            "IR value {v} evicted without a spill slot"
+        )))
     }
 }

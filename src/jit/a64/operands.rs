@@ -6,23 +6,13 @@
 use super::Emitter;
 use crate::arith::Precision;
 use crate::isa::{DstReg, WriteMask};
-use crate::state::UnitState;
+use crate::jit::single::state::{self, TEMPS};
 use dynasmrt::{DynasmApi, dynasm};
-use std::mem::offset_of;
-
-const TEMPS: u32 = offset_of!(UnitState, temps) as u32;
-const OUTPUTS: u32 = offset_of!(UnitState, outputs) as u32;
-pub(super) const A0: u32 = offset_of!(UnitState, a0) as u32;
-pub(super) const AL: u32 = offset_of!(UnitState, al) as u32;
-pub(super) const CMP: u32 = offset_of!(UnitState, cmp) as u32;
 
 impl Emitter<'_> {
     /// Writes the lanes of `v{x}` selected by `mask` to `dst`.
     pub fn store(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
-        let off = match dst {
-            DstReg::Output(n) => OUTPUTS + n as u32 * 16,
-            DstReg::Temp(n) => TEMPS + n as u32 * 16,
-        };
+        let off = state::destination(dst);
         match mask.0 & 0xF {
             0 => {}
             0xF => dynasm!(self.ops ; .arch aarch64 ; str Q(x), [x20, off]),

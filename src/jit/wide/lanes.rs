@@ -219,6 +219,13 @@ pub struct LaneBlock {
 }
 
 impl LaneBlock {
+    /// The values the block's exit reads: its condition and a `loop`'s
+    /// count and increment.
+    pub fn exit_values(&self) -> impl Iterator<Item = LaneRef> {
+        let loop_values = self.loop_values.into_iter().flat_map(|(a, b)| [a, b]);
+        self.exit_cond.into_iter().chain(loop_values)
+    }
+
     /// Per operation: whether its value is the same in every lane (computed
     /// from uniforms and constants only; stores and gathers never are).
     pub fn uniform_ops(&self) -> Vec<bool> {

@@ -19,6 +19,8 @@ const TOP_IF: i32 = Stack::If.top_check();
 const TOP_CALL: i32 = Stack::Call.top_check();
 
 impl FlowTarget for Emitter<'_> {
+    type Reloc = dynasmrt::x64::X64Relocation;
+
     /// `ecx` = 1 when the guard holds, else 0.
     fn guard(&mut self, guard: Guard) {
         match guard {
@@ -64,7 +66,7 @@ impl FlowTarget for Emitter<'_> {
     /// preserves `ecx`.
     fn checkpoint(&mut self, pc: u32) {
         // With no reachable push the stacks stay empty: no top can match.
-        if !self.analysis.check_after[pc as usize] || !self.may_push {
+        if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
         self.uses_flow_state = true;
@@ -83,7 +85,7 @@ impl FlowTarget for Emitter<'_> {
 
     /// Jumps to the code of `target` (a leader), or leaves the program.
     fn jump_to(&mut self, target: u32) {
-        match self.pc_labels.get(target as usize).copied() {
+        match self.cx.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch x64 ; jmp =>label),
             None => dynasm!(self.ops ; .arch x64 ; jmp ->past_end),
         }
@@ -130,47 +132,26 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
-    /// `jmpc`/`jmpu` at `pc`.
-    fn flow_jmp(&mut self, pc: u32, guard: Guard, target: u32, invert: bool) {
+    /// The guard, then the check (which preserves `ecx`).
+    fn jump_condition(&mut self, pc: u32, guard: Guard, invert: bool) -> bool {
         self.guard(guard);
         if invert {
             dynasm!(self.ops ; .arch x64 ; xor ecx, 1);
         }
         self.checkpoint(pc);
-        let not_taken = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch x64 ; =>not_taken);
-        self.jump_to(pc + 1);
+        true
     }
 
-    /// `call`/`callc`/`callu` at `pc`.
-    fn flow_call(&mut self, pc: u32, guard: Guard, push: &Push, target: u32) {
-        if guard != Guard::Always {
-            self.guard(guard);
-        }
-        let not_taken = self.ops.new_dynamic_label();
-        if guard != Guard::Always {
-            dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>not_taken);
-        }
-        self.push(push);
-        self.checkpoint(pc);
-        self.jump_to(target);
-        dynasm!(self.ops ; .arch x64 ; =>not_taken);
-        self.checkpoint(pc);
-        self.jump_to(pc + 1);
-    }
-
-    fn new_label(&mut self) -> DynamicLabel {
-        self.ops.new_dynamic_label()
-    }
-
-    fn bind(&mut self, label: DynamicLabel) {
-        dynasm!(self.ops ; .arch x64 ; =>label);
+    fn asm(&mut self) -> &mut super::Asm {
+        &mut self.ops
     }
 
     fn branch_unless(&mut self, label: DynamicLabel) {
         dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jz =>label);
+    }
+
+    fn branch_if(&mut self, label: DynamicLabel) {
+        dynasm!(self.ops ; .arch x64 ; test ecx, ecx ; jnz =>label);
     }
 
     fn load_al(&mut self, al_from: u32) {

@@ -39,9 +39,10 @@ use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
     OFFSET_SAVED_FP, STOP_BASE,
 };
+use super::single::{self, Compiled, Context, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
-use crate::ir::Ir;
+use crate::ir::{Ir, Value};
 use crate::program::Program;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
@@ -67,21 +68,13 @@ pub(super) enum Cold {
 
 pub(crate) struct Emitter<'p> {
     pub ops: Asm,
-    program: &'p Program,
-    pub(super) analysis: &'p Analysis,
     pub precision: Precision,
-    pub(super) pc_labels: Vec<DynamicLabel>,
     pub(super) cold: Vec<Cold>,
     /// Use VEX encodings (3-operand forms) in the hot sequences.
     pub avx: bool,
-    /// The (optimised) IR data instructions are lowered from (`lower/`).
-    ir: &'p Ir,
-    /// Per block of `ir`: its lowering state, until the block is lowered.
-    blocks: Vec<Option<lower::BlockState<'p>>>,
-    /// The IR block being lowered.
-    lowering: Option<lower::BlockState<'p>>,
-    /// The first error of the IR lowering.
-    lower_error: Option<JitError>,
+    /// The program, its analysis, the instructions' labels and the
+    /// lowering of the (optimised) IR the data instructions are lowered from.
+    cx: Context<'p, Vec<lower::Form>>,
     /// The vector-primitive emitter's state (its constants, slow paths).
     vector: emit::VectorState,
     /// Stack bytes reserved below the saved registers (spill slots).
@@ -96,13 +89,6 @@ pub(crate) struct Emitter<'p> {
     budget_checks: bool,
     /// The floating-point environment's probe constants.
     fp: fp_env::Constants,
-}
-
-/// A compiled function: machine code plus the offset of its entry.
-pub(crate) struct Compiled {
-    pub code: Vec<u8>,
-    /// Whether the code reads or writes the frame's `progress`.
-    pub uses_flow_state: bool,
 }
 
 /// Compiles `program`, lowering its data instructions from `ir` (its
@@ -146,16 +132,15 @@ pub(crate) fn compile(
     let mut e = Emitter {
         ops,
         fp,
-        program,
-        analysis,
         precision,
-        pc_labels,
         cold: Vec::new(),
         avx: features.avx,
-        ir,
-        blocks: plan.blocks,
-        lowering: None,
-        lower_error: None,
+        cx: Context {
+            program,
+            analysis,
+            pc_labels,
+            lowering: Lowering::new(ir, plan.blocks),
+        },
         vector: emit::VectorState::new(if features.avx {
             emit::Encoding::Vex128
         } else {
@@ -168,11 +153,9 @@ pub(crate) fn compile(
     };
     e.prologue();
     for pc in 0..len as u32 {
-        e.instruction(pc);
+        single::instruction(&mut e, pc);
     }
-    if let Some(err) = e.lower_error.take() {
-        return Err(err);
-    }
+    e.cx.lowering.finish()?;
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
     e.cold_paths();
@@ -187,19 +170,12 @@ pub(crate) fn compile(
     // PCs that do not start a block go to `resume` (the interpreter continues
     // there), which keeps the budget exact.
     dynasm!(e.ops ; .arch x64 ; .align 16 ; ->table:);
-    let table = e.ops.offset().0 as i64;
+    let table = e.ops.offset().0;
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
-    let mut entries = Vec::with_capacity(len);
-    for pc in 0..len {
-        let target = if analysis.leader[pc] {
-            e.pc_labels[pc]
-        } else {
-            resume
-        };
-        let offset = e.ops.labels().resolve_dynamic(target).map_err(assemble)?.0 as i64;
-        entries.push((offset - table) as i32);
-    }
+    let entries = single::table_entries(analysis, &e.cx.pc_labels, resume, table, |label| {
+        Ok(e.ops.labels().resolve_dynamic(label).map_err(assemble)?.0)
+    })?;
     for entry in entries {
         e.ops.push_i32(entry);
     }
@@ -233,11 +209,13 @@ impl Emitter<'_> {
             dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
         }
         self.f24_entry_conversion(
-            self.program.temps_converted_on_entry(self.analysis.entry),
-            self.program.inputs_read(),
+            self.cx
+                .program
+                .temps_converted_on_entry(self.cx.analysis.entry),
+            self.cx.program.inputs_read(),
         );
         // The code is specific to its entry point (part of the cache key).
-        self.jump_to(self.analysis.entry);
+        self.jump_to(self.cx.analysis.entry);
     }
 
     fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
@@ -339,7 +317,7 @@ impl Emitter<'_> {
         let entry_pc = at + frame::OFFSET_FLOW_PC;
         dynasm!(self.ops
             ; .arch x64
-            ; mov DWORD [rbx + entry_pc], self.analysis.entry as i32
+            ; mov DWORD [rbx + entry_pc], self.cx.analysis.entry as i32
             ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
             ; ret
         );
@@ -361,58 +339,58 @@ impl Emitter<'_> {
         }
         self.vector().emit_slow_paths();
     }
+}
 
-    fn instruction(&mut self, pc: u32) {
-        let i = pc as usize;
-        let label = self.pc_labels[i];
-        dynasm!(self.ops ; .arch x64 ; =>label);
-        if !self.analysis.reachable[i] {
-            // Never executed from this entry point (nothing falls or jumps into
-            // it): no code, and no flow state its pushes would need. Should
-            // control ever arrive, the interpreter continues here.
-            dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+impl<'p> SingleTarget<'p> for Emitter<'p> {
+    type Own = Vec<lower::Form>;
+    const EMITS_UNREACHABLE: bool = false;
+
+    fn cx(&mut self) -> &mut Context<'p, Vec<lower::Form>> {
+        &mut self.cx
+    }
+
+    fn resume_at(&mut self, pc: u32) {
+        dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+    }
+
+    /// Subtracts the block from `r15` (unless budget checks are off) and
+    /// leaves for a cold path when it goes below zero.
+    fn charge_budget(&mut self, pc: u32, len: u32) {
+        if !self.budget_checks {
             return;
         }
-        if self.analysis.leader[i] && self.budget_checks {
-            let block_len = self.analysis.block_len_at(pc);
-            let fail = self.ops.new_dynamic_label();
-            dynasm!(self.ops
-                ; .arch x64
-                ; sub r15, block_len as i32
-                ; jb =>fail
-            );
-            self.cold.push(Cold::Budget {
-                label: fail,
-                pc,
-                len: block_len,
-            });
-        }
-        if let Some((block, 0)) = self.ir.locate(pc) {
-            // Blocks are in address order; this one starts at `pc`.
-            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
-            self.lowering = self.blocks.get_mut(index).and_then(Option::take);
-        }
-        let instr = self.program.instructions()[i];
-        match self.analysis.class[i] {
-            InstrClass::End => {
-                dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
-                return;
-            }
-            InstrClass::Runtime => {
-                self.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
-                return;
-            }
-            InstrClass::Nop => {}
-            InstrClass::Data => {
-                let lowered = match self.ir.locate(pc) {
-                    Some((_, span)) if self.lowering.is_some() => self.lower_span(span),
-                    _ => Err(JitError::Lowering(format!("no IR block lowered at {pc}"))),
-                };
-                if let Err(err) = lowered {
-                    self.lower_error.get_or_insert(err);
-                }
-            }
-        }
-        self.checkpoint(pc);
+        let fail = self.ops.new_dynamic_label();
+        dynasm!(self.ops
+            ; .arch x64
+            ; sub r15, len as i32
+            ; jb =>fail
+        );
+        self.cold.push(Cold::Budget {
+            label: fail,
+            pc,
+            len,
+        });
+    }
+
+    fn end(&mut self) {
+        dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
+    }
+
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
+        self.lower_ir_node(v)
+    }
+
+    fn store_slot(&mut self, slot: u16, reg: u8) {
+        let off = 16 * slot as i32;
+        dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(reg));
+    }
+
+    fn load_slot(&mut self, reg: u8, slot: u16) {
+        let off = 16 * slot as i32;
+        dynasm!(self.ops ; .arch x64 ; movaps Rx(reg), [rsp + off]);
+    }
+
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        self.rematerialise_node(v, reg)
     }
 }

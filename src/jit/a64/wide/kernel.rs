@@ -12,10 +12,8 @@
 
 use super::{Function, row};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, Target, files, small_rows};
-use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::codegen::{Driver, KernelSource, StateRows, Target};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::KernelPlan;
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::size_of;
@@ -28,14 +26,9 @@ fn state_offset(lane: usize, field: usize) -> u32 {
 const _: () = assert!(4 * size_of::<UnitState>() < 4096);
 
 impl Function<'_> {
-    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks);
-    /// `convert_inputs` (F24) are the inputs converted after loading.
-    pub(super) fn kernel(
-        &mut self,
-        plan: &KernelPlan,
-        blocks: &[LaneBlock],
-        convert_inputs: u16,
-    ) -> Result<(), JitError> {
+    /// Emits the kernel of `source` (one group of the state layout per pass).
+    pub(super) fn kernel(&mut self, source: KernelSource<'_>) -> Result<(), JitError> {
+        let plan = source.plan;
         self.enter();
         let stride = (4 * size_of::<UnitState>()) as u32;
         let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
@@ -47,31 +40,8 @@ impl Function<'_> {
             ; start:
             ; =>group
         );
-        let load = plan.load;
-        for ((field, base), mask) in
-            files()
-                .into_iter()
-                .zip([load.inputs, load.temps, load.outputs])
-        {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                self.load_register(field + 16 * n, base + 4 * n);
-            }
-        }
-        if load.small {
-            for (r, field, flag) in small_rows() {
-                for lane in 0..4 {
-                    let from = state_offset(lane, field);
-                    let to = row(r) + 4 * lane as u32;
-                    if flag {
-                        dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
-                    } else {
-                        dynasm!(self.a ; .arch aarch64 ; ldr w9, [x3, from]);
-                    }
-                    dynasm!(self.a ; .arch aarch64 ; str w9, [x0, to]);
-                }
-            }
-        }
-        self.convert_inputs(convert_inputs);
+        self.load_states(plan);
+        self.convert_inputs(source.convert_inputs);
         for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
             for c in 0..4 {
                 let off = row(layout::TEMP + 4 * n + c);
@@ -87,25 +57,9 @@ impl Function<'_> {
                     "NEON kernels run straight code only".into(),
                 ));
             };
-            self.body(&blocks[k])?;
+            self.body(&source.blocks[k])?;
         }
-        for (field, base) in files().into_iter().skip(1) {
-            for n in 0..16 {
-                let comps = plan.store.register(base, n);
-                if comps == 0xF {
-                    self.store_register(base + 4 * n, field + 16 * n);
-                    continue;
-                }
-                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
-                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
-                }
-            }
-        }
-        for (r, field, flag) in small_rows() {
-            if plan.store.contains(r as u16) {
-                self.store_scalars(r, field, flag);
-            }
-        }
+        self.store_states(plan);
         dynasm!(self.a
             ; .arch aarch64
             ; add x3, x3, stride
@@ -119,8 +73,9 @@ impl Function<'_> {
         self.leave();
         Ok(())
     }
+}
 
-    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
+impl StateRows for Function<'_> {
     fn load_register(&mut self, field: usize, first_row: usize) {
         for lane in 0..4u32 {
             let from = state_offset(lane as usize, field);
@@ -136,7 +91,6 @@ impl Function<'_> {
         }
     }
 
-    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
     fn store_register(&mut self, first_row: usize, field: usize) {
         for c in 0..4u8 {
             let from = row(first_row + c as usize);
@@ -152,8 +106,19 @@ impl Function<'_> {
         }
     }
 
-    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
-    /// `row` of its lane.
+    fn load_scalars(&mut self, r: usize, field: usize, flag: bool) {
+        for lane in 0..4 {
+            let from = state_offset(lane, field);
+            let to = row(r) + 4 * lane as u32;
+            if flag {
+                dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
+            } else {
+                dynasm!(self.a ; .arch aarch64 ; ldr w9, [x3, from]);
+            }
+            dynasm!(self.a ; .arch aarch64 ; str w9, [x0, to]);
+        }
+    }
+
     fn store_scalars(&mut self, r: usize, field: usize, flag: bool) {
         for lane in 0..4 {
             let from = row(r) + 4 * lane as u32;

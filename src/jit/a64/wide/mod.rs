@@ -32,7 +32,9 @@ use super::emit::Neon;
 use super::emit::consts::{self, PINNED};
 use super::{Asm, SYSREG_FPCR};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
+use crate::jit::wide::codegen::{
+    self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
+};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -76,35 +78,26 @@ pub(crate) fn compile(
     for v in pool() {
         dynasm!(a ; .arch aarch64 ; .u32 v[0], v[1], v[2], v[3]);
     }
-    let (
-        Functions {
-            prologue, entries, ..
-        },
-        kernel,
-    ) = codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
+    let (functions, kernel) = codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
     let kernel = match kernel {
         Some(plan) => {
             let at = Module::offset(&a);
-            let lowered = Function::new(&mut a).kernel(plan, blocks, convert_inputs);
+            let source = KernelSource {
+                plan,
+                blocks,
+                convert_inputs,
+            };
+            let lowered = Function::new(&mut a).kernel(source);
             codegen::optional(lowered)?.map(|()| at)
         }
         None => None,
     };
-    let bytes = a
-        .finalize()
-        .map_err(|e| JitError::Assemble(format!("{e:?}")))?;
-    Ok(WideCode {
-        bytes,
-        entries,
-        // No masked stores on NEON yet: diverging lanes fork.
-        masked_entries: Vec::new(),
-        prologue,
-        kernel,
-        // NEON's kernel shades one group of the state layout per pass.
-        pair_kernel: None,
-        vertex_kernel: None,
-        vertex_pair_kernel: None,
-    })
+    // NEON's kernel shades one group of the state layout per pass.
+    let kernels = Kernels {
+        states: kernel,
+        ..Kernels::default()
+    };
+    WideCode::new(a.finalize(), functions, kernels)
 }
 
 /// One generated function.

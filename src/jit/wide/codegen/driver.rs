@@ -9,8 +9,8 @@ use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 
-/// The driver over a [`Target`](super::Target): implemented for every one.
-pub(crate) trait Driver: RegAlloc {
+/// The driver over a [`Target`]: implemented for every one.
+pub(crate) trait Driver: Target {
     /// F24: the inputs of `mask`, converted (`f24::load`) into their
     /// `CONVERTED` rows.
     fn convert_inputs(&mut self, mask: u16) {
@@ -107,7 +107,7 @@ pub(crate) trait Driver: RegAlloc {
     }
 }
 
-impl<T: RegAlloc + ?Sized> Driver for T {}
+impl<T: Target + ?Sized> Driver for T {}
 
 /// A wide shader's code under construction: where the next function starts
 /// and a [`Target`](super::Target) that emits it.

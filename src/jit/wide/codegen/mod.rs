@@ -8,13 +8,16 @@
 
 pub(crate) mod driver;
 pub(crate) mod regalloc;
+pub(crate) mod states;
 
 pub(crate) use driver::{Driver, Functions, Module, lower_blocks, optional};
 pub(crate) use regalloc::{Allocation, RegAlloc};
+pub(crate) use states::StateRows;
 
 use crate::jit::JitError;
-use crate::jit::wide::lanes::LaneOp;
+use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
+use crate::jit::wide::plan::KernelPlan;
 use crate::state::UnitState;
 use std::mem::offset_of;
 
@@ -38,6 +41,52 @@ pub(crate) struct WideCode {
     /// each in its own register file ([`layout::file_bytes`] apart), when
     /// its loop is small enough.
     pub vertex_pair_kernel: Option<usize>,
+}
+
+/// What a batch kernel is lowered from.
+#[derive(Clone, Copy)]
+pub(crate) struct KernelSource<'a> {
+    /// Its plan.
+    pub plan: &'a KernelPlan,
+    /// The shader's lane blocks (the plan's steps name them).
+    pub blocks: &'a [LaneBlock],
+    /// F24: the inputs converted after loading.
+    pub convert_inputs: u16,
+}
+
+/// Where a wide shader's batch kernels start (`None`: none asked for, or it
+/// did not lower).
+#[derive(Default)]
+pub(crate) struct Kernels {
+    /// The state layout's kernel ([`WideCode::kernel`]).
+    pub states: Option<usize>,
+    /// Its two-groups-per-pass form ([`WideCode::pair_kernel`]).
+    pub states_pair: Option<usize>,
+    /// The vertex layout's kernel ([`WideCode::vertex_kernel`]).
+    pub vertices: Option<usize>,
+    /// Its two-groups-per-pass form ([`WideCode::vertex_pair_kernel`]).
+    pub vertices_pair: Option<usize>,
+}
+
+impl WideCode {
+    /// The code dynasm `assembled`, with its block `functions` and batch
+    /// `kernels`.
+    pub(crate) fn new<E: std::fmt::Debug>(
+        assembled: Result<Vec<u8>, E>,
+        functions: Functions,
+        kernels: Kernels,
+    ) -> Result<WideCode, JitError> {
+        Ok(WideCode {
+            bytes: assembled.map_err(|e| JitError::Assemble(format!("{e:?}")))?,
+            entries: functions.entries,
+            masked_entries: functions.masked,
+            prologue: functions.prologue,
+            kernel: kernels.states,
+            pair_kernel: kernels.states_pair,
+            vertex_kernel: kernels.vertices,
+            vertex_pair_kernel: kernels.vertices_pair,
+        })
+    }
 }
 
 /// The register files of `UnitState` and of the wide register file.

@@ -37,33 +37,17 @@
 mod prims;
 
 use super::Emitter;
-use crate::ir::liveness::Liveness;
-use crate::ir::{AddrReg, BinOp, Block, Elem, InstrSpan, Ir, Node, Op, UnOp, Value};
+use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
-use crate::jit::spill::{Plan, SpillSlots};
-use dynasmrt::{DynasmApi, dynasm};
+use crate::jit::single::{self, Values};
+use crate::jit::spill::Plan;
 
 /// Allocatable value registers: `xmm1..=xmm12`.
-const FIRST_REG: u8 = 1;
-const LAST_REG: u8 = 12;
-const VALUE_REGS: usize = (LAST_REG - FIRST_REG + 1) as usize;
-
-/// Where a value is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Loc {
-    /// Not computed yet, or no longer needed.
-    None,
-    /// In `xmm<n>`.
-    Reg(u8),
-    /// In spill slot `n`.
-    Spill(u8),
-    /// Evicted; computed again from the state (a read nobody writes here).
-    Remat,
-}
+const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
 /// How a node is lowered after the block's patterns are matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Form {
+pub(crate) enum Form {
     /// Its own primitive sequence.
     Own,
     /// Emits nothing: every use folds it into a pattern.
@@ -89,24 +73,8 @@ pub(super) enum Form {
     },
 }
 
-/// Per-block lowering state.
-pub(super) struct BlockState<'p> {
-    /// The nodes being lowered (the block's).
-    nodes: &'p [Node],
-    /// Its instruction spans.
-    instrs: &'p [InstrSpan],
-    form: Vec<Form>,
-    /// Index of the node that last reads each value (`u32::MAX`: none).
-    last_use: Vec<u32>,
-    loc: Vec<Loc>,
-    /// Which value each `xmm` register holds.
-    holder: [Option<Value>; 16],
-    /// Free spill slots (as many as the block can need, see
-    /// [`BlockState::spill_slots_needed`]).
-    free_slots: Vec<u8>,
-    /// Values that may be recomputed from the state instead of spilled.
-    remat: Vec<bool>,
-}
+/// Per-block lowering state: the values, and each node's form.
+pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Form>>;
 
 /// Up to three operands, without allocating.
 #[derive(Clone, Copy)]
@@ -151,56 +119,60 @@ fn real_operands(op: &Op, form: Form) -> Operands {
     }
 }
 
-impl<'p> BlockState<'p> {
-    /// Matches the patterns of `block` and computes the last uses. `data[k]`
-    /// says whether span `k` is lowered (the others are emitted by the
-    /// flow code).
-    pub fn new(
-        block: &'p Block,
-        data: &[bool],
-        f24: bool,
-        preconverted_uniforms: bool,
-    ) -> BlockState<'p> {
-        let n = block.nodes.len();
-        let mut form = vec![Form::Own; n];
-        let op = |v: Value| block.nodes[v.0 as usize].op;
-        for (k, node) in block.nodes.iter().enumerate() {
-            form[k] = match node.op {
-                Op::Unary(UnOp::F24Load, v) if f24 => match op(v) {
-                    Op::ReadInput(i) => Form::ConvertedInput(i),
-                    Op::ReadConst(_) | Op::ReadConstAt(_) if preconverted_uniforms => Form::Same(v),
-                    _ => Form::Own,
-                },
-                Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
-                Op::Unary(UnOp::F24Flush, v) if f24 && !preconverted_uniforms => match op(v) {
-                    Op::Unary(UnOp::F24Load, read)
-                        if matches!(op(read), Op::ReadConst(_) | Op::ReadConstAt(_)) =>
-                    {
-                        Form::QuantizeOf(read)
-                    }
-                    _ => Form::Own,
-                },
+/// Matches the patterns of `block` and computes the last uses. `data[k]`
+/// says whether span `k` is lowered (the others are emitted by the flow
+/// code).
+pub(super) fn block_state<'p>(
+    block: &'p Block,
+    data: &[bool],
+    f24: bool,
+    preconverted_uniforms: bool,
+) -> BlockState<'p> {
+    let n = block.nodes.len();
+    let mut form = vec![Form::Own; n];
+    let op = |v: Value| block.nodes[v.0 as usize].op;
+    for (k, node) in block.nodes.iter().enumerate() {
+        form[k] = match node.op {
+            Op::Unary(UnOp::F24Load, v) if f24 => match op(v) {
+                Op::ReadInput(i) => Form::ConvertedInput(i),
+                Op::ReadConst(_) | Op::ReadConstAt(_) if preconverted_uniforms => Form::Same(v),
                 _ => Form::Own,
-            };
-        }
-        // Which nodes run: writes of lowered spans and what they read.
-        let Liveness { needed, last_use } =
-            Liveness::of(block, data, |k| real_operands(&block.nodes[k].op, form[k]));
-        for k in 0..n {
-            if !needed[k] {
-                form[k] = Form::Folded;
-            }
-        }
-        // Reads of state no node of this block writes can be loaded again.
-        let written = |op: &Op| {
-            block.nodes.iter().any(|node| match (node.op, op) {
-                (Op::Store { dst, .. }, Op::ReadTemp(t)) => dst == crate::isa::DstReg::Temp(*t),
-                (Op::WriteAddr(w, _), Op::ReadAddr(r)) => w == *r,
-                (Op::WriteFlag(w, _), Op::ReadFlag(r)) => w == *r,
-                _ => false,
-            })
+            },
+            Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
+            Op::Unary(UnOp::F24Flush, v) if f24 && !preconverted_uniforms => match op(v) {
+                Op::Unary(UnOp::F24Load, read)
+                    if matches!(op(read), Op::ReadConst(_) | Op::ReadConstAt(_)) =>
+                {
+                    Form::QuantizeOf(read)
+                }
+                _ => Form::Own,
+            },
+            _ => Form::Own,
         };
-        let remat = (0..n)
+    }
+    // Which nodes run: writes of lowered spans and what they read.
+    let mut values = Values::new(
+        block,
+        data,
+        |k| real_operands(&block.nodes[k].op, form[k]),
+        &VALUE_REGS,
+    );
+    for (k, form) in form.iter_mut().enumerate() {
+        if !values.needed(k) {
+            *form = Form::Folded;
+        }
+    }
+    // Reads of state no node of this block writes can be loaded again.
+    let written = |op: &Op| {
+        block.nodes.iter().any(|node| match (node.op, op) {
+            (Op::Store { dst, .. }, Op::ReadTemp(t)) => dst == crate::isa::DstReg::Temp(*t),
+            (Op::WriteAddr(w, _), Op::ReadAddr(r)) => w == *r,
+            (Op::WriteFlag(w, _), Op::ReadFlag(r)) => w == *r,
+            _ => false,
+        })
+    };
+    values.set_remat(
+        (0..n)
             .map(|k| match block.nodes[k].op {
                 Op::Const { .. }
                 | Op::ReadInput(_)
@@ -213,30 +185,13 @@ impl<'p> BlockState<'p> {
                 Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
                 _ => false,
             })
-            .collect();
-        BlockState {
-            nodes: &block.nodes,
-            instrs: &block.instrs,
-            form,
-            last_use,
-            loc: vec![Loc::None; n],
-            holder: [None; 16],
-            free_slots: Vec::new(),
-            remat,
-        }
-    }
-}
-
-impl SpillSlots for BlockState<'_> {
-    /// Values that can be recomputed from the state never take a slot.
-    fn spill_slots_needed(&self) -> usize {
-        crate::ir::liveness::spill_slots(&self.last_use, VALUE_REGS, |v| {
-            (self.form[v] != Form::Folded && self.nodes[v].ty.is_some()).then_some(!self.remat[v])
-        })
-    }
-
-    fn free_slots(&mut self) -> &mut Vec<u8> {
-        &mut self.free_slots
+            .collect(),
+    );
+    single::BlockState {
+        nodes: &block.nodes,
+        instrs: &block.instrs,
+        values,
+        own: form,
     }
 }
 
@@ -253,7 +208,7 @@ pub(super) fn plan<'p>(
     preconverted_uniforms: bool,
 ) -> Result<Plan<BlockState<'p>>, JitError> {
     crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        BlockState::new(block, lowered, f24, preconverted_uniforms)
+        block_state(block, lowered, f24, preconverted_uniforms)
     })
 }
 
@@ -298,140 +253,24 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
     Some(Form::Relative { base, offset, reg })
 }
 
-impl<'p> Emitter<'p> {
-    /// Lowers the nodes of span `k` of the current block.
-    pub(super) fn lower_span(&mut self, k: usize) -> Result<(), JitError> {
-        let Some(state) = self.lowering.as_ref() else {
-            return Ok(());
-        };
-        let span = state.instrs[k];
-        for index in span.first..span.end {
-            let form = self.state().form[index as usize];
-            if form == Form::Folded {
-                continue;
-            }
-            self.lower_node(Value(index), form)?;
-        }
-        Ok(())
-    }
-
-    fn state(&self) -> &BlockState<'p> {
-        self.lowering.as_ref().expect("a block is being lowered")
-    }
-
-    fn state_mut(&mut self) -> &mut BlockState<'p> {
-        self.lowering.as_mut().expect("a block is being lowered")
-    }
-
-    /// Frees the registers of operands whose last use is `at`.
-    fn release_operands(&mut self, operands: &[Value], at: Value) {
-        for &v in operands {
-            let s = self.state_mut();
-            if s.last_use[v.0 as usize] == at.0 {
-                match s.loc[v.0 as usize] {
-                    Loc::Reg(r) => s.holder[r as usize] = None,
-                    Loc::Spill(slot) => s.free_slots.push(slot),
-                    Loc::None | Loc::Remat => {}
-                }
-                s.loc[v.0 as usize] = Loc::None;
-            }
-        }
-    }
-
-    /// A free value register, evicting the value whose last use is furthest
-    /// away (never one of `keep`).
-    fn alloc_reg(&mut self, keep: &[Value]) -> Result<u8, JitError> {
-        let s = self.state();
-        if let Some(r) = (FIRST_REG..=LAST_REG).find(|&r| s.holder[r as usize].is_none()) {
-            return Ok(r);
-        }
-        let victim = (FIRST_REG..=LAST_REG)
-            .filter_map(|r| s.holder[r as usize].map(|v| (r, v)))
-            .filter(|(_, v)| !keep.contains(v))
-            .max_by_key(|(_, v)| (s.remat[v.0 as usize], s.last_use[v.0 as usize]));
-        // At most three values are kept, so one of twelve registers holds
-        // another.
-        let Some((r, v)) = victim else {
-            return Err(JitError::Lowering("no register to evict".into()));
-        };
-        let s = self.state_mut();
-        s.holder[r as usize] = None;
-        if s.remat[v.0 as usize] {
-            s.loc[v.0 as usize] = Loc::Remat;
-        } else {
-            // `plan` gave the block as many slots as it can need.
-            let slot = s.free_slots.pop().ok_or_else(|| {
-                JitError::Lowering("more live values than the block's spill slots".into())
-            })?;
-            s.loc[v.0 as usize] = Loc::Spill(slot);
-            let off = 16 * slot as i32;
-            dynasm!(self.ops ; .arch x64 ; movaps [rsp + off], Rx(r));
-        }
-        Ok(r)
-    }
-
-    /// The register holding `v`, reloading it if it was evicted.
-    fn reg_of(&mut self, v: Value, keep: &[Value]) -> Result<u8, JitError> {
-        match self.state().loc[v.0 as usize] {
-            Loc::Reg(r) => Ok(r),
-            Loc::Spill(slot) => {
-                let r = self.alloc_reg(keep)?;
-                let off = 16 * slot as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(r), [rsp + off]);
-                let s = self.state_mut();
-                s.free_slots.push(slot);
-                s.loc[v.0 as usize] = Loc::Reg(r);
-                s.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::Remat => {
-                let r = self.alloc_reg(keep)?;
-                let op = self.state().nodes[v.0 as usize].op;
-                let form = self.state().form[v.0 as usize];
-                self.emit_node(op, form, r, &[])?;
-                let s = self.state_mut();
-                s.loc[v.0 as usize] = Loc::Reg(r);
-                s.holder[r as usize] = Some(v);
-                Ok(r)
-            }
-            Loc::None => Err(JitError::Lowering(format!(
-                "IR value {v} used before it is computed"
-            ))),
-        }
-    }
-
-    fn lower_node(&mut self, v: Value, form: Form) -> Result<(), JitError> {
-        let node = self.state().nodes[v.0 as usize];
+impl Emitter<'_> {
+    /// Lowers node `v` of the current block (one that runs).
+    pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
+        let block = self.cx.lowering.block();
+        let (node, form) = (block.nodes[v.0 as usize], block.own[v.0 as usize]);
         let operands = real_operands(&node.op, form);
-        let operands = operands.as_slice();
-        let mut regs = [0u8; 3];
-        for (k, &o) in operands.iter().enumerate() {
-            regs[k] = self.reg_of(o, operands)?;
-        }
-        let regs = &regs[..operands.len()];
-        if node.ty.is_none() {
-            self.emit_node(node.op, form, 0, regs)?;
-            self.release_operands(operands, v);
-            return Ok(());
-        }
-        // The result never shares a register with an operand (sequences may
-        // write it before reading every operand).
-        let d = self.alloc_reg(operands)?;
-        {
-            let s = self.state_mut();
-            s.holder[d as usize] = Some(v);
-            s.loc[v.0 as usize] = Loc::Reg(d);
-        }
-        self.emit_node(node.op, form, d, regs)?;
-        self.release_operands(operands, v);
-        if self.state().last_use[v.0 as usize] == u32::MAX {
-            // Computed for nothing (kept alive by a write of a span lowered
-            // elsewhere): free at once.
-            let s = self.state_mut();
-            s.holder[d as usize] = None;
-            s.loc[v.0 as usize] = Loc::None;
-        }
-        Ok(())
+        let has_result = node.ty.is_some();
+        single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
+            e.emit_node(node.op, form, d, regs)
+        })
+    }
+
+    /// Emits value `v` (a read of state the block does not write, or a
+    /// constant) again into `reg`.
+    pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        let block = self.cx.lowering.block();
+        let (op, form) = (block.nodes[v.0 as usize].op, block.own[v.0 as usize]);
+        self.emit_node(op, form, reg, &[])
     }
 }
 

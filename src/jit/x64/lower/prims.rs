@@ -7,22 +7,14 @@
 //! scratch, and so are `rax`, `rcx`, `rdx`.
 
 use super::Form;
-use crate::ir::{AddrReg, Elem, Op, UnOp};
-use crate::isa::DstReg;
+use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
+use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
 use crate::jit::x64::emit::{S1, Vector};
-use crate::jit::x64::offsets::{A0, AL, BOOLS, CMP, FLOATS, INPUTS, INTS, OUTPUTS, TEMPS};
+use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-
-fn addr_offset(reg: AddrReg) -> i32 {
-    match reg {
-        AddrReg::A0X => A0,
-        AddrReg::A0Y => A0 + 4,
-        AddrReg::AL => AL,
-    }
-}
 
 fn shuffle_imm(lanes: [u8; 4]) -> i8 {
     (lanes[0] & 3 | (lanes[1] & 3) << 2 | (lanes[2] & 3) << 4 | (lanes[3] & 3) << 6) as i8
@@ -80,7 +72,7 @@ impl Emitter<'_> {
                 match offset {
                     Some(_) => dynasm!(self.ops ; .arch x64 ; movd eax, Rx(regs[0])),
                     None => {
-                        let off = addr_offset(reg);
+                        let off = state::addr(reg) as i32;
                         dynasm!(self.ops ; .arch x64 ; mov eax, [r12 + off]);
                     }
                 }
@@ -102,53 +94,36 @@ impl Emitter<'_> {
         let r = |k: usize| regs[k];
         match op {
             Op::Const { ty, bits } => {
-                let mut lanes = if ty.lanes == 1 { [bits[0]; 4] } else { bits };
-                if ty.elem == Elem::Bool {
-                    lanes = lanes.map(|b| if b != 0 { u32::MAX } else { 0 });
-                }
-                self.vector().constant_lanes(d, lanes);
+                self.vector()
+                    .constant_lanes(d, state::constant_lanes(ty, bits));
             }
-            Op::ReadInput(n) => {
-                let off = INPUTS + 16 * (n & 15) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off]);
-            }
-            Op::ReadTemp(n) => {
-                let off = TEMPS + 16 * (n & 15) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off]);
-            }
-            Op::ReadConst(n) => {
-                let off = FLOATS + 16 * n.min(95) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off]);
-            }
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, op),
             Op::ReadConstAt(_) => {
                 dynasm!(self.ops ; .arch x64 ; movd eax, Rx(r(0)));
                 self.read_const_at_eax(d);
             }
             Op::ReadAddr(reg) => {
-                let off = addr_offset(reg);
+                let off = state::addr(reg) as i32;
                 dynasm!(self.ops ; .arch x64 ; movd Rx(d), [r12 + off]);
                 self.broadcast(d);
             }
             Op::ReadFlag(f) => {
-                let off = CMP + (f & 1) as i32;
+                let off = state::flag(f) as i32;
                 dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r12 + off]);
                 self.splat_eax(d, true);
             }
             Op::ReadBoolUniform(n) => {
-                let off = BOOLS + (n & 15) as i32;
+                let off = state::bool_uniform(n) as i32;
                 dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
                 self.splat_eax(d, true);
             }
             Op::ReadIntUniform { id, field } => {
-                let off = INTS + 4 * (id & 3) as i32 + (field & 3) as i32;
+                let off = state::int_uniform(id, field) as i32;
                 dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
                 self.splat_eax(d, false);
             }
             Op::Store { dst, mask, .. } => {
-                let off = match dst {
-                    DstReg::Temp(n) => TEMPS + 16 * (n & 15) as i32,
-                    DstReg::Output(n) => OUTPUTS + 16 * (n & 15) as i32,
-                };
+                let off = state::destination(dst) as i32;
                 let m = mask.0 & 0xF;
                 if m == 0xF {
                     dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], Rx(r(0)));
@@ -160,11 +135,11 @@ impl Emitter<'_> {
                 }
             }
             Op::WriteAddr(reg, _) => {
-                let off = addr_offset(reg);
+                let off = state::addr(reg) as i32;
                 dynasm!(self.ops ; .arch x64 ; movd [r12 + off], Rx(r(0)));
             }
             Op::WriteFlag(f, _) => {
-                let off = CMP + (f & 1) as i32;
+                let off = state::flag(f) as i32;
                 dynasm!(self.ops
                     ; .arch x64
                     ; movd eax, Rx(r(0))
@@ -189,6 +164,19 @@ impl Emitter<'_> {
             Op::ICmp(c, _, _) => self.vector().icmp(c, d, r(0), r(1)),
         }
         Ok(())
+    }
+
+    /// `d` = the whole register `op` reads ([`state::vector_read`]).
+    fn read_vector(&mut self, d: u8, op: Op) {
+        match state::vector_read(op) {
+            Some((Base::State, off)) => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off as i32]);
+            }
+            Some((Base::Uniforms, off)) => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off as i32]);
+            }
+            None => {}
+        }
     }
 
     /// `d` = `eax` in every lane; with `as_mask` a boolean byte (0 or 1)

@@ -18,7 +18,7 @@ use super::super::emit::V;
 use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, RegAlloc, Target, files, small_rows};
+use crate::jit::wide::codegen::{Driver, KernelSource, RegAlloc, StateRows, Target, small_rows};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
@@ -152,18 +152,20 @@ impl LaneSource {
 pub(crate) const MAX_LOOP_BYTES_TO_INTERLEAVE: usize = 17 * 1024;
 
 impl Function<'_> {
-    /// Emits the kernel of `plan` over `blocks` (the shader's lane blocks) for
-    /// `shape`; `convert_inputs` (F24) are the inputs converted after loading.
-    /// Each pass of its loop shades `copies` groups (each in its own register
-    /// file), one after another per step. Returns the loop's size in bytes.
+    /// Emits the kernel of `source` for `shape`. Each pass of its loop
+    /// shades `copies` groups (each in its own register file), one after
+    /// another per step. Returns the loop's size in bytes.
     pub(super) fn kernel(
         &mut self,
-        plan: &KernelPlan,
-        blocks: &[LaneBlock],
-        convert_inputs: u16,
+        source: KernelSource<'_>,
         shape: KernelShape,
         copies: usize,
     ) -> Result<usize, JitError> {
+        let KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        } = source;
         self.enter();
         let record = match shape {
             KernelShape::States => size_of::<UnitState>(),
@@ -272,55 +274,6 @@ impl Function<'_> {
             dynasm!(self.a.ops ; .arch x64 ; add r8, delta ; add r11, delta);
         }
         self.copy.records = copy;
-    }
-
-    /// A group of `UnitState`s (at `r8`) → the rows `plan` loads.
-    fn load_states(&mut self, plan: &KernelPlan) {
-        let load = plan.load;
-        for ((field, base), mask) in
-            files()
-                .into_iter()
-                .zip([load.inputs, load.temps, load.outputs])
-        {
-            for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-                self.load_register(field + 16 * n, base + 4 * n);
-            }
-        }
-        if load.small {
-            for (row, field, flag) in small_rows() {
-                for lane in 0..self.lanes {
-                    let from = state_offset(lane, field);
-                    let to = self.row(row) + 4 * lane as i32;
-                    if flag {
-                        dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
-                    } else {
-                        dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
-                    }
-                    dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
-                }
-            }
-        }
-    }
-
-    /// The rows `plan` stores → the group's `UnitState`s.
-    fn store_states(&mut self, plan: &KernelPlan) {
-        for (field, base) in files().into_iter().skip(1) {
-            for n in 0..16 {
-                let comps = plan.store.register(base, n);
-                if comps == 0xF {
-                    self.store_register(base + 4 * n, field + 16 * n);
-                    continue;
-                }
-                for c in (0..4).filter(|c| comps >> c & 1 != 0) {
-                    self.store_scalars(base + 4 * n + c, field + 16 * n + 4 * c, false);
-                }
-            }
-        }
-        for (row, field, flag) in small_rows() {
-            if plan.store.contains(row as u16) {
-                self.store_scalars(row, field, flag);
-            }
-        }
     }
 
     /// The rows of the vertex layout's starting state (every lane the same,
@@ -439,11 +392,7 @@ impl Function<'_> {
                     }
                 }
             }
-            let exits = block
-                .exit_cond
-                .into_iter()
-                .chain(block.loop_values.into_iter().flat_map(|(a, b)| [a, b]));
-            for v in exits {
+            for v in block.exit_values() {
                 frontier[v as usize] = true;
             }
             let hoisted: Vec<usize> = (0..block.ops.len())
@@ -584,16 +533,6 @@ impl Function<'_> {
         if self.lanes >= 8 { 8 } else { 4 }
     }
 
-    /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of each state.
-    fn load_register(&mut self, field: usize, row: usize) {
-        self.load_lanes(LaneSource::States, field, row);
-    }
-
-    /// The `Vec4` at `field` of each state = rows `row..row + 4` of its lane.
-    fn store_register(&mut self, row: usize, field: usize) {
-        self.store_lanes(row, LaneSource::States, field);
-    }
-
     /// Rows `row..row + 4` of every lane = the `Vec4` at `field` of the
     /// lane's record in `source`.
     fn load_lanes(&mut self, source: LaneSource, field: usize, row: usize) {
@@ -700,21 +639,6 @@ impl Function<'_> {
             base: FILE,
             disp: self.row(row + c) + 4 * first as i32,
         })
-    }
-
-    /// The 32 bits (a `bool` when `flag`) at `field` of each state = row
-    /// `row` of its lane.
-    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
-        for lane in 0..self.lanes {
-            let from = self.row(row) + 4 * lane as i32;
-            let to = state_offset(lane, field);
-            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
-            if flag {
-                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
-            } else {
-                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
-            }
-        }
     }
 
     /// Rows `rows` (4 or, when `wide`, 8 lanes each) = the transpose of the
@@ -831,5 +755,41 @@ impl Function<'_> {
             }
         }
         [1, 3, 4, 5]
+    }
+}
+
+impl StateRows for Function<'_> {
+    fn load_register(&mut self, field: usize, row: usize) {
+        self.load_lanes(LaneSource::States, field, row);
+    }
+
+    fn store_register(&mut self, row: usize, field: usize) {
+        self.store_lanes(row, LaneSource::States, field);
+    }
+
+    fn load_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = state_offset(lane, field);
+            let to = self.row(row) + 4 * lane as i32;
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; movzx eax, BYTE [r8 + from] ; neg eax);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov eax, [r8 + from]);
+            }
+            dynasm!(self.a.ops ; .arch x64 ; mov [rdi + to], eax);
+        }
+    }
+
+    fn store_scalars(&mut self, row: usize, field: usize, flag: bool) {
+        for lane in 0..self.lanes {
+            let from = self.row(row) + 4 * lane as i32;
+            let to = state_offset(lane, field);
+            dynasm!(self.a.ops ; .arch x64 ; mov eax, [rdi + from]);
+            if flag {
+                dynasm!(self.a.ops ; .arch x64 ; and eax, 1 ; mov BYTE [r8 + to], al);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
+            }
+        }
     }
 }

@@ -18,7 +18,9 @@ use kernel::KernelShape;
 
 use super::emit::{S1, S2, S3, V};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{self, Allocation, Functions, Module, Target, WideCode};
+use crate::jit::wide::codegen::{
+    self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
+};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
@@ -39,23 +41,19 @@ pub(crate) fn compile(
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
     let mut code = Code { a, mxcsr };
-    let (
-        Functions {
-            prologue,
-            entries,
-            masked,
-        },
-        kernel,
-    ) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
+    let (functions, kernel) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
     // the one shading two groups per pass; `None` where one did not lower
     // (the driver runs the blocks one by one instead).
     let mut lower_kernels = |plan: &KernelPlan, shape| {
+        let source = KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        };
         let mut lower = |copies| {
             let at = code.offset();
-            let lowered = code
-                .function()
-                .kernel(plan, blocks, convert_inputs, shape, copies);
+            let lowered = code.function().kernel(source, shape, copies);
             Ok::<_, JitError>(codegen::optional(lowered)?.map(|loop_bytes| (at, loop_bytes)))
         };
         let one = lower(1)?;
@@ -83,20 +81,13 @@ pub(crate) fn compile(
     let Code { mut a, mxcsr } = code;
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
-    let bytes = a
-        .ops
-        .finalize()
-        .map_err(|e| JitError::Assemble(format!("{e:?}")))?;
-    Ok(WideCode {
-        bytes,
-        entries,
-        masked_entries: masked,
-        prologue,
-        kernel: states_kernel,
-        pair_kernel,
-        vertex_kernel,
-        vertex_pair_kernel,
-    })
+    let kernels = Kernels {
+        states: states_kernel,
+        states_pair: pair_kernel,
+        vertices: vertex_kernel,
+        vertices_pair: vertex_pair_kernel,
+    };
+    WideCode::new(a.ops.finalize(), functions, kernels)
 }
 
 /// One generated function.

@@ -1,0 +1,310 @@
+//! What the single-vertex backends (`x64/`, `a64/`: one vertex's `x, y, z, w`
+//! in one vector register) share across ISAs: the per-instruction driver
+//! ([`instruction`], written against the [`SingleTarget`] trait each ISA
+//! implements), the value allocator ([`values`]), the IR blocks being
+//! lowered ([`Lowering`]) and where the code finds the PICA registers
+//! ([`state`]). The driver and the allocator run in the same order on every
+//! ISA, so the lowering decisions are the same everywhere; each ISA's
+//! `flow.rs` emits the flow primitives ([`crate::jit::flow_dispatch`]) and
+//! its lowering the nodes.
+
+#[cfg(test)]
+pub(crate) mod plan_tests;
+pub(crate) mod state;
+pub(crate) mod values;
+
+pub(crate) use values::Values;
+
+use crate::analysis::{Analysis, InstrClass};
+use crate::ir::{InstrSpan, Ir, Node, Value};
+use crate::jit::JitError;
+use crate::jit::flow_dispatch::FlowTarget;
+use crate::jit::regalloc::{Alloc, Evict, NEVER, Registers};
+use crate::jit::spill::SpillSlots;
+use crate::program::Program;
+use dynasmrt::DynamicLabel;
+
+/// A compiled function: machine code, its entry at offset 0.
+pub(crate) struct Compiled {
+    pub code: Vec<u8>,
+    /// Whether the code reads or writes the frame's `progress` (AArch64: always).
+    pub uses_flow_state: bool,
+}
+
+/// One IR block's lowering state.
+pub(crate) struct BlockState<'p, X> {
+    /// The block's nodes.
+    pub nodes: &'p [Node],
+    /// Its instruction spans.
+    pub instrs: &'p [InstrSpan],
+    /// Where its values are.
+    pub values: Values,
+    /// What the ISA's lowering keeps per block besides (x86-64: each node's
+    /// form; AArch64 keeps nothing).
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        expect(dead_code, reason = "AArch64 keeps nothing of its own per block")
+    )]
+    pub own: X,
+}
+
+impl<X> SpillSlots for BlockState<'_, X> {
+    fn spill_slots_needed(&self) -> usize {
+        self.values.spill_slots_needed(self.nodes)
+    }
+
+    fn free_slots(&mut self) -> &mut Vec<u16> {
+        self.values.registers().free_slots()
+    }
+}
+
+/// The IR blocks of a program, lowered one at a time in address order.
+pub(crate) struct Lowering<'p, X> {
+    ir: &'p Ir,
+    /// Per block of `ir`: its lowering state, until the block is lowered
+    /// (`None` for a block the plan does not lower).
+    blocks: Vec<Option<BlockState<'p, X>>>,
+    /// The block being lowered.
+    current: Option<BlockState<'p, X>>,
+    /// The first error of the lowering.
+    error: Option<JitError>,
+}
+
+impl<'p, X> Lowering<'p, X> {
+    /// The lowering of `ir`, with the states its plan prepared
+    /// ([`crate::jit::spill::Plan::blocks`]).
+    pub fn new(ir: &'p Ir, blocks: Vec<Option<BlockState<'p, X>>>) -> Self {
+        Lowering {
+            ir,
+            blocks,
+            current: None,
+            error: None,
+        }
+    }
+
+    /// The block being lowered.
+    pub fn block(&self) -> &BlockState<'p, X> {
+        self.current.as_ref().expect("a block is being lowered")
+    }
+
+    /// The block being lowered.
+    pub fn block_mut(&mut self) -> &mut BlockState<'p, X> {
+        self.current.as_mut().expect("a block is being lowered")
+    }
+
+    /// At `pc`: takes up the IR block that starts there, if any.
+    fn start_at(&mut self, pc: u32) {
+        if let Some((block, 0)) = self.ir.locate(pc) {
+            // Blocks are in address order; this one starts at `pc`.
+            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
+            self.current = self.blocks.get_mut(index).and_then(Option::take);
+        }
+    }
+
+    /// The nodes of the span of the data instruction at `pc`.
+    fn span(&self, pc: u32) -> Result<std::ops::Range<u32>, JitError> {
+        let missing = || JitError::Lowering(format!("no IR block lowered at {pc}"));
+        match (self.ir.locate(pc), &self.current) {
+            (Some((_, k)), Some(state)) => {
+                let span = state.instrs.get(k).ok_or_else(missing)?;
+                Ok(span.first..span.end)
+            }
+            _ => Err(missing()),
+        }
+    }
+
+    /// The first error of the lowering, if any.
+    pub fn finish(&mut self) -> Result<(), JitError> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
+/// What the driver reads and keeps while it generates one program's code
+/// (each ISA's emitter holds one).
+pub(crate) struct Context<'p, X> {
+    /// The program the code is generated for.
+    pub program: &'p Program,
+    /// Its analysis for the entry point and unit kind.
+    pub analysis: &'p Analysis,
+    /// The code label of each instruction.
+    pub pc_labels: Vec<DynamicLabel>,
+    /// The IR blocks being lowered.
+    pub lowering: Lowering<'p, X>,
+}
+
+/// One ISA's side of the single-vertex code: its flow primitives
+/// ([`FlowTarget`]), its value registers and stack slots, and what the
+/// driver emits around the instructions.
+pub(crate) trait SingleTarget<'p>: FlowTarget {
+    /// What the ISA's lowering keeps per block besides the values.
+    type Own;
+
+    /// Whether an instruction no path from the entry point reaches gets its
+    /// code (otherwise it hands over to the interpreter, and the plan
+    /// prepares no block there).
+    const EMITS_UNREACHABLE: bool;
+
+    /// The program, its analysis, labels and IR lowering.
+    fn cx(&mut self) -> &mut Context<'p, Self::Own>;
+
+    /// Leaves for the interpreter, which continues at `pc`.
+    fn resume_at(&mut self, pc: u32);
+
+    /// At the leader `pc` of a block of `len` instructions: charges the block
+    /// to the budget, handing over to the interpreter at `pc` when it is too
+    /// small.
+    fn charge_budget(&mut self, pc: u32, len: u32);
+
+    /// `end`: leaves the program.
+    fn end(&mut self);
+
+    /// Lowers node `v` of the current block (one that runs), with
+    /// [`lower_value`].
+    fn lower_node(&mut self, v: Value) -> Result<(), JitError>;
+
+    /// Stack slot `slot` (16 bytes) = register `reg`.
+    fn store_slot(&mut self, slot: u16, reg: u8);
+
+    /// Register `reg` = stack slot `slot`.
+    fn load_slot(&mut self, reg: u8, slot: u16);
+
+    /// Emits value `v` (one [`Values::set_remat`] allows) into register
+    /// `reg`.
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError>;
+}
+
+/// A single-vertex target as the register allocator sees it.
+struct Allocating<'a, T>(&'a mut T);
+
+impl<'a, 'p: 'a, T: SingleTarget<'p>> Evict for Allocating<'a, T> {
+    type Value = Value;
+
+    fn value_regs(&mut self) -> &'static [u8] {
+        self.0.cx().lowering.block().values.value_regs()
+    }
+
+    fn registers(&mut self) -> &mut Registers<Value> {
+        self.0.cx().lowering.block_mut().values.registers()
+    }
+
+    fn spill(&mut self, slot: u16, reg: u8) {
+        self.0.store_slot(slot, reg);
+    }
+
+    fn reload(&mut self, reg: u8, slot: u16) {
+        self.0.load_slot(reg, slot);
+    }
+
+    fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
+        self.0.rematerialise(v, reg)
+    }
+}
+
+/// Lowers value `v` of the current block, which reads `operands` (at most
+/// three) and has a result when `has_result`: `emit(t, d, regs)` emits its
+/// code into register `d` (0 without a result) from the operands' registers
+/// `regs`.
+pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
+    t: &mut T,
+    v: Value,
+    operands: &[Value],
+    has_result: bool,
+    emit: impl FnOnce(&mut T, u8, &[u8]) -> Result<(), JitError>,
+) -> Result<(), JitError> {
+    let mut a = Allocating(t);
+    let mut regs = [0u8; 3];
+    for (k, &o) in operands.iter().enumerate() {
+        regs[k] = a.reg_of(o, operands)?;
+    }
+    let regs = &regs[..operands.len()];
+    // The result never shares a register with an operand (sequences may
+    // write it before reading every operand).
+    let d = if has_result {
+        let d = a.alloc(operands)?;
+        a.registers().assign(v, d);
+        d
+    } else {
+        0
+    };
+    emit(a.0, d, regs)?;
+    let ra = a.registers();
+    ra.release(operands, v.0);
+    if has_result && ra.last_use(v) == NEVER {
+        // Computed for nothing (kept alive by a write of a span lowered
+        // elsewhere): free at once.
+        ra.drop_value(v);
+    }
+    Ok(())
+}
+
+/// The code of the instruction at `pc`: its label, the budget charge at a
+/// block's start, then the instruction (`end`, a flow instruction, or the
+/// data instruction's IR span) and the after-instruction stack check.
+pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
+    let i = pc as usize;
+    let analysis = t.cx().analysis;
+    let label = t.cx().pc_labels[i];
+    t.bind(label);
+    if !T::EMITS_UNREACHABLE && !analysis.reachable[i] {
+        // Never executed from this entry point (nothing falls or jumps into
+        // it): no code, and no flow state its pushes would need. Should
+        // control ever arrive, the interpreter continues here.
+        t.resume_at(pc);
+        return;
+    }
+    if analysis.leader[i] {
+        t.charge_budget(pc, analysis.block_len_at(pc));
+    }
+    t.cx().lowering.start_at(pc);
+    match analysis.class[i] {
+        InstrClass::End => {
+            t.end();
+            return;
+        }
+        InstrClass::Runtime => {
+            let instr = t.cx().program.instructions()[i];
+            t.flow(pc, crate::jit::inline_flow::plan(pc, &instr));
+            return;
+        }
+        InstrClass::Nop => {}
+        InstrClass::Data => {
+            if let Err(err) = lower_span(t, pc) {
+                t.cx().lowering.error.get_or_insert(err);
+            }
+        }
+    }
+    t.checkpoint(pc);
+}
+
+/// Lowers the nodes of the data instruction at `pc` that run.
+fn lower_span<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) -> Result<(), JitError> {
+    for index in t.cx().lowering.span(pc)? {
+        if t.cx().lowering.block().values.needed(index as usize) {
+            t.lower_node(Value(index))?;
+        }
+    }
+    Ok(())
+}
+
+/// The dispatch table's entries: per PC, the offset of its code relative to
+/// `table` (`resolve` gives a label's offset). PCs that do not start a block
+/// go to `resume` (the interpreter continues there), which keeps the budget
+/// exact.
+pub(crate) fn table_entries(
+    analysis: &Analysis,
+    pc_labels: &[DynamicLabel],
+    resume: DynamicLabel,
+    table: usize,
+    resolve: impl Fn(DynamicLabel) -> Result<usize, JitError>,
+) -> Result<Vec<i32>, JitError> {
+    (0..pc_labels.len())
+        .map(|pc| {
+            let target = if analysis.leader[pc] {
+                pc_labels[pc]
+            } else {
+                resume
+            };
+            Ok((resolve(target)? as i64 - table as i64) as i32)
+        })
+        .collect()
+}
