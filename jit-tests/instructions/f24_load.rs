@@ -288,10 +288,10 @@ fn every_lane_loads_exactly_next_to_values_of_every_range() {
             .temp(2, vectors[1])
             .f(6, ordinary)
             .run();
-        for n in 0..4 {
+        for (n, &vector) in vectors.iter().enumerate() {
             check(
                 t.out_bits(n),
-                load(vectors[n]),
+                load(vector),
                 &format!("o{n} of {chunk:08x?}"),
             );
         }
