@@ -17,6 +17,8 @@ mod compare;
 mod dst;
 #[path = "instructions/exp_log.rs"]
 mod exp_log;
+#[path = "instructions/f24_facts.rs"]
+mod f24_facts;
 #[path = "instructions/f24_load.rs"]
 mod f24_load;
 #[path = "instructions/float_table.rs"]

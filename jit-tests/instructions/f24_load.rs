@@ -208,3 +208,95 @@ fn small_values_are_truncated_to_multiples_of_2_pow_minus_78_in_f24() {
         "mov F24",
     );
 }
+
+#[test]
+fn every_lane_loads_exactly_next_to_values_of_every_range() {
+    // Values of each range the load treats apart (below 2^-78, float24
+    // subnormals, normals, 2^64 and above, infinities, NaNs) and their
+    // boundaries, each in every lane of a vector of ordinary values, so
+    // vectors of ordinary lanes only and vectors with one special lane both
+    // occur: entering inputs, uniforms and temporaries.
+    let edges: [u32; 18] = [
+        0,
+        0x8000_0000,
+        0x0000_0001,
+        0x187F_FFFF,
+        0x1880_0000,
+        0x9880_0001,
+        0x207F_FF00,
+        0xA07F_FFFF,
+        0x2080_0000,
+        0x2080_007F,
+        0x5F7F_FFFF,
+        0x5F80_0000,
+        0xDF80_0001,
+        0x7F7F_FFFF,
+        INF_BITS,
+        NEG_INF_BITS,
+        0x7F80_0001,
+        0xFFC0_1234,
+    ];
+    // What each loads as (docs/semantics.md: truncation onto the float24
+    // grid, +0 for no float24 value, ±inf from 2^64, the canonical NaN).
+    let loaded: [u32; 18] = [
+        0,
+        0,
+        0,
+        0,
+        0x1880_0000,
+        0x9880_0000,
+        0x207F_FF00,
+        0xA07F_FF00,
+        0x2080_0000,
+        0x2080_0000,
+        0x5F7F_FF80,
+        INF_BITS,
+        NEG_INF_BITS,
+        INF_BITS,
+        INF_BITS,
+        NEG_INF_BITS,
+        QNAN_BITS,
+        QNAN_BITS,
+    ];
+    let ordinary = [fb(0x3F80_0008), -2.5, 0.0, fb(0x4120_00FF)];
+    let ordinary_loaded = [ONE_BITS, 0xC020_0000, 0, 0x4120_0080];
+    let load = |v: [f32; 4]| {
+        v.map(|x| {
+            let k = edges.iter().position(|&e| e == x.to_bits());
+            let o = ordinary.iter().position(|o| o.to_bits() == x.to_bits());
+            match (k, o) {
+                (Some(k), _) => loaded[k],
+                (None, Some(o)) => ordinary_loaded[o],
+                (None, None) => unreachable!("{x:e}"),
+            }
+        })
+    };
+    let src = "mov o0, v0\nmov o1, v1\nmov o2, v2\nmov o3, v3\nmov o4, c5\nmov o5, r2\nmov o6, c6";
+    for chunk in edges.chunks(4) {
+        let mut vectors = [ordinary; 4];
+        for (lane, &special) in chunk.iter().enumerate() {
+            vectors[lane][lane] = fb(special);
+        }
+        let all: [f32; 4] = std::array::from_fn(|k| fb(chunk[k.min(chunk.len() - 1)]));
+        let t = Case::new(src)
+            .precision(F24)
+            .input(0, vectors[0])
+            .input(1, vectors[1])
+            .input(2, vectors[2])
+            .input(3, vectors[3])
+            .f(5, all)
+            .temp(2, vectors[1])
+            .f(6, ordinary)
+            .run();
+        for (n, &vector) in vectors.iter().enumerate() {
+            check(
+                t.out_bits(n),
+                load(vector),
+                &format!("o{n} of {chunk:08x?}"),
+            );
+        }
+        check(t.out_bits(4), load(all), &format!("c5 {chunk:08x?}"));
+        check(t.out_bits(5), load(vectors[1]), &format!("r2 {chunk:08x?}"));
+        check(t.out_bits(6), load(ordinary), "c6");
+    }
+}

@@ -438,6 +438,9 @@ pub(crate) fn binary(op: BinOp, a: Bits, b: Bits) -> Bits {
         BinOp::FMul => float_lanes2(a, b, |x, y| x * y),
         BinOp::FDiv => float_lanes2(a, b, |x, y| x / y),
         BinOp::PicaMul => float_lanes2(a, b, arith::mul_rule),
+        BinOp::PicaMulF24 => float_lanes2(a, b, |x, y| {
+            arith::f24::quantize_result(arith::mul_rule(x, y))
+        }),
         BinOp::PicaMax => float_lanes2(a, b, arith::max),
         BinOp::PicaMin => float_lanes2(a, b, arith::min),
         BinOp::IAdd => lanes2(a, b, u32::wrapping_add),

@@ -206,6 +206,13 @@ pub enum BinOp {
     /// a NaN operand gives the canonical NaN, else IEEE `a * b`
     /// ([`arith::mul_rule`](crate::arith::mul_rule)).
     PicaMul,
+    /// `f32`: [`PicaMul`](BinOp::PicaMul) then the F24 result step
+    /// ([`f24::quantize_result`](crate::arith::f24::quantize_result)), one
+    /// operation so a backend merges the quantisation into the multiply's
+    /// sequence (made by [`opt::optimize`] from a `pica_mul` used only by an
+    /// `f24_quantize`; a backend's fast path checks the product once, for a
+    /// NaN and for magnitudes of 2^64 and above).
+    PicaMulF24,
     /// `f32`: PICA `max` ([`arith::max`](crate::arith::max)), one operand's bits.
     PicaMax,
     /// `f32`: PICA `min` ([`arith::min`](crate::arith::min)), one operand's bits.

@@ -16,7 +16,10 @@
 //!    `canonicalize`), a value produced by `f24_load` is a fixed point of
 //!    `f24_load` and `canonicalize`; lane movements keep the facts, selects
 //!    and PICA min/max keep the facts both operands share, and the F24
-//!    negation `canonicalize(0 - q)` of a grid value is on the grid.
+//!    negation `canonicalize(0 - q)` of a grid value is on the grid. In F24
+//!    a read of a temporary has the facts of every value written to it in
+//!    the program (and of the entry conversion), a fixed point over all
+//!    blocks (`forward_with_temp_facts`).
 //!
 //! 4. **Combining register writes**: the writes of a block to one temporary
 //!    or output become one masked write (of a blend of the values written) at
@@ -24,6 +27,8 @@
 //! 5. **Dropping canonicalisations whose NaN payload nobody observes** (every
 //!    use ignores it, like a multiply or a later canonicalisation, or passes it
 //!    on to such uses, like an add): an F32 dot product canonicalises once.
+//! 6. **Merging a product's quantisation into it**: `f24_quantize` of a
+//!    `pica_mul` nothing else uses becomes one [`BinOp::PicaMulF24`].
 //!
 //! followed by the removal of pure nodes nobody uses.
 //!
@@ -123,11 +128,11 @@ pub fn optimize(ir: &Ir) -> Ir {
         prologue: ir.prologue.clone(),
         blocks: {
             let mut scratch = Scratch::default();
-            ir.blocks
-                .iter()
-                .map(|block| {
-                    let mut block = forward(block, &mut scratch);
+            forward_with_temp_facts(ir, &mut scratch)
+                .into_iter()
+                .map(|mut block| {
                     nan_payloads(&mut block, &mut scratch);
+                    fuse_f24_products(&mut block);
                     dead_code(&block, &mut scratch)
                 })
                 .collect()
@@ -386,8 +391,19 @@ fn addr_index(reg: AddrReg) -> usize {
     }
 }
 
-/// Forwarding, CSE and the removal of steps that do nothing (one walk).
-fn forward(block: &Block, scratch: &mut Scratch) -> Block {
+/// Forwarding, CSE and the removal of steps that do nothing (one walk), with
+/// `temp_facts[n]` the facts every read of `r<n>` by an instruction
+/// satisfies, and `kept_facts[n]` those of its earlier contents that a
+/// partial write keeps (which may be the caller's bits, never read). Returns
+/// the block and, per temporary, the facts every value an instruction of the
+/// block writes to it satisfies (all facts where none does).
+fn forward(
+    block: &Block,
+    temp_facts: &[Facts; 16],
+    kept_facts: &[Facts; 16],
+    scratch: &mut Scratch,
+) -> (Block, [Facts; 16]) {
+    let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
     let mut out = Rebuild::new(block.nodes.len());
     let remap = &mut scratch.remap;
     remap.clear();
@@ -436,13 +452,19 @@ fn forward(block: &Block, scratch: &mut Scratch) -> Block {
                 op => op,
             };
             let value = match op {
-                Op::ReadTemp(n) => *temps[n as usize & 15]
-                    .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
+                Op::ReadTemp(n) => *temps[n as usize & 15].get_or_insert_with(|| {
+                    out.push(Node { op, ty: node.ty }, temp_facts[n as usize & 15])
+                }),
                 Op::ReadAddr(reg) => *addrs[addr_index(reg)]
                     .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
                 Op::ReadFlag(f) => *flags[f as usize & 1]
                     .get_or_insert_with(|| out.push(Node { op, ty: node.ty }, 0)),
                 Op::Store { dst, mask, value } => {
+                    if let DstReg::Temp(n) = dst
+                        && mask.0 & 0xF != 0
+                    {
+                        stored[n as usize & 15] &= out.facts(value);
+                    }
                     let partial = mask.0 & 0xF != 0xF && mask.0 & 0xF != 0;
                     if let (DstReg::Temp(n), true) = (dst, partial) {
                         // The earlier contents, read before the write if
@@ -454,7 +476,7 @@ fn forward(block: &Block, scratch: &mut Scratch) -> Block {
                                 op: Op::ReadTemp(n),
                                 ty: node_ty(&out, value),
                             };
-                            *slot = Some(out.push(read, 0));
+                            *slot = Some(out.push(read, kept_facts[n as usize & 15]));
                         }
                     }
                     let m = mask.0 & 0xF;
@@ -528,7 +550,76 @@ fn forward(block: &Block, scratch: &mut Scratch) -> Block {
         }
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
-    out.finish(block, exit)
+    (out.finish(block, exit), stored)
+}
+
+/// [`forward`] on every block, with the facts each temporary holds at every
+/// read of every invocation (F24; none in F32).
+///
+/// A temporary holds, at any point of an invocation, either its value after
+/// the entry conversion (`f24_load`, for the temporaries the program may
+/// read before writing them: the prologue's stores) or a value some
+/// instruction wrote in this invocation. So an assignment of facts to the
+/// temporaries holds at every read if every entry-converted temporary's
+/// facts are those of a loaded value, and every value any instruction writes
+/// (each instruction's own write, not only a block's combined one: an
+/// invocation can stop, and the interpreter resume, in mid-block) satisfies
+/// its temporary's facts when the reads satisfy theirs (induction over the
+/// instructions executed). A temporary that is not entry-converted is
+/// written whole before any instruction reads it (`Program::
+/// temps_converted_on_entry` counts reads of any component), but a partial
+/// write keeps the caller's bits in the other components: the earlier
+/// contents a partial write blends with have no facts then. Starting from
+/// every fact, the assignment is
+/// narrowed to what the writes satisfy until it is such a fixed point; after
+/// a few rounds without one, no fact is assumed.
+fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
+    let none = [0; 16];
+    let mut converted = 0u16;
+    for node in &ir.prologue.nodes {
+        if let Op::Store {
+            dst: DstReg::Temp(n),
+            ..
+        } = node.op
+        {
+            converted |= 1 << (n & 15);
+        }
+    }
+    let mut all_blocks = |facts: &[Facts; 16]| -> (Vec<Block>, [Facts; 16]) {
+        let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
+        let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
+        let blocks = ir
+            .blocks
+            .iter()
+            .map(|block| {
+                let (block, written) = forward(block, facts, &kept, scratch);
+                for (s, w) in stored.iter_mut().zip(written) {
+                    *s &= w;
+                }
+                block
+            })
+            .collect();
+        (blocks, stored)
+    };
+    if ir.precision != crate::arith::Precision::F24 {
+        return all_blocks(&none).0;
+    }
+    let mut assumed: [Facts; 16] = std::array::from_fn(|n| {
+        if converted >> n & 1 != 0 {
+            LOADED | CANONICAL
+        } else {
+            QUANTIZED | LOADED | CANONICAL
+        }
+    });
+    for _ in 0..4 {
+        let (blocks, stored) = all_blocks(&assumed);
+        let narrowed = std::array::from_fn(|n| assumed[n] & stored[n]);
+        if narrowed == assumed {
+            return blocks;
+        }
+        assumed = narrowed;
+    }
+    all_blocks(&none).0
 }
 
 /// A pure node, shared with an equal earlier one.
@@ -657,6 +748,7 @@ fn simplify(out: &Rebuild, op: Op) -> Simplified {
         // `mul_rule` gives the canonical NaN for a NaN operand, +0 for inf * 0,
         // and the product of two other values is never NaN.
         Op::Binary(BinOp::PicaMul, _, _) => Keep(CANONICAL),
+        Op::Binary(BinOp::PicaMulF24, _, _) => Keep(QUANTIZED),
         Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => Keep(f(v)),
         Op::Blend { a, b, .. }
         | Op::Select { a, b, .. }
@@ -693,7 +785,7 @@ fn payload_use(op: &Op) -> Payload {
         // "NaN"; a kept `canonicalize` ignores it, a dropped one passes it on
         // to uses that ignore it.
         Op::Unary(UnOp::Canonicalize | UnOp::F24Quantize | UnOp::F24Load | UnOp::ToI32, _)
-        | Op::Binary(BinOp::PicaMul, _, _)
+        | Op::Binary(BinOp::PicaMul | BinOp::PicaMulF24, _, _)
         | Op::FCmp(..) => Payload::Ignored,
         // NaN in gives NaN out (IEEE arithmetic), or the operand's bits
         // (lane movement, selects, PICA min/max, which pick one operand).
@@ -753,6 +845,28 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
         }
     }
     block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+}
+
+/// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
+/// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
+fn fuse_f24_products(block: &mut Block) {
+    let mut uses = vec![0u32; block.nodes.len()];
+    for v in exit_operands(&block.exit) {
+        uses[v.0 as usize] += 1;
+    }
+    for node in &block.nodes {
+        for v in operands(&node.op) {
+            uses[v.0 as usize] += 1;
+        }
+    }
+    for k in 0..block.nodes.len() {
+        if let Op::Unary(UnOp::F24Quantize, p) = block.nodes[k].op
+            && uses[p.0 as usize] == 1
+            && let Op::Binary(BinOp::PicaMul, a, b) = block.nodes[p.0 as usize].op
+        {
+            block.nodes[k].op = Op::Binary(BinOp::PicaMulF24, a, b);
+        }
+    }
 }
 
 /// Removes pure nodes whose value nobody uses (writes and exit values are used).

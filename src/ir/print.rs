@@ -67,6 +67,7 @@ impl BinOp {
             BinOp::FMul => "fmul",
             BinOp::FDiv => "fdiv",
             BinOp::PicaMul => "pica_mul",
+            BinOp::PicaMulF24 => "pica_mul_f24",
             BinOp::PicaMax => "pica_max",
             BinOp::PicaMin => "pica_min",
             BinOp::IAdd => "iadd",

@@ -219,6 +219,7 @@ fn check_node(block: &Block, span_first: u32, index: u32, node: &Node) -> Result
                 | BinOp::FMul
                 | BinOp::FDiv
                 | BinOp::PicaMul
+                | BinOp::PicaMulF24
                 | BinOp::PicaMax
                 | BinOp::PicaMin => Elem::F32,
                 BinOp::IAdd | BinOp::ISub | BinOp::And | BinOp::Or => Elem::I32,

@@ -6,7 +6,7 @@
 
 use super::Neon;
 use super::consts::K;
-use dynasmrt::{DynasmApi, dynasm};
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 const SIGN: u8 = K::SignMask.reg();
 const ABS: u8 = K::AbsMask.reg();
@@ -20,11 +20,41 @@ const SUB_QUANTUM: u8 = K::F24SubQuantum.reg();
 
 impl Neon<'_> {
     /// `v{d}` = `arith::f24::load(v{a})` (`d` may equal `a`).
+    ///
+    /// Where no lane is a float24 subnormal (2^-78 ≤ |x| < 2^-62) and none is
+    /// at or above 2^64 (±inf, NaN), the load is the quantisation's fast path
+    /// (truncated mantissa, +0 below 2^-62: magnitudes below 2^-78 load as
+    /// +0 too); otherwise the exact sequence runs, branched around.
     pub fn f24_load(&mut self, d: u8, a: u8) {
         let acc = Self::accumulator(d, a);
         dynasm!(self.a
             ; .arch aarch64
             // v4 = |bits|
+            ; and v4.b16, V(a).b16, V(ABS).b16
+            ; and V(acc).b16, V(a).b16, V(MANT).b16
+            // v0 = below 2^-62 → +0
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic V(acc).b16, V(acc).b16, v0.b16
+            // v0 = the lanes the fast path gets wrong: float24 subnormals
+            // (at or above 2^-78 and below 2^-62) and 2^64 or above
+            ; cmge v6.s4, v4.s4, V(SUB_QUANTUM).s4
+            ; and v0.b16, v0.b16, v6.b16
+            ; cmge v6.s4, v4.s4, V(OVERFLOW).s4
+            ; orr v0.b16, v0.b16, v6.b16
+            ; umaxv s0, v0.s4
+            ; fmov w9, s0
+            ; cbz w9, >fast
+        );
+        self.f24_load_exact(acc, a);
+        dynasm!(self.a ; .arch aarch64 ; fast:);
+        self.copy(d, acc);
+    }
+
+    /// `v{acc}` = `arith::f24::load(v{a})` every lane by the full sequence
+    /// (`acc` differs from `a`; `v4` = |bits of `a`| on return).
+    fn f24_load_exact(&mut self, acc: u8, a: u8) {
+        dynasm!(self.a
+            ; .arch aarch64
             ; and v4.b16, V(a).b16, V(ABS).b16
             // normal path: the truncated mantissa
             ; and V(acc).b16, V(a).b16, V(MANT).b16
@@ -37,7 +67,7 @@ impl Neon<'_> {
             ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
             ; bit V(acc).b16, v6.b16, v0.b16
         );
-        self.f24_overflow_and_nan(d, a, acc);
+        self.f24_overflow_and_nan(a, acc);
     }
 
     /// `v{d}` = `arith::f24::flush_input(v{a})`: |x| < 2^-62 becomes +0
@@ -57,7 +87,8 @@ impl Neon<'_> {
     }
 
     /// `v{d}` = `arith::f24::quantize_result(v{a})`, truncated to float24
-    /// (`d` may equal `a`).
+    /// (`d` may equal `a`). Lanes at or above 2^64 (±inf, NaN) are rare: their
+    /// sequence is branched around when no lane has one.
     pub fn f24_quantize(&mut self, d: u8, a: u8) {
         let acc = Self::accumulator(d, a);
         dynasm!(self.a
@@ -67,8 +98,49 @@ impl Neon<'_> {
             // |r| < 2^-62 → +0
             ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
             ; bic V(acc).b16, V(acc).b16, v0.b16
+            ; cmge v0.s4, v4.s4, V(OVERFLOW).s4
+            ; umaxv s0, v0.s4
+            ; fmov w9, s0
+            ; cbz w9, >fast
         );
-        self.f24_overflow_and_nan(d, a, acc);
+        self.f24_overflow_and_nan(a, acc);
+        dynasm!(self.a ; .arch aarch64 ; fast:);
+        self.copy(d, acc);
+    }
+
+    /// `v{d}` = `f24::quantize_result(mul_rule(v{a}, v{b}))` (`d` differs from
+    /// both): the product, then the quantisation's fast path; where a lane
+    /// of the product is at or above 2^64 (infinite or NaN: a NaN operand or
+    /// `0 × inf` included), the exact multiply and quantisation instead.
+    pub fn pica_mul_f24(&mut self, d: u8, a: u8, b: u8) {
+        dynasm!(self.a
+            ; .arch aarch64
+            ; fmul V(d).s4, V(a).s4, V(b).s4
+            ; and v4.b16, V(d).b16, V(ABS).b16
+            ; cmge v0.s4, v4.s4, V(OVERFLOW).s4
+            ; umaxv s0, v0.s4
+            ; fmov w9, s0
+            ; cbz w9, >product_fast
+        );
+        self.binary(crate::ir::BinOp::PicaMul, d, a, b);
+        dynasm!(self.a
+            ; .arch aarch64
+            ; and v4.b16, V(d).b16, V(ABS).b16
+            ; and V(d).b16, V(d).b16, V(MANT).b16
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic V(d).b16, V(d).b16, v0.b16
+        );
+        // The sign of every lane at or above 2^64 is still in `d`.
+        self.f24_overflow_and_nan(d, d);
+        dynasm!(self.a
+            ; .arch aarch64
+            ; b >product_done
+            ; product_fast:
+            ; and V(d).b16, V(d).b16, V(MANT).b16
+            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; bic V(d).b16, V(d).b16, v0.b16
+            ; product_done:
+        );
     }
 
     /// Where a float24 conversion builds its result: `d` itself, unless `d`
@@ -78,9 +150,9 @@ impl Neon<'_> {
     }
 
     /// Shared tail of the float24 conversions: `v4` = |bits of `a`|, `acc` =
-    /// the finite result; `d` = ±inf for |a| ≥ 2^64, the canonical NaN for
-    /// NaN, else `acc`.
-    fn f24_overflow_and_nan(&mut self, d: u8, a: u8, acc: u8) {
+    /// the finite result; `acc` = ±inf for |a| ≥ 2^64, the canonical NaN for
+    /// NaN, else unchanged.
+    fn f24_overflow_and_nan(&mut self, a: u8, acc: u8) {
         dynasm!(self.a
             ; .arch aarch64
             ; and v6.b16, V(a).b16, V(SIGN).b16
@@ -90,6 +162,5 @@ impl Neon<'_> {
             ; cmgt v0.s4, v4.s4, V(INF).s4
             ; bit V(acc).b16, V(NAN).b16, v0.b16
         );
-        self.copy(d, acc);
     }
 }

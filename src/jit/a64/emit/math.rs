@@ -4,7 +4,7 @@
 use super::Neon;
 use super::consts::K;
 use crate::ir::{BinOp, UnOp};
-use dynasmrt::{DynasmApi, dynasm};
+use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
 const SIGN: u8 = K::SignMask.reg();
 const NAN: u8 = K::CanonNan.reg();
@@ -75,6 +75,7 @@ impl Neon<'_> {
             BinOp::FMul => dynasm!(self.a ; .arch aarch64 ; fmul V(d).s4, V(a).s4, V(b).s4),
             BinOp::FDiv => dynasm!(self.a ; .arch aarch64 ; fdiv V(d).s4, V(a).s4, V(b).s4),
             BinOp::PicaMul => self.pica_mul(d, a, b),
+            BinOp::PicaMulF24 => self.pica_mul_f24(d, a, b),
             // a > b ? a : b (ordered: b when either is NaN), `arith::max`.
             BinOp::PicaMax => dynasm!(self.a
                 ; .arch aarch64
@@ -100,13 +101,19 @@ impl Neon<'_> {
     }
 
     /// The PICA multiply (`arith::mul_rule`): a NaN product of non-NaN
-    /// operands (`0 × ±inf`) is +0, any other NaN the canonical NaN.
-    /// `fmulx` is `fmul` except that `0 × ±inf` gives ±2.0, so its result
-    /// is NaN exactly where an operand is.
+    /// operands (`0 × ±inf`) is +0, any other NaN the canonical NaN. The
+    /// IEEE product is the PICA one unless a lane of it is NaN (`fmaxv`
+    /// gives NaN exactly then), as on x86-64: only then does the exact
+    /// sequence run (branched around otherwise). `fmulx` is `fmul` except
+    /// that `0 × ±inf` gives ±2.0, so its result is NaN exactly where an
+    /// operand is.
     fn pica_mul(&mut self, d: u8, a: u8, b: u8) {
         dynasm!(self.a
             ; .arch aarch64
             ; fmul V(d).s4, V(a).s4, V(b).s4
+            ; fmaxv s0, V(d).s4
+            ; fcmp s0, s0
+            ; b.vc >fast
             ; fmulx v4.s4, V(a).s4, V(b).s4
             ; fcmeq v5.s4, V(d).s4, V(d).s4
             ; fcmeq v4.s4, v4.s4, v4.s4
@@ -114,7 +121,7 @@ impl Neon<'_> {
         #[cfg(test)]
         if super::fault::active(super::fault::Fault::ZeroTimesInf) {
             // Broken on purpose: `0 × inf` stays NaN.
-            dynasm!(self.a ; .arch aarch64 ; bif V(d).b16, V(NAN).b16, v5.b16);
+            dynasm!(self.a ; .arch aarch64 ; bif V(d).b16, V(NAN).b16, v5.b16 ; fast:);
             return;
         }
         dynasm!(self.a
@@ -122,6 +129,7 @@ impl Neon<'_> {
             // v6 = canonical NaN where an operand is NaN, +0 where not
             ; bic v6.b16, V(NAN).b16, v4.b16
             ; bif V(d).b16, v6.b16, v5.b16
+            ; fast:
         );
     }
 }

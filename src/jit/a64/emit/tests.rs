@@ -49,7 +49,8 @@ impl Primitive {
         const _: () = assert!(PINNED == 10);
         dynasm!(a
             ; .arch aarch64
-            ; mrs x9, SYSREG_FPCR
+            // The host's FPCR in x15: primitives may use x9..=x11.
+            ; mrs x15, SYSREG_FPCR
             ; msr SYSREG_FPCR, xzr
             ; ldp q16, q17, [x1, #0]
             ; ldp q18, q19, [x1, #32]
@@ -65,7 +66,7 @@ impl Primitive {
             ; .arch aarch64
             ; str q1, [x0]
             ; str q28, [x0, #48]
-            ; msr SYSREG_FPCR, x9
+            ; msr SYSREG_FPCR, x15
             ; ret
         );
         let code = a.finalize().expect("assembles");
@@ -116,7 +117,13 @@ fn interesting() -> Vec<u32> {
         0x7FFF_FFFF,
         0xFFFF_FFFF,
     ]);
-    for t in [f24::MIN_NORMAL_BITS, f24::OVERFLOW_BITS, 0x207F_FF00] {
+    // The smallest float24 subnormal, 2^-78, bounds the loads' fast path.
+    for t in [
+        f24::MIN_NORMAL_BITS,
+        f24::OVERFLOW_BITS,
+        0x207F_FF00,
+        0x1880_0000,
+    ] {
         v.extend([t - 1, t, t + 1, (t - 1) | 1 << 31, t | 1 << 31]);
     }
     v
@@ -147,12 +154,13 @@ fn check(what: &str, operands: [[u32; 4]; 3], got: [u32; 4], want: [u32; 4]) {
 }
 
 /// The binary primitives on numbers (and bit patterns).
-pub(in crate::jit::a64) const BINARY_OPS: [BinOp; 11] = [
+pub(in crate::jit::a64) const BINARY_OPS: [BinOp; 12] = [
     BinOp::FAdd,
     BinOp::FSub,
     BinOp::FMul,
     BinOp::FDiv,
     BinOp::PicaMul,
+    BinOp::PicaMulF24,
     BinOp::PicaMax,
     BinOp::PicaMin,
     BinOp::IAdd,

@@ -78,6 +78,28 @@ impl Vector<'_> {
                     b,
                 });
             }
+            BinOp::PicaMulF24 => {
+                // The product, then the quantisation's fast path; a lane at
+                // or above 2^64 (infinite or NaN: a NaN operand or 0 * inf
+                // included) sends the whole value out of line, where the
+                // exact multiply and quantisation run.
+                self.v3(V::Mulps, d, a, b);
+                self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+                self.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
+                let label = self.ops.new_dynamic_label();
+                let back = self.ops.new_dynamic_label();
+                dynasm!(self.ops ; .arch x64 ; jnz =>label);
+                self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+                self.and_c_where(d, d, f24::MANTISSA_MASK, MASK);
+                self.bind(back);
+                self.st.slow.push(SlowPath::PicaMulF24 {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                });
+            }
             // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
             BinOp::PicaMax => self.v3(V::Maxps, d, a, b),
             BinOp::PicaMin => self.v3(V::Minps, d, a, b),
@@ -126,8 +148,35 @@ impl Vector<'_> {
         self.select_c(d, d, CANONICAL_NAN.to_bits(), MASK);
     }
 
-    /// `arith::f24::load` in place (the entry conversions too).
+    /// `arith::f24::load` in place (the entry conversions too). Where no lane
+    /// is a float24 subnormal (2^-78 ≤ |x| < 2^-62) or at or above 2^64
+    /// (±inf, NaN), the load is the quantisation's fast path (truncated
+    /// mantissa, +0 below 2^-62: magnitudes below 2^-78 load as +0 too);
+    /// otherwise the exact sequence runs out of line (`d` is untouched until
+    /// the fast path's result is known to be right).
     pub fn f24_load(&mut self, d: u8) {
+        self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+        self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
+        // S1 = the subnormal lanes: at or above 2^-78, below 2^-62 (the lanes
+        // at or above 2^-62 are a subset of those at or above 2^-78).
+        self.v3c(V::Pcmpgtd, S1, S2, f24::SUBNORMAL_QUANTUM.to_bits() - 1);
+        self.v3(V::Xorps, S1, S1, S3);
+        // S3 = the fast result.
+        self.v3(V::Andps, S3, S3, d);
+        self.v3c(V::Andps, S3, S3, f24::MANTISSA_MASK);
+        self.v3c(V::Pcmpgtd, S2, S2, f24::OVERFLOW_BITS - 1);
+        self.v3(V::Orps, S1, S1, S2);
+        self.test_zero(S1);
+        let label = self.ops.new_dynamic_label();
+        let back = self.ops.new_dynamic_label();
+        dynasm!(self.ops ; .arch x64 ; jnz =>label);
+        self.copy(d, S3);
+        self.bind(back);
+        self.st.slow.push(SlowPath::F24Load { label, back, d });
+    }
+
+    /// `arith::f24::load` in place, every lane by the full sequence.
+    pub(super) fn f24_load_exact(&mut self, d: u8) {
         // S2 = |bits|; S3 = normal path (truncated mantissa); S1 = subnormal
         // path trunc(x * 2^78) * 2^-78.
         self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
@@ -156,6 +205,16 @@ impl Vector<'_> {
         dynasm!(self.ops ; .arch x64 ; jnz =>label);
         self.bind(back);
         self.st.slow.push(SlowPath::F24Overflow { label, back, d });
+    }
+
+    /// `d = f24::quantize_result(mul_rule(a, b))`, every lane by the full
+    /// sequences.
+    pub(super) fn exact_pica_mul_f24(&mut self, d: u8, a: u8, b: u8) {
+        self.exact_pica_mul(d, a, b);
+        self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+        self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
+        self.and_c_where(d, d, f24::MANTISSA_MASK, MASK);
+        self.f24_tail(d, d, d, S3);
     }
 
     /// Shared tail of the float24 conversions of `x` (`d` or a register left

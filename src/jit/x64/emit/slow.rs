@@ -15,6 +15,23 @@ pub(in crate::jit::x64) enum SlowPath {
         a: u8,
         b: u8,
     },
+    /// The exact PICA multiply then float24 quantisation `d = a * b` (some
+    /// lane of the product is at or above 2^64, infinite or NaN; the operands
+    /// are still live).
+    PicaMulF24 {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: u8,
+    },
+    /// The exact float24 load of `d` in place (some lane is a float24
+    /// subnormal, at or above 2^64, infinite or NaN; `d` is unchanged).
+    F24Load {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+    },
     /// The float24 quantisation's tail in `d` (some lane is at or above
     /// 2^64, infinite or NaN), with `S2` = |bits|.
     F24Overflow {
@@ -38,6 +55,22 @@ impl Vector<'_> {
                 } => {
                     self.bind(label);
                     self.exact_pica_mul(d, a, b);
+                    back
+                }
+                SlowPath::PicaMulF24 {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    self.bind(label);
+                    self.exact_pica_mul_f24(d, a, b);
+                    back
+                }
+                SlowPath::F24Load { label, back, d } => {
+                    self.bind(label);
+                    self.f24_load_exact(d);
                     back
                 }
                 SlowPath::F24Overflow { label, back, d } => {
