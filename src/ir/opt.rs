@@ -247,7 +247,7 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
     }
 }
 
-/// The operands of `op`, in order (the order [`map_operands`] visits them).
+/// The operands of `op`, in order (the order `map_operands` visits them).
 pub fn operands(op: &Op) -> impl Iterator<Item = Value> + use<> {
     // A direct match: every pass and both lowerings ask this of every node.
     let none = Value(u32::MAX);
