@@ -12,6 +12,11 @@
 //! - `skinning`: `benches/skinning.pica`, assembled at start with
 //!   `pica_jit::asm`: two bones per vertex picked with relative addressing
 //!   (`bones[a0.x + k]`, `bones[a0.y + k]`), one light.
+//! - `branchy`: `benches/branchy.pica`, assembled at start: each vertex's
+//!   packed attribute picks one of five unpack paths (a `cmp` + `jmpc` chain on
+//!   per-vertex values) and an `ifc` lights only vertices facing the light, so
+//!   neighbouring vertices take different paths (the wide engine's lanes
+//!   diverge and reconverge on every vertex).
 //! - `corpus`: every vertex DVLE of every `../shared/corpus` SHBIN (skipped,
 //!   with a note on stderr, when the folder is absent).
 //!
@@ -52,6 +57,9 @@ const PRECISIONS: [Precision; 2] = [Precision::F24, Precision::F32];
 
 /// The skinning shader's source (see its header for the register layout).
 const SKINNING_SOURCE: &str = include_str!("skinning.pica");
+
+/// The branchy shader's source (see its header for the register layout).
+const BRANCHY_SOURCE: &str = include_str!("branchy.pica");
 
 /// Bones of the skinning shader (`bones[60]`: three rows each).
 const BONES: usize = 20;
@@ -370,6 +378,56 @@ fn skinning_draw() -> Draw {
     }
 }
 
+/// `benches/branchy.pica`, assembled by the product assembler: the skinning
+/// draw's camera, a light from the upper left, every vertex's kind drawn
+/// uniformly from the five unpack paths.
+fn branchy_draw() -> Draw {
+    let shbin = pica_jit::asm::assemble_str("benches/branchy.pica", BRANCHY_SOURCE)
+        .unwrap_or_else(|e| panic!("benches/branchy.pica does not assemble: {e}"));
+    let (program, dvle) = load("branchy", shbin, 0).expect("branchy shader loads");
+    let mut uniforms = Uniforms::default();
+    uniforms.apply_constants(&dvle.constants);
+    uniforms.f[..4].copy_from_slice(&[
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, -1.002002, 2.8058058],
+        [0.0, 0.0, -1.0, 3.0],
+    ]);
+    uniforms.f[4] = [-0.577_350_26, 0.577_350_26, 0.577_350_26, 0.0];
+    uniforms.f[5] = [0.9, 0.8, 0.7, 1.0];
+    uniforms.f[6] = [0.5, 0.25, 0.75, 1.0];
+    uniforms.f[7] = [0.1, 0.2, 0.0, 0.0];
+    let mut rng = Rng(0x5eed_0104);
+    let inputs = (0..DRAW)
+        .map(|_| {
+            let mut v: VertexRegisters = [[0.0; 4]; 16];
+            v[0] = [
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                1.0,
+            ];
+            v[1] = rng.normal();
+            v[2] = [rng.range(0.0, 5.0), 0.0, 0.0, 0.0];
+            v[3] = [
+                rng.range(0.0, 1.0),
+                rng.range(0.0, 1.0),
+                rng.range(0.0, 1.0),
+                1.0,
+            ];
+            v
+        })
+        .collect();
+    Draw {
+        name: "branchy".into(),
+        id_prefix: String::new(),
+        program,
+        dvle,
+        uniforms,
+        inputs,
+    }
+}
+
 /// Every vertex DVLE of every corpus file. Uniforms: identity-matrix rows in
 /// every float register, four-pass loops, then the DVLE's constants. Inputs: a
 /// position in `[-1, 1]` with `w = 1`, everything else in `[0, 1]`.
@@ -435,6 +493,13 @@ fn skinning(c: &mut Criterion) {
     group.finish();
 }
 
+fn branchy(c: &mut Criterion) {
+    let mut group = c.benchmark_group("branchy");
+    group.throughput(Throughput::Elements(DRAW as u64));
+    bench_draw(&mut group, &branchy_draw());
+    group.finish();
+}
+
 fn corpus(c: &mut Criterion) {
     let draws = corpus_draws();
     if draws.is_empty() {
@@ -460,6 +525,6 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(1));
-    targets = default_shader, skinning, corpus
+    targets = default_shader, skinning, branchy, corpus
 }
 criterion_main!(benches);
