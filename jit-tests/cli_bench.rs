@@ -760,3 +760,111 @@ fn the_skinning_benchmark_shader_blends_two_relatively_addressed_bones() {
         }
     }
 }
+
+/// `benches/branchy.pica` (the criterion branchy benchmark) computes what its
+/// header says: the packed kind picks one of five unpack paths, and only
+/// vertices facing the light are lit. Every engine, one vertex at a time and
+/// all ten vertices (every kind, lit and unlit) in one `run_vertices`.
+#[test]
+fn the_branchy_benchmark_shader_unpacks_by_kind_and_lights_facing_vertices() {
+    use pica_jit::{
+        Precision, Program, Shader, ShaderConfig, StatePolicy, Stop, Uniforms, UnitState,
+        VertexRegisters,
+    };
+    use std::sync::Arc;
+
+    let source = include_str!("../benches/branchy.pica");
+    let shbin = pica_jit::asm::assemble_str("branchy.pica", source).expect("assembles");
+    let dvle = &shbin.dvles[0];
+    let program = Arc::new(
+        Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("program"),
+    );
+    let mut uniforms = Uniforms::default();
+    uniforms.apply_constants(&dvle.constants);
+    for (row, f) in uniforms.f[..4].iter_mut().enumerate() {
+        *f = [0.0; 4];
+        f[row] = 1.0; // identity MVP
+    }
+    uniforms.f[4] = [0.0, 0.0, 1.0, 0.0]; // light direction
+    uniforms.f[5] = [0.5, 0.5, 0.5, 1.0]; // light colour
+    uniforms.f[6] = [0.5, 0.5, 0.5, 1.0]; // palette scale
+    uniforms.f[7] = [0.25, 0.0, 0.0, 0.0]; // palette offset
+
+    let position = [0.5, 0.25, 0.0, 1.0];
+    let colour = [0.5, 0.25, 1.0, 1.0];
+    // Per kind: the unpacked colour and texture coordinate (x, y).
+    let unpacked: [([f32; 4], [f32; 2]); 5] = [
+        ([0.5, 0.25, 1.0, 1.0], [0.5, 0.25]),           // as given
+        ([0.4375, 0.4375, 0.4375, 1.0], [0.75, 0.625]), // grey, 0.5 p + 0.5
+        ([0.5, 0.75, 0.0, 1.0], [0.75, 0.5]),           // 1 - c, 1 - p.yx
+        ([1.0, 0.5, 1.0, 1.0], [0.03125, 0.015625]),    // min(1, 2c), p / 16
+        ([0.5, 0.125, 0.5, 1.0], [0.5, 0.25]),          // palette, tile
+    ];
+    let mut inputs = Vec::new();
+    let mut expected = Vec::new();
+    for (kind, (c, t)) in unpacked.iter().enumerate() {
+        for lit in [true, false] {
+            let mut v: VertexRegisters = [[0.0; 4]; 16];
+            v[0] = position;
+            v[1] = [0.0, 0.0, if lit { 1.0 } else { -1.0 }, 0.0];
+            v[2] = [kind as f32 + 0.5, 0.0, 0.0, 0.0];
+            v[3] = colour;
+            inputs.push(v);
+            // Lit: min(1, c + (0.5 n.l) c); unlit: c / 2 (w kept).
+            let shade = |x: f32| if lit { (1.5 * x).min(1.0) } else { 0.5 * x };
+            let want_colour = [shade(c[0]), shade(c[1]), shade(c[2]), c[3]];
+            expected.push([position, want_colour, [t[0], t[1], 0.0, 0.0]]);
+        }
+    }
+
+    let mut engines = vec![EngineKind::Interpreter];
+    if has_jit() {
+        engines.push(EngineKind::Jit);
+    }
+    for engine in engines {
+        for precision in [Precision::F32, Precision::F24] {
+            let config = ShaderConfig {
+                entry: dvle.main,
+                kind: dvle.kind,
+                precision,
+                ..ShaderConfig::default()
+            };
+            let shader = Shader::new(program.clone(), config, engine).expect("shader");
+            shader
+                .prepare()
+                .expect("compiles: the JIT runs, not a fallback");
+            for (v, want) in inputs.iter().zip(&expected) {
+                let mut state = UnitState::default();
+                state.inputs = *v;
+                assert_eq!(shader.run(&uniforms, &mut state, &mut ()), Stop::End);
+                assert_eq!(
+                    &state.outputs[..3],
+                    want,
+                    "{engine} {precision:?} kind {}",
+                    v[2][0]
+                );
+            }
+            let mut outputs = vec![[[0.0; 4]; 16]; inputs.len()];
+            let summary = shader
+                .run_vertices(
+                    &uniforms,
+                    &inputs,
+                    0x000f,
+                    &mut outputs,
+                    0x0007,
+                    StatePolicy::Reset,
+                    &mut UnitState::default(),
+                    &mut (),
+                )
+                .expect("same lengths");
+            assert_eq!(summary.ended, inputs.len(), "{engine} {precision:?}");
+            for (k, (got, want)) in outputs.iter().zip(&expected).enumerate() {
+                assert_eq!(
+                    &got[..3],
+                    want,
+                    "{engine} {precision:?} run_vertices vertex {k}"
+                );
+            }
+        }
+    }
+}
