@@ -834,8 +834,10 @@ fn the_branchy_benchmark_shader_unpacks_by_kind_and_lights_facing_vertices() {
                 .prepare()
                 .expect("compiles: the JIT runs, not a fallback");
             for (v, want) in inputs.iter().zip(&expected) {
-                let mut state = UnitState::default();
-                state.inputs = *v;
+                let mut state = UnitState {
+                    inputs: *v,
+                    ..UnitState::default()
+                };
                 assert_eq!(shader.run(&uniforms, &mut state, &mut ()), Stop::End);
                 assert_eq!(
                     &state.outputs[..3],
