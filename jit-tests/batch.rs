@@ -158,16 +158,10 @@ fn batches_equal_single_runs_on_every_engine() {
                         first_unfinished: Some(4),
                         wide_vertices: if wide_lanes > 0 { 7 } else { 0 },
                         wide_lanes,
-                        // Vertex 4 leaves its group (`break` outside a loop).
-                        // x86-64 runs that lane as a masked path in the
-                        // group's register file; AArch64 (no masked stores
-                        // yet) forks it, and a one-lane side goes to the
-                        // single-vertex JIT.
-                        single_vertex_vertices: if wide_lanes > 0 && cfg!(target_arch = "aarch64") {
-                            1
-                        } else {
-                            0
-                        },
+                        // Vertex 4 leaves its group (`break` outside a loop):
+                        // both ISAs run that lane as a masked path in the
+                        // group's register file, none goes single-vertex.
+                        single_vertex_vertices: 0,
                     },
                     "{what}: summary"
                 );

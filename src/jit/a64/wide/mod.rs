@@ -105,6 +105,10 @@ pub(crate) struct Function<'a> {
     a: &'a mut Asm,
     allocation: Allocation,
     gathered: Vec<bool>,
+    /// Row stores keep the new value only in the lanes of the execution mask
+    /// (the `layout::PREDICATE` row), for the lanes of a group that took one
+    /// path while others wait at another.
+    masked: bool,
 }
 
 /// Byte offset of row `row` (4 lanes).
@@ -139,6 +143,26 @@ impl Target for Function<'_> {
     fn store_row(&mut self, r: usize, reg: u8) {
         let off = row(r);
         dynasm!(self.a ; .arch aarch64 ; str Q(reg), [x0, off]);
+    }
+
+    fn store_value(&mut self, r: usize, reg: u8) {
+        if !self.masked {
+            return self.store_row(r, reg);
+        }
+        let (off, mask) = (row(r), row(layout::PREDICATE));
+        // The old row with the new value's bits inserted where the mask is set.
+        dynasm!(self.a
+            ; .arch aarch64
+            ; ldr q0, [x0, mask]
+            ; ldr q4, [x0, off]
+            ; bit v4.b16, V(reg).b16, v0.b16
+            ; str q4, [x0, off]
+        );
+    }
+
+    fn mask_stores(&mut self) -> bool {
+        self.masked = true;
+        true
     }
 
     fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError> {
@@ -224,6 +248,7 @@ impl<'a> Function<'a> {
             a,
             allocation: Allocation::new(),
             gathered: Vec::new(),
+            masked: false,
         }
     }
 
