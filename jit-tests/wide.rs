@@ -192,6 +192,8 @@ fn shaders(case: &TestCase, width: Width) -> (Shader, Shader) {
 
 #[test]
 fn run_batch_matches_the_interpreter_at_every_width() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     let mut rng = Rng(0x5eed_0001);
     let mut programs = 0;
     for width in widths() {
@@ -404,6 +406,8 @@ fn run_vertices_matches_the_interpreter_with_both_policies() {
 /// some lanes only; `c[a0.x]` reads a different constant per lane.
 #[test]
 fn divergent_lanes_and_budget_stops_per_lane() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     use common::assemble;
     let source = "
         mova a0.x, v1.x
@@ -623,6 +627,8 @@ fn corpus_vec4(rng: &mut Rng) -> [f32; 4] {
 /// interpreter.
 #[test]
 fn corpus_matches_the_interpreter_at_every_width() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     let mut files: Vec<(String, Vec<u8>)> =
         vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
     match std::fs::read_dir(CORPUS) {
@@ -731,6 +737,8 @@ fn corpus_matches_the_interpreter_at_every_width() {
 /// bits, and the hand-over is visible as calls into Rust.
 #[test]
 fn blocks_the_lowering_gives_up_on_are_handed_over() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     use common::assemble;
     let mut source = String::from("mova a0.x, v0.x\nmov r0, c0[a0.x]\n");
     for k in 1..40 {
