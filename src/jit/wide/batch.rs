@@ -239,6 +239,15 @@ pub(crate) struct Alone {
     pub outputs: u16,
 }
 
+/// The temporaries whose value before an invocation can matter to it: those
+/// some block reads as it starts.
+fn temps_observed(wide: &WideShader) -> u16 {
+    let rows = wide.rows_read();
+    (0..16)
+        .filter(|&reg| (0..4).any(|c| rows.contains((layout::TEMP + 4 * reg + c) as u16)))
+        .fold(0, |mask, reg| mask | 1 << reg)
+}
+
 /// Copies the registers `mask` names.
 #[inline]
 fn copy_registers(to: &mut Registers, from: &Registers, mut mask: u16) {
@@ -492,7 +501,7 @@ pub(crate) fn run_vertices(
     // same rows (then each vertex sees the first one's starting state).
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
-    if inputs_covered && (!carry || wide.kernel_carries()) {
+    if inputs_covered && wide.has_vertex_kernel() && (!carry || wide.kernel_carries()) {
         let len = batch.inputs.len();
         // The kernels shade up to `files` groups of `lanes` lanes per pass,
         // each in its own register file.
@@ -504,8 +513,9 @@ pub(crate) fn run_vertices(
         // independent: the copies only repeat its results, in lanes nobody
         // reads back).
         assert!(pass <= MAX_KERNEL_LANES, "a pass fits the padding");
-        let mut pad_in = [Registers::default(); MAX_KERNEL_LANES];
-        let mut pad_out = [Registers::default(); MAX_KERNEL_LANES];
+        // (Allocated for a padded tail only: a pass's registers are 16 KiB.)
+        let mut pad_in = Vec::new();
+        let mut pad_out = Vec::new();
         for part in [0..whole, whole..len] {
             let count = part.len();
             if count == 0 || done != part.start {
@@ -514,9 +524,10 @@ pub(crate) fn run_vertices(
             let padded_to = if count <= lanes { lanes } else { pass };
             let padded = part.start == whole;
             if padded {
-                for (k, slot) in pad_in[..padded_to].iter_mut().enumerate() {
-                    *slot = batch.inputs[(part.start + k).min(len - 1)];
-                }
+                pad_in = (0..padded_to)
+                    .map(|k| batch.inputs[(part.start + k).min(len - 1)])
+                    .collect();
+                pad_out = vec![Registers::default(); padded_to];
                 pad_out[..count].copy_from_slice(&batch.outputs[part.clone()]);
             }
             let mut last = None;
@@ -583,7 +594,7 @@ pub(crate) fn run_vertices(
         input_mask: batch.input_mask,
         inputs_read: lane_inputs,
         output_mask: batch.output_mask,
-        temps: wide.temps_written() & program.temps_read(),
+        temps: wide.temps_written() & temps_observed(wide),
         outputs: wide.outputs_written() & batch.output_mask,
     };
     // Carry where every vertex reads what the one before wrote: one after

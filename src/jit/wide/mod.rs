@@ -751,6 +751,11 @@ impl WideShader {
         self.temps_written
     }
 
+    /// Whether the program has a vertex-layout batch kernel.
+    pub(crate) fn has_vertex_kernel(&self) -> bool {
+        self.vertex_kernel.is_some() && self.kernel.is_some()
+    }
+
     /// The rows some block reads as it starts: the only temporary, address
     /// register and flag rows whose value before a run can matter to it.
     pub fn rows_read(&self) -> &RowSet {
