@@ -30,7 +30,7 @@ pub(crate) fn run_states(
     config: &ShaderConfig,
     uniforms: &Uniforms,
     states: &mut [UnitState],
-    sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
+    sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Vec<Stop> {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
@@ -235,7 +235,7 @@ pub(crate) struct Alone {
     /// each vertex (those it may have written that a later one may read).
     pub temps: u16,
     /// `Reset`: the outputs set back likewise (those it may have written that
-    /// a later one copies out).
+    /// a later one copies out: a subset of `output_mask`).
     pub outputs: u16,
 }
 
@@ -290,7 +290,7 @@ impl StopRuns<'_> {
 /// index of `inputs[0]` in the batch. Per vertex only the registers `alone`
 /// names are copied, as few as [`crate::Shader::run`]'s caller would.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn run_alone(
+pub(crate) fn run_alone<S: FnMut(&mut UnitState) -> Stop>(
     alone: &Alone,
     inputs: &[Registers],
     outputs: &mut [Registers],
@@ -298,7 +298,7 @@ pub(crate) fn run_alone(
     carry: bool,
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
-    sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
+    sequential: &mut S,
 ) {
     let mut runs = StopRuns {
         range: first..first,
@@ -327,10 +327,18 @@ pub(crate) fn run_alone(
         for (k, (vertex_in, vertex_out)) in vertices {
             copy_registers(&mut scratch.inputs, vertex_in, alone.inputs_read);
             let stop = sequential(&mut scratch);
-            copy_registers(vertex_out, &scratch.outputs, alone.output_mask);
+            // Each output copied out, then set back where it must be.
+            let mut out = alone.output_mask;
+            while out != 0 {
+                let n = out.trailing_zeros() as usize;
+                vertex_out[n] = scratch.outputs[n];
+                if alone.outputs >> n & 1 != 0 {
+                    scratch.outputs[n] = state.outputs[n];
+                }
+                out &= out - 1;
+            }
             runs.push(first + k, stop);
             copy_registers(&mut scratch.temps, &state.temps, alone.temps);
-            copy_registers(&mut scratch.outputs, &state.outputs, alone.outputs);
             scratch.a0 = state.a0;
             scratch.al = state.al;
             scratch.cmp = state.cmp;
@@ -475,7 +483,7 @@ pub(crate) fn run_vertices(
     carry: bool,
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
-    sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
+    sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Shaded {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
