@@ -50,9 +50,12 @@ pub struct BatchSummary {
     pub wide_lanes: usize,
     /// Of the [`wide_vertices`](BatchSummary::wide_vertices), those the wide
     /// engine handed to the single-vertex JIT (the code [`Shader::run`] runs)
-    /// because their group's lanes took different paths too often for running
-    /// them together to pay: each such vertex ran again from its starting
-    /// state, one at a time, with the whole budget. So `wide_vertices -
+    /// because running them in lanes does not pay: their group's lanes took
+    /// different paths too often, or the first groups of this batch (or of
+    /// an earlier batch with the same uniforms) found lanes slower than one
+    /// vertex at a time. Each such vertex ran one at a time from its
+    /// starting state (under [`StatePolicy::Carry`], the previous vertex's
+    /// final state) with the whole budget. So `wide_vertices -
     /// single_vertex_vertices` vertices finished in lanes.
     pub single_vertex_vertices: usize,
 }
