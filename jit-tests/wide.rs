@@ -192,6 +192,8 @@ fn shaders(case: &TestCase, width: Width) -> (Shader, Shader) {
 
 #[test]
 fn run_batch_matches_the_interpreter_at_every_width() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     let mut rng = Rng(0x5eed_0001);
     let mut programs = 0;
     for width in widths() {
@@ -404,6 +406,8 @@ fn run_vertices_matches_the_interpreter_with_both_policies() {
 /// some lanes only; `c[a0.x]` reads a different constant per lane.
 #[test]
 fn divergent_lanes_and_budget_stops_per_lane() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     use common::assemble;
     let source = "
         mova a0.x, v1.x
@@ -623,6 +627,8 @@ fn corpus_vec4(rng: &mut Rng) -> [f32; 4] {
 /// interpreter.
 #[test]
 fn corpus_matches_the_interpreter_at_every_width() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     let mut files: Vec<(String, Vec<u8>)> =
         vec![("default".into(), pica_jit::DEFAULT_SHADER.to_vec())];
     match std::fs::read_dir(CORPUS) {
@@ -731,6 +737,8 @@ fn corpus_matches_the_interpreter_at_every_width() {
 /// bits, and the hand-over is visible as calls into Rust.
 #[test]
 fn blocks_the_lowering_gives_up_on_are_handed_over() {
+    // Every vertex in lanes: this test is about the wide engine's own paths.
+    wide::force_lanes(true);
     use common::assemble;
     let mut source = String::from("mova a0.x, v0.x\nmov r0, c0[a0.x]\n");
     for k in 1..40 {
@@ -1260,6 +1268,205 @@ skip:
                         assert!(summary.ended > 0, "others end");
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Where running in lanes does not pay (a short program whose lanes split
+/// at every `jmpc` and leave a loop at different iterations), the batch driver runs two probe groups in lanes and
+/// hands the rest of the batch to the single-vertex JIT, under both policies
+/// of `run_vertices` and in `run_batch`, then remembers the verdict for the
+/// shader and uniforms: a second batch goes to the single-vertex JIT whole.
+/// Bit for bit against the interpreter, `Carry` included (an output written
+/// on some paths only shows the previous vertex's value in the others, and
+/// the final state is the last vertex's), and every vertex accounted for.
+#[test]
+fn vertices_lanes_do_not_pay_for_go_to_the_single_vertex_jit() {
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 1.0)
+.constf lim(0.0, 0.25, -0.25, 0.5)
+.out opos position
+.out ocol color
+.out otex texcoord0
+.proc main
+    mov r0, v0
+    mov r3, lim
+    cmp v0, lt, lt, r3.xy
+    jmpc cmp.x, a
+    add r0, r0, k.x
+a:
+    jmpc cmp.y, b
+    mul r0, r0, k.z
+    mov ocol, r0
+b:
+    cmp v1, lt, ge, r3.zw
+    jmpc cmp.x, c
+    add r0.xy, r0.yx, k.y
+c:
+    jmpc cmp.y, d
+    mov otex, v1
+d:
+    mov r2, r3.xxxx
+    for i0
+        add r2, r2, k.x
+        cmp r2, ge, ge, v1
+        breakc cmp.x
+    .end
+    add r0, r0, r2
+    mov opos, r0
+    end
+.end
+";
+    let shbin = pica_jit::asm::assemble_str("handover.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut uniforms = pica_jit::Uniforms::default();
+    uniforms.apply_constants(&dvle.constants);
+    uniforms.i[0] = [4, 0, 1, 0];
+    let mut rng = Rng(0x5eed_4a4d);
+    let inputs: Vec<VertexRegisters> = (0..77)
+        .map(|_| {
+            let mut v = [[0.0; 4]; 16];
+            v[0] = [0; 4].map(|_| rng.below(2001) as f32 / 1000.0 - 1.0);
+            v[1] = [0; 4].map(|_| rng.below(2001) as f32 / 1000.0 - 1.0);
+            v
+        })
+        .collect();
+    let mut start = UnitState::default();
+    start.outputs[1] = [7.0, 8.0, 9.0, 10.0];
+    start.outputs[2] = [-3.0; 4];
+    start.temps[0] = [1.5; 4];
+    for width in widths() {
+        let lanes = width.lanes();
+        let probed = 2 * lanes;
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                let what = format!("{width:?} {precision:?} {policy:?}");
+                let mut expected = vec![[[0.0; 4]; 16]; inputs.len()];
+                let mut expected_state = start.clone();
+                interp
+                    .run_vertices(
+                        &uniforms,
+                        &inputs,
+                        0b11,
+                        &mut expected,
+                        0b111,
+                        policy,
+                        &mut expected_state,
+                        &mut (),
+                    )
+                    .unwrap();
+                let shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                    .unwrap()
+                    .with_batch_width(Some(width))
+                    .unwrap();
+                for call in 0..2 {
+                    let mut got = vec![[[0.0; 4]; 16]; inputs.len()];
+                    let mut state = start.clone();
+                    let (shaded, handed) = (wide::vertices_shaded(), wide::vertices_handed_over());
+                    let summary = shader
+                        .run_vertices(
+                            &uniforms,
+                            &inputs,
+                            0b11,
+                            &mut got,
+                            0b111,
+                            policy,
+                            &mut state,
+                            &mut (),
+                        )
+                        .unwrap();
+                    let shaded = wide::vertices_shaded() - shaded;
+                    let handed = wide::vertices_handed_over() - handed;
+                    let diff =
+                        first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
+                    assert!(diff.is_empty(), "{what} call {call}: {diff}");
+                    let diff = first_difference(
+                        &state_bits(&state),
+                        &state_bits(&expected_state),
+                        &state_name,
+                    );
+                    assert!(diff.is_empty(), "{what} call {call}: final state {diff}");
+                    assert_eq!(summary.vertices, inputs.len(), "{what}");
+                    assert_eq!(summary.wide_vertices, inputs.len(), "{what}: {summary:?}");
+                    assert_eq!(summary.single_vertex_vertices as u64, handed, "{what}");
+                    if call == 0 {
+                        // The probe groups in lanes (a side of a few lanes
+                        // may leave them), the rest one at a time.
+                        assert_eq!(shaded, probed as u64, "{what}: {summary:?}");
+                        assert!(
+                            summary.single_vertex_vertices >= inputs.len() - probed
+                                && summary.single_vertex_vertices < inputs.len(),
+                            "{what}: {summary:?}"
+                        );
+                    } else {
+                        // The remembered verdict: no probe groups.
+                        assert_eq!(shaded, 0, "{what}: {summary:?}");
+                        assert_eq!(summary.single_vertex_vertices, inputs.len(), "{what}");
+                    }
+                }
+                // A vertex with v0.y < 0.25 skips `mov ocol`: its `ocol` is
+                // the given state's under Reset, the previous vertex's under
+                // Carry (a value some earlier vertex wrote, for at least one).
+                let skips = |n: usize| inputs[n][0][1] < 0.25;
+                let mut carried = 0;
+                for n in (1..inputs.len()).filter(|&n| skips(n)) {
+                    match policy {
+                        StatePolicy::Reset => {
+                            assert_eq!(expected[n][1], [7.0, 8.0, 9.0, 10.0], "{what}")
+                        }
+                        StatePolicy::Carry => {
+                            assert_eq!(expected[n][1], expected[n - 1][1], "{what}");
+                            carried += usize::from(!skips(n - 1));
+                        }
+                    }
+                }
+                assert!(policy == StatePolicy::Reset || carried > 0, "{what}");
+            }
+            // run_batch on unit states: the same hand-over, the same verdict.
+            let states: Vec<UnitState> = inputs
+                .iter()
+                .map(|v| {
+                    let mut s = start.clone();
+                    s.load_inputs(v, 0b11);
+                    s
+                })
+                .collect();
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+            let shader = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            for call in 0..2 {
+                let what = format!("{width:?} {precision:?} run_batch call {call}");
+                let mut got = states.clone();
+                let (shaded, handed) = (wide::vertices_shaded(), wide::vertices_handed_over());
+                let stops = shader.run_batch(&uniforms, &mut got, &mut ());
+                let shaded = wide::vertices_shaded() - shaded;
+                let handed = wide::vertices_handed_over() - handed;
+                assert_eq!(stops, expected_stops, "{what}");
+                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                    assert!(diff.is_empty(), "{what}: state {k}: {diff}");
+                }
+                let (want_shaded, want_handed) = if call == 0 {
+                    (probed, states.len() - probed)
+                } else {
+                    (0, states.len())
+                };
+                assert_eq!(shaded, want_shaded as u64, "{what}");
+                assert_eq!(handed, want_handed as u64, "{what}");
             }
         }
     }

@@ -50,9 +50,12 @@ pub struct BatchSummary {
     pub wide_lanes: usize,
     /// Of the [`wide_vertices`](BatchSummary::wide_vertices), those the wide
     /// engine handed to the single-vertex JIT (the code [`Shader::run`] runs)
-    /// because their group's lanes took different paths too often for running
-    /// them together to pay: each such vertex ran again from its starting
-    /// state, one at a time, with the whole budget. So `wide_vertices -
+    /// because running them in lanes does not pay: their group's lanes took
+    /// different paths too often, or the first groups of this batch (or of
+    /// an earlier batch with the same uniforms) found lanes slower than one
+    /// vertex at a time. Each such vertex ran one at a time from its
+    /// starting state (under [`StatePolicy::Carry`], the previous vertex's
+    /// final state) with the whole budget. So `wide_vertices -
     /// single_vertex_vertices` vertices finished in lanes.
     pub single_vertex_vertices: usize,
 }
@@ -232,6 +235,10 @@ impl Shader {
         let wide = self.wide_for(&uniforms, true).filter(|wide| {
             policy == StatePolicy::Reset || self.batch_width_chosen() || wide.kernel_carries()
         });
+        // The code one vertex runs on (the single-vertex JIT, else the
+        // interpreter or the IR evaluator), resolved once per batch.
+        let (code, converted) = self.code_for(&uniforms);
+        let mut one_vertex = |state: &mut UnitState| self.run_on(code, converted, state, sink);
         if let Some(wide) = wide {
             let batch = crate::jit::wide::batch::VertexBatch {
                 inputs,
@@ -248,7 +255,7 @@ impl Shader {
                 policy == StatePolicy::Carry,
                 state,
                 &mut |range, stop| summary.record_range(range, stop),
-                &mut |state| self.run_prepared(&uniforms, state, sink),
+                &mut one_vertex,
             );
             summary.wide_vertices = shaded.wide;
             summary.wide_lanes = if shaded.wide > 0 {
@@ -257,6 +264,28 @@ impl Shader {
                 0
             };
             summary.single_vertex_vertices = shaded.single_vertex;
+            return Ok(summary);
+        }
+        if self.config().kind == crate::ShaderKind::Vertex {
+            // A vertex shader never emits: per vertex only the registers
+            // that can change a result are copied.
+            let alone = crate::jit::wide::batch::Alone {
+                input_mask,
+                inputs_read: input_mask & self.program().inputs_read(),
+                output_mask,
+                temps: self.program().temps_read(),
+                outputs: output_mask,
+            };
+            crate::jit::wide::batch::run_alone(
+                &alone,
+                inputs,
+                outputs,
+                0,
+                policy == StatePolicy::Carry,
+                state,
+                &mut |range, stop| summary.record_range(range, stop),
+                &mut one_vertex,
+            );
             return Ok(summary);
         }
         let mut scratch = match policy {
@@ -272,7 +301,7 @@ impl Shader {
                 None => &mut *state,
             };
             current.load_inputs(vertex_in, input_mask);
-            let stop = self.run_prepared(&uniforms, current, sink);
+            let stop = one_vertex(current);
             current.store_outputs(vertex_out, output_mask);
             summary.record(index, stop);
         }

@@ -472,6 +472,7 @@ impl Shader {
             self.batch_width_chosen
                 || (wide.has_batch_kernel() && states.len() >= wide.width().lanes())
         });
+        let (code, converted) = self.code_for(uniforms);
         if let Some(wide) = wide {
             return crate::jit::wide::batch::run_states(
                 wide,
@@ -479,9 +480,10 @@ impl Shader {
                 &self.config,
                 uniforms.converted(),
                 states,
+                &mut |state| self.run_on(code, converted, state, sink),
             );
         }
-        let (code, uniforms) = self.code_for(uniforms);
+        let uniforms = converted;
         match (&self.backend, code) {
             (Backend::Jit { .. }, Some(code)) => states
                 .iter_mut()

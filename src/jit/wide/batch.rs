@@ -21,13 +21,16 @@ fn active(n: usize) -> u32 {
 
 /// Runs one invocation per state (each from its own state, left with its
 /// final state), as [`crate::Shader::run_batch`] promises; `uniforms` are
-/// converted for the shader's precision.
+/// converted for the shader's precision. Where lanes do not pay (the probe
+/// groups' verdict, see [`lanes_pay`]), the other states go one at a time
+/// through `sequential` (the single-vertex JIT).
 pub(crate) fn run_states(
     wide: &WideShader,
     program: &Program,
     config: &ShaderConfig,
     uniforms: &Uniforms,
     states: &mut [UnitState],
+    sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Vec<Stop> {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
@@ -78,15 +81,28 @@ pub(crate) fn run_states(
                 done = states.len();
             }
         }
-        if converted {
-            for state in states[done..].iter_mut() {
-                enter(config.precision, program, config.entry, state);
-            }
-        }
+        // The rest group by group, unless lanes were found not to pay with
+        // these uniforms (then one at a time, as after the probe groups).
+        let key = verdict_key(uniforms, false);
+        let len = states.len();
+        let mut from = if wide.verdicts().lanes_lose(key) {
+            done
+        } else {
+            len
+        };
+        let f24 = config.precision == crate::Precision::F24;
         let rest = states[done..]
             .chunks_mut(lanes)
             .zip(stops[done..].chunks_mut(lanes));
-        for (chunk, stops) in rest {
+        for (g, (chunk, stops)) in rest.enumerate() {
+            if from < len {
+                break;
+            }
+            if converted {
+                for state in chunk.iter_mut() {
+                    enter(config.precision, program, config.entry, state);
+                }
+            }
             file.load_states(chunk, &plan);
             let mut sink = StatesSink {
                 states: chunk,
@@ -94,6 +110,14 @@ pub(crate) fn run_states(
             };
             let result = wide.run(file, active(sink.states.len()), &cx, &mut sink);
             debug_assert_eq!(result, Ok(()), "independent lanes never fall back");
+            if g + 1 >= PROBE_GROUPS && !lanes_pay(cx.work.get(), g + 1, lanes, f24) {
+                wide.verdicts().remember(key);
+                from = (done + (g + 1) * lanes).min(len);
+            }
+        }
+        super::count_handed_over(len - from);
+        for (state, stop) in states[from..].iter_mut().zip(&mut stops[from..]) {
+            *stop = sequential(state);
         }
     });
     stops
@@ -115,6 +139,9 @@ const PROBE_GROUPS: usize = 2;
 /// invocation's fixed cost and cost per PICA instruction. They pick the
 /// faster side on all eight shader × precision pairs measured at 8 lanes.
 fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize, f24: bool) -> bool {
+    if super::lanes_forced() {
+        return true;
+    }
     const CALL: u64 = 565;
     const PER_LANE: u64 = 241;
     const PER_GROUP: u64 = 3450;
@@ -127,6 +154,197 @@ fn lanes_pay(work: super::DriverWork, groups: usize, lanes: usize, f24: bool) ->
         + groups as u64 * PER_GROUP;
     let alone = vertices * vertex + work.lane_instructions * vertex_instruction;
     in_lanes <= alone
+}
+
+/// How many batches a remembered verdict that lanes do not pay decides before
+/// the batch driver probes again (later draws with the same uniforms may
+/// send their vertices down other paths).
+const VERDICT_USES: u32 = 64;
+
+/// Uniform sets (with the state policy) on which the probe groups found that
+/// running in lanes does not pay: later batches with the same uniforms go
+/// straight to the single-vertex JIT, without probe groups or a register
+/// file. A pure speed choice: both sides give the same bits, so a stale or
+/// colliding entry costs time, never a result.
+#[derive(Debug, Default)]
+pub(crate) struct Verdicts(std::sync::Mutex<[(u64, u32); 4]>);
+
+impl Verdicts {
+    /// Whether lanes were found not to pay for `key` (using the verdict once).
+    fn lanes_lose(&self, key: u64) -> bool {
+        if super::lanes_forced() {
+            return false;
+        }
+        let Ok(mut slots) = self.0.lock() else {
+            return false;
+        };
+        for (slot_key, uses) in slots.iter_mut() {
+            if *uses > 0 && *slot_key == key {
+                *uses -= 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Remembers that lanes do not pay for `key` (in the slot with the
+    /// fewest uses left).
+    fn remember(&self, key: u64) {
+        let Ok(mut slots) = self.0.lock() else {
+            return;
+        };
+        if let Some(slot) = slots.iter_mut().min_by_key(|(_, uses)| *uses) {
+            *slot = (key, VERDICT_USES);
+        }
+    }
+}
+
+/// The key of a verdict: the uniforms' bits (they choose the uniform
+/// branches) and the policy.
+fn verdict_key(uniforms: &Uniforms, carry: bool) -> u64 {
+    let mut h = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(carry);
+    let mut mix = |x: u64| h = (h.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    for v in &uniforms.f {
+        mix(u64::from(v[0].to_bits()) | u64::from(v[1].to_bits()) << 32);
+        mix(u64::from(v[2].to_bits()) | u64::from(v[3].to_bits()) << 32);
+    }
+    for i in uniforms.i {
+        mix(u64::from(u32::from_le_bytes(i)));
+    }
+    mix(uniforms
+        .b
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (n, &b)| bits | u64::from(b) << n));
+    h
+}
+
+/// What running a batch's vertices one at a time copies per vertex: no more
+/// than the registers that can change a result.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Alone {
+    /// The batch's input registers (all loaded for a `Carry` batch's last
+    /// vertex, whose inputs its final state holds).
+    pub input_mask: u16,
+    /// Of those, the ones the program reads: the only ones loaded for the
+    /// other vertices (the rest change no result).
+    pub inputs_read: u16,
+    /// The outputs copied out per vertex.
+    pub output_mask: u16,
+    /// `Reset`: the temporaries set back to the given state's values after
+    /// each vertex (those it may have written that a later one may read).
+    pub temps: u16,
+    /// `Reset`: the outputs set back likewise (those it may have written that
+    /// a later one copies out: a subset of `output_mask`).
+    pub outputs: u16,
+}
+
+/// The temporaries whose value before an invocation can matter to it: those
+/// some block reads as it starts.
+fn temps_observed(wide: &WideShader) -> u16 {
+    let rows = wide.rows_read();
+    (0..16)
+        .filter(|&reg| (0..4).any(|c| rows.contains((layout::TEMP + 4 * reg + c) as u16)))
+        .fold(0, |mask, reg| mask | 1 << reg)
+}
+
+/// Copies the registers `mask` names.
+#[inline]
+fn copy_registers(to: &mut Registers, from: &Registers, mut mask: u16) {
+    while mask != 0 {
+        let n = mask.trailing_zeros() as usize;
+        to[n] = from[n];
+        mask &= mask - 1;
+    }
+}
+
+/// Consecutive vertices with the same stop, passed to `record` as one range.
+struct StopRuns<'r> {
+    range: std::ops::Range<usize>,
+    stop: Stop,
+    record: &'r mut dyn FnMut(std::ops::Range<usize>, Stop),
+}
+
+impl StopRuns<'_> {
+    fn push(&mut self, index: usize, stop: Stop) {
+        if stop == self.stop && index == self.range.end {
+            self.range.end += 1;
+        } else {
+            self.flush();
+            self.range = index..index + 1;
+            self.stop = stop;
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.range.is_empty() {
+            (self.record)(self.range.clone(), self.stop);
+        }
+    }
+}
+
+/// Runs `inputs` one vertex at a time through `sequential` (the
+/// single-vertex JIT) under the batch's policy: `carry`, each from the state
+/// the previous one left (`state` ends as the last one's), else each from
+/// `state` (left unchanged). `record` receives the stops, `first` being the
+/// index of `inputs[0]` in the batch. Per vertex only the registers `alone`
+/// names are copied, as few as [`crate::Shader::run`]'s caller would.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_alone<S: FnMut(&mut UnitState) -> Stop>(
+    alone: &Alone,
+    inputs: &[Registers],
+    outputs: &mut [Registers],
+    first: usize,
+    carry: bool,
+    state: &mut UnitState,
+    record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
+    sequential: &mut S,
+) {
+    let mut runs = StopRuns {
+        range: first..first,
+        stop: Stop::End,
+        record,
+    };
+    let vertices = inputs.iter().zip(outputs.iter_mut()).enumerate();
+    if carry {
+        let last = inputs.len().saturating_sub(1);
+        for (k, (vertex_in, vertex_out)) in vertices {
+            let loaded = if k == last {
+                alone.input_mask
+            } else {
+                alone.inputs_read
+            };
+            copy_registers(&mut state.inputs, vertex_in, loaded);
+            let stop = sequential(state);
+            copy_registers(vertex_out, &state.outputs, alone.output_mask);
+            runs.push(first + k, stop);
+        }
+    } else {
+        // One scratch state for all: after each vertex what it may have
+        // changed and a later one may observe goes back to the given state's
+        // values (the F24 entry conversion of temporaries is idempotent).
+        let mut scratch = state.clone();
+        for (k, (vertex_in, vertex_out)) in vertices {
+            copy_registers(&mut scratch.inputs, vertex_in, alone.inputs_read);
+            let stop = sequential(&mut scratch);
+            // Each output copied out, then set back where it must be.
+            let mut out = alone.output_mask;
+            while out != 0 {
+                let n = out.trailing_zeros() as usize;
+                vertex_out[n] = scratch.outputs[n];
+                if alone.outputs >> n & 1 != 0 {
+                    scratch.outputs[n] = state.outputs[n];
+                }
+                out &= out - 1;
+            }
+            runs.push(first + k, stop);
+            copy_registers(&mut scratch.temps, &state.temps, alone.temps);
+            scratch.a0 = state.a0;
+            scratch.al = state.al;
+            scratch.cmp = state.cmp;
+        }
+    }
+    runs.flush();
 }
 
 /// Stopped lanes of a [`run_vertices`] group under `StatePolicy::Reset`:
@@ -265,7 +483,7 @@ pub(crate) fn run_vertices(
     carry: bool,
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
-    sequential: &mut dyn FnMut(&mut UnitState) -> Stop,
+    sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Shaded {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
@@ -291,7 +509,7 @@ pub(crate) fn run_vertices(
     // same rows (then each vertex sees the first one's starting state).
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
-    if inputs_covered && (!carry || wide.kernel_carries()) {
+    if inputs_covered && wide.has_vertex_kernel() && (!carry || wide.kernel_carries()) {
         let len = batch.inputs.len();
         // The kernels shade up to `files` groups of `lanes` lanes per pass,
         // each in its own register file.
@@ -303,8 +521,9 @@ pub(crate) fn run_vertices(
         // independent: the copies only repeat its results, in lanes nobody
         // reads back).
         assert!(pass <= MAX_KERNEL_LANES, "a pass fits the padding");
-        let mut pad_in = [Registers::default(); MAX_KERNEL_LANES];
-        let mut pad_out = [Registers::default(); MAX_KERNEL_LANES];
+        // (Allocated for a padded tail only: a pass's registers are 16 KiB.)
+        let mut pad_in = Vec::new();
+        let mut pad_out = Vec::new();
         for part in [0..whole, whole..len] {
             let count = part.len();
             if count == 0 || done != part.start {
@@ -313,9 +532,10 @@ pub(crate) fn run_vertices(
             let padded_to = if count <= lanes { lanes } else { pass };
             let padded = part.start == whole;
             if padded {
-                for (k, slot) in pad_in[..padded_to].iter_mut().enumerate() {
-                    *slot = batch.inputs[(part.start + k).min(len - 1)];
-                }
+                pad_in = (0..padded_to)
+                    .map(|k| batch.inputs[(part.start + k).min(len - 1)])
+                    .collect();
+                pad_out = vec![Registers::default(); padded_to];
                 pad_out[..count].copy_from_slice(&batch.outputs[part.clone()]);
             }
             let mut last = None;
@@ -373,6 +593,40 @@ pub(crate) fn run_vertices(
             };
         }
     }
+    let len = batch.inputs.len();
+    let mut shaded = Shaded {
+        wide: done,
+        single_vertex: 0,
+    };
+    let alone = Alone {
+        input_mask: batch.input_mask,
+        inputs_read: lane_inputs,
+        output_mask: batch.output_mask,
+        temps: wide.temps_written() & temps_observed(wide),
+        outputs: wide.outputs_written() & batch.output_mask,
+    };
+    // Carry where every vertex reads what the one before wrote: one after
+    // another (not counted as wide).
+    if carry && wide.carry_always_dependent(config.entry) {
+        let (inputs, outputs) = (&batch.inputs[done..], &mut batch.outputs[done..]);
+        run_alone(
+            &alone, inputs, outputs, done, true, state, record, sequential,
+        );
+        return shaded;
+    }
+    // Where earlier batches with these uniforms found that lanes do not pay:
+    // the single-vertex JIT at once, without probe groups.
+    let key = verdict_key(uniforms, carry);
+    if wide.verdicts().lanes_lose(key) {
+        let (inputs, outputs) = (&batch.inputs[done..], &mut batch.outputs[done..]);
+        run_alone(
+            &alone, inputs, outputs, done, carry, state, record, sequential,
+        );
+        shaded.wide = len;
+        shaded.single_vertex = len - done;
+        super::count_handed_over(len - done);
+        return shaded;
+    }
     let mut base = LaneState::new(lanes);
     for lane in 0..lanes {
         base.load_lane(lane, &start);
@@ -398,55 +652,23 @@ pub(crate) fn run_vertices(
             observable.insert((layout::OUTPUT + 4 * reg + c) as u16);
         }
     }
-    let mut carry_wide = !(carry && wide.carry_always_dependent(config.entry));
     // Carry: each lane's values of the rows its path wrote.
     let mut lane_values = vec![[0u32; layout::STATE_ROWS]; if carry { lanes } else { 0 }];
-    let mut shaded = Shaded {
-        wide: done,
-        single_vertex: 0,
-    };
     let groups = batch.inputs[done..]
         .chunks(lanes)
         .zip(batch.outputs[done..].chunks_mut(lanes));
-    // Reset: whether running in lanes pays, from the driver's work on the
-    // groups so far against one vertex at a time (see `lanes_pay`).
-    let mut in_lanes = true;
-    let mut alone: Option<UnitState> = None;
+    // Where the rest of the batch goes one vertex at a time, and whether
+    // those vertices count as handed over by the wide engine (lanes did not
+    // pay) rather than never started in lanes (lanes not independent).
+    let mut rest = None;
+    // Whether running in lanes pays, from the driver's work on the groups so
+    // far against one vertex at a time (see `lanes_pay`).
+    let lanes_lose = |g: usize| {
+        let f24 = config.precision == crate::Precision::F24;
+        g + 1 >= PROBE_GROUPS && !lanes_pay(cx.work.get(), g + 1, lanes, f24)
+    };
     for (g, (inputs, outputs)) in groups.enumerate() {
         let first = done + g * lanes;
-        if !carry && !in_lanes {
-            // One scratch state for all: after each vertex only what an
-            // invocation may change goes back to the given state's values
-            // (the F24 entry conversion of temporaries is idempotent).
-            let scratch = alone.get_or_insert_with(|| state.clone());
-            for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                scratch.load_inputs(vertex_in, batch.input_mask);
-                let stop = sequential(scratch);
-                scratch.store_outputs(vertex_out, batch.output_mask);
-                record(first + k..first + k + 1, stop);
-                for n in bits(wide.temps_written()) {
-                    scratch.temps[n] = state.temps[n];
-                }
-                for n in bits(wide.outputs_written()) {
-                    scratch.outputs[n] = state.outputs[n];
-                }
-                scratch.a0 = state.a0;
-                scratch.al = state.al;
-                scratch.cmp = state.cmp;
-            }
-            shaded.wide += inputs.len();
-            shaded.single_vertex += inputs.len();
-            continue;
-        }
-        if !carry_wide {
-            for (k, (vertex_in, vertex_out)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
-                state.load_inputs(vertex_in, batch.input_mask);
-                let stop = sequential(state);
-                state.store_outputs(vertex_out, batch.output_mask);
-                record(first + k..first + k + 1, stop);
-            }
-            continue;
-        }
         for reg in bits(lane_inputs) {
             file.set_inputs(reg, inputs);
         }
@@ -488,15 +710,16 @@ pub(crate) fn run_vertices(
             }
             shaded.wide += n;
             shaded.single_vertex += single_vertex.count_ones() as usize;
+            super::count_handed_over(single_vertex.count_ones() as usize);
             // The next group starts from the given state again.
             if handed_over {
                 file.copy_rows(&base, &written);
             } else {
                 file.copy_rows(&base, &written.intersection(&observable));
             }
-            if g + 1 >= PROBE_GROUPS {
-                let f24 = config.precision == crate::Precision::F24;
-                in_lanes = lanes_pay(cx.work.get(), g + 1, lanes, f24);
+            if lanes_lose(g) {
+                rest = Some((first + n, true));
+                break;
             }
             continue;
         }
@@ -519,69 +742,75 @@ pub(crate) fn run_vertices(
                 }
             },
         );
-        match outcome {
-            Ok(()) => {
-                let written = stops[0].map(|(_, rows)| rows);
-                if n > 0
-                    && stops[..n]
-                        .iter()
-                        .all(|r| r.map(|(_, rows)| rows) == written)
-                {
-                    // Every lane wrote the same rows (one path): a row no lane
-                    // wrote ends every vertex with the carried state's value
-                    // converted as an invocation starts (the conversion is
-                    // idempotent), the others with the lane's own value.
-                    let rows = written.expect("every lane finishes");
-                    enter(config.precision, program, config.entry, state);
-                    for (k, vertex_out) in outputs.iter_mut().enumerate() {
-                        for reg in bits(batch.output_mask) {
-                            let mut v = state.outputs[reg];
-                            for (c, x) in v.iter_mut().enumerate() {
-                                let row = layout::OUTPUT + 4 * reg + c;
-                                if rows.contains(row as u16) {
-                                    *x = f32::from_bits(lane_values[k][row]);
-                                }
-                            }
-                            vertex_out[reg] = v;
+        if outcome == Err(NotIndependent) {
+            // Lanes depend on each other here (and most likely in the next
+            // groups too): one after another from this group on.
+            rest = Some((first, false));
+            break;
+        }
+        let written = stops[0].map(|(_, rows)| rows);
+        if n > 0
+            && stops[..n]
+                .iter()
+                .all(|r| r.map(|(_, rows)| rows) == written)
+        {
+            // Every lane wrote the same rows (one path): a row no lane
+            // wrote ends every vertex with the carried state's value
+            // converted as an invocation starts (the conversion is
+            // idempotent), the others with the lane's own value.
+            let rows = written.expect("every lane finishes");
+            enter(config.precision, program, config.entry, state);
+            for (k, vertex_out) in outputs.iter_mut().enumerate() {
+                for reg in bits(batch.output_mask) {
+                    let mut v = state.outputs[reg];
+                    for (c, x) in v.iter_mut().enumerate() {
+                        let row = layout::OUTPUT + 4 * reg + c;
+                        if rows.contains(row as u16) {
+                            *x = f32::from_bits(lane_values[k][row]);
                         }
-                        record(
-                            first + k..first + k + 1,
-                            stops[k].expect("every lane finishes").0,
-                        );
                     }
-                    state.load_inputs(&inputs[n - 1], batch.input_mask);
-                    for row in rows.rows() {
-                        set_row(state, row as usize, lane_values[n - 1][row as usize]);
-                    }
-                    shaded.wide += n;
-                    continue;
+                    vertex_out[reg] = v;
                 }
-                for (k, result) in stops[..n].iter().enumerate() {
-                    let (stop, rows) = result.expect("every lane finishes");
-                    state.load_inputs(&inputs[k], batch.input_mask);
-                    enter(config.precision, program, config.entry, state);
-                    for row in rows.rows() {
-                        set_row(state, row as usize, lane_values[k][row as usize]);
-                    }
-                    state.store_outputs(&mut outputs[k], batch.output_mask);
-                    record(first + k..first + k + 1, stop);
-                }
-                shaded.wide += n;
+                record(
+                    first + k..first + k + 1,
+                    stops[k].expect("every lane finishes").0,
+                );
             }
-            Err(NotIndependent) => {
-                // Lanes depend on each other here (and most likely in the
-                // next groups too): one after another from now on.
-                carry_wide = false;
-                for (k, (vertex_in, vertex_out)) in
-                    inputs.iter().zip(outputs.iter_mut()).enumerate()
-                {
-                    state.load_inputs(vertex_in, batch.input_mask);
-                    let stop = sequential(state);
-                    state.store_outputs(vertex_out, batch.output_mask);
-                    record(first + k..first + k + 1, stop);
+            state.load_inputs(&inputs[n - 1], batch.input_mask);
+            for row in rows.rows() {
+                set_row(state, row as usize, lane_values[n - 1][row as usize]);
+            }
+        } else {
+            for (k, result) in stops[..n].iter().enumerate() {
+                let (stop, rows) = result.expect("every lane finishes");
+                state.load_inputs(&inputs[k], batch.input_mask);
+                enter(config.precision, program, config.entry, state);
+                for row in rows.rows() {
+                    set_row(state, row as usize, lane_values[k][row as usize]);
                 }
+                state.store_outputs(&mut outputs[k], batch.output_mask);
+                record(first + k..first + k + 1, stop);
             }
         }
+        shaded.wide += n;
+        if lanes_lose(g) {
+            rest = Some((first + n, true));
+            break;
+        }
+    }
+    if let Some((from, handed)) = rest {
+        if handed {
+            // Lanes do not pay here: the rest of this batch, and later
+            // batches with these uniforms, one vertex at a time.
+            wide.verdicts().remember(key);
+            shaded.wide += len - from;
+            shaded.single_vertex += len - from;
+            super::count_handed_over(len - from);
+        }
+        let (inputs, outputs) = (&batch.inputs[from..], &mut batch.outputs[from..]);
+        run_alone(
+            &alone, inputs, outputs, from, carry, state, record, sequential,
+        );
     }
     shaded
 }

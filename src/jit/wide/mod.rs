@@ -80,6 +80,41 @@ pub fn kernel_vertices() -> u64 {
     KERNEL.with(std::cell::Cell::get)
 }
 
+std::thread_local! {
+    /// Vertices the batch driver handed to the single-vertex JIT on this
+    /// thread (see [`vertices_handed_over`]).
+    static HANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Whether the batch driver keeps every vertex in lanes on this thread
+    /// (see [`force_lanes`]).
+    static FORCE_LANES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// How many vertices the batch driver has handed to the single-vertex JIT
+/// on this thread instead of running them in lanes, because lanes were
+/// measured not to pay for their group or batch (with
+/// [`vertices_shaded`], tests account for every vertex of a batch).
+pub fn vertices_handed_over() -> u64 {
+    HANDED.with(std::cell::Cell::get)
+}
+
+fn count_handed_over(n: usize) {
+    HANDED.with(|c| c.set(c.get() + n as u64));
+}
+
+/// Makes the batch driver on this thread run every vertex it starts in lanes
+/// (`true`) or hand vertices to the single-vertex JIT where lanes do not pay
+/// (`false`, the default); returns the previous setting. Results are the same
+/// either way: tests of the wide engine's own paths use it so that every
+/// vertex of their batches runs in lanes.
+#[doc(hidden)]
+pub fn force_lanes(on: bool) -> bool {
+    FORCE_LANES.with(|c| c.replace(on))
+}
+
+fn lanes_forced() -> bool {
+    FORCE_LANES.with(std::cell::Cell::get)
+}
+
 fn count_shaded(n: u32) {
     SHADED.with(|c| c.set(c.get() + n as u64));
 }
@@ -378,6 +413,9 @@ pub struct WideShader {
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
     /// batches ([`plan::carries_independently`]).
     kernel_carries: bool,
+    /// Uniform sets on which running in lanes was measured not to pay
+    /// (see [`batch::Verdicts`]).
+    verdicts: batch::Verdicts,
 }
 
 impl std::fmt::Debug for WideShader {
@@ -675,6 +713,7 @@ impl WideShader {
                 vertex_pair_kernel,
                 kernel_rows: kernel_plan_rows,
                 kernel_carries,
+                verdicts: batch::Verdicts::default(),
             })
         }
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -696,6 +735,11 @@ impl WideShader {
         }
     }
 
+    /// The batch driver's remembered verdicts on whether lanes pay.
+    pub(crate) fn verdicts(&self) -> &batch::Verdicts {
+        &self.verdicts
+    }
+
     /// The outputs some instruction of the program writes (bit `n`: `o{n}`);
     /// the others keep the value the invocation started with.
     pub fn outputs_written(&self) -> u16 {
@@ -705,6 +749,11 @@ impl WideShader {
     /// The temporaries some instruction of the program writes.
     pub fn temps_written(&self) -> u16 {
         self.temps_written
+    }
+
+    /// Whether the program has a vertex-layout batch kernel.
+    pub(crate) fn has_vertex_kernel(&self) -> bool {
+        self.vertex_kernel.is_some() && self.kernel.is_some()
     }
 
     /// The rows some block reads as it starts: the only temporary, address
