@@ -1,37 +1,111 @@
-//! The batch kernel ([`KernelPlan`]) on NEON: one function
-//! `(register file, uniforms, constant pool, states, groups) -> 0` that, for
-//! each of `groups` whole groups of 4 consecutive `UnitState`s, transposes
-//! the group into the register file, runs a straight run of blocks and
-//! transposes the rows they wrote back (the x86-64 kernel's contract).
+//! The batch kernels ([`KernelPlan`]) on NEON: for each of `groups` whole
+//! groups of 4 consecutive records, move the group into the register file,
+//! run a straight run of blocks and move the rows they wrote back (the
+//! x86-64 kernels' contract), in two shapes ([`KernelShape`]).
 //!
 //! A register moves with `ld4`/`st4` of single structures: one instruction
 //! per lane moves that lane's `Vec4` to or from element `k` of four
-//! registers (the transpose for free). The state of lane `k` of the current
-//! group is at `x3 + k * size_of::<UnitState>()` and `x4` counts the groups
-//! left (block code never touches `x3` or `x4`).
+//! registers (the transpose for free), post-incremented by the record size
+//! (in `x6`) from one lane's record to the next. The records of the current
+//! group are at `x3` (states, or input vertices) and `x5` (output vertices),
+//! `x4` counts the groups left, `x7` holds the vertex layout's starting state
+//! and `x8` its output mask (block code uses only `x0..=x2` and `x9..=x11`).
 
 use super::{Function, row};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, KernelSource, StateRows, Target};
+use crate::jit::wide::codegen::{Driver, KernelSource, StateRows, Target, small_rows};
 use crate::jit::wide::layout;
+use crate::jit::wide::plan::{KernelPlan, Step};
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::size_of;
+use std::mem::{offset_of, size_of};
 
-fn state_offset(lane: usize, field: usize) -> u32 {
-    (lane * size_of::<UnitState>() + field) as u32
+/// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
+type VertexRegisters = [crate::Vec4; 16];
+
+/// The records: `x3` (states or input vertices), `x5` (output vertices).
+const RECORDS: u8 = 3;
+const OUTPUTS: u8 = 5;
+
+// Every displacement from a group's first record fits `add`'s and the
+// scaled loads' 12 bits, and a group's stride fits `add`'s.
+const _: () = assert!(4 * size_of::<UnitState>() < 4096);
+const _: () = assert!(4 * size_of::<VertexRegisters>() < 4096);
+
+/// What a kernel's groups are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum KernelShape {
+    /// `UnitState`s (`Shader::run_batch`): `(file, uniforms, pool, states,
+    /// groups)`; each lane from its own state, to its own state.
+    States,
+    /// The emulator's layout (`Shader::run_vertices` with
+    /// `StatePolicy::Reset`): `(file, uniforms, pool, inputs, groups,
+    /// outputs)` with `VertexRegisters` records; every lane starts from the
+    /// state at the header's `START_STATE` (converted for F24), its inputs
+    /// from its record; the outputs of the header's `OUTPUT_MASK` go to its
+    /// output record.
+    Vertices,
 }
 
-// Every displacement from `x3` fits `add`'s and the scaled loads' 12 bits.
-const _: () = assert!(4 * size_of::<UnitState>() < 4096);
+impl KernelShape {
+    /// Bytes of one lane's record.
+    fn record(self) -> usize {
+        match self {
+            KernelShape::States => size_of::<UnitState>(),
+            KernelShape::Vertices => size_of::<VertexRegisters>(),
+        }
+    }
+}
+
+/// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,
+/// output, address register or flag row).
+fn start_field(row: usize) -> (usize, bool) {
+    if let Some(&(_, field, flag)) = small_rows().iter().find(|(r, ..)| *r == row) {
+        return (field, flag);
+    }
+    let (base, file) = if row >= layout::OUTPUT {
+        (layout::OUTPUT, offset_of!(UnitState, outputs))
+    } else {
+        (layout::TEMP, offset_of!(UnitState, temps))
+    };
+    debug_assert!(
+        (layout::TEMP..layout::TEMP + 64).contains(&row)
+            || (layout::OUTPUT..layout::OUTPUT + 64).contains(&row)
+    );
+    (file + 4 * (row - base), false)
+}
 
 impl Function<'_> {
-    /// Emits the kernel of `source` (one group of the state layout per pass).
-    pub(super) fn kernel(&mut self, source: KernelSource<'_>) -> Result<(), JitError> {
+    /// Emits the kernel of `source` for `shape` (one group per pass).
+    pub(super) fn kernel(
+        &mut self,
+        source: KernelSource<'_>,
+        shape: KernelShape,
+    ) -> Result<(), JitError> {
         let plan = source.plan;
+        // The driver hands NEON straight plans only (see `WideShader::compile`).
+        if !plan.steps.iter().all(|s| matches!(s, Step::Block(_))) {
+            return Err(JitError::Lowering(
+                "NEON kernels run straight code only".into(),
+            ));
+        }
         self.enter();
-        let stride = (4 * size_of::<UnitState>()) as u32;
+        let record = shape.record() as u32;
+        let stride = 4 * record;
         let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        dynasm!(self.a
+            ; .arch aarch64
+            ; movz x6, record
+        );
+        if shape == KernelShape::Vertices {
+            let (start, mask) = (layout::START_STATE as u32, layout::OUTPUT_MASK as u32);
+            dynasm!(self.a
+                ; .arch aarch64
+                ; ldr x7, [x0, start]
+                ; ldr w8, [x0, mask]
+            );
+            self.load_start_once(plan);
+        }
         // Only unconditional branches span the blocks' code (any length).
         dynasm!(self.a
             ; .arch aarch64
@@ -40,7 +114,10 @@ impl Function<'_> {
             ; start:
             ; =>group
         );
-        self.load_states(plan);
+        match shape {
+            KernelShape::States => self.load_states(plan),
+            KernelShape::Vertices => self.load_vertices(plan),
+        }
         self.convert_inputs(source.convert_inputs);
         for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
             for c in 0..4 {
@@ -51,18 +128,22 @@ impl Function<'_> {
             }
         }
         for step in &plan.steps {
-            // The driver hands NEON straight plans only (see `WideShader::compile`).
-            let crate::jit::wide::plan::Step::Block(k) = *step else {
-                return Err(JitError::Lowering(
-                    "NEON kernels run straight code only".into(),
-                ));
-            };
-            self.body(&source.blocks[k])?;
+            if let Step::Block(k) = *step {
+                self.body(&source.blocks[k])?;
+            }
         }
-        self.store_states(plan);
+        match shape {
+            KernelShape::States => {
+                self.store_states(plan);
+                dynasm!(self.a ; .arch aarch64 ; add x3, x3, stride);
+            }
+            KernelShape::Vertices => {
+                self.store_vertices(plan);
+                dynasm!(self.a ; .arch aarch64 ; add x3, x3, stride ; add x5, x5, stride);
+            }
+        }
         dynasm!(self.a
             ; .arch aarch64
-            ; add x3, x3, stride
             ; subs x4, x4, 1
             ; b.eq >last
             ; b =>group
@@ -73,16 +154,86 @@ impl Function<'_> {
         self.leave();
         Ok(())
     }
-}
 
-impl StateRows for Function<'_> {
-    fn load_register(&mut self, field: usize, first_row: usize) {
+    /// The rows of the vertex layout's starting state (every lane the same,
+    /// at `x7`) that the kernel needs and no step writes: once per call,
+    /// before the first group (no group changes them). Output registers the
+    /// program writes only in part are among them (they come out whole).
+    fn load_start_once(&mut self, plan: &KernelPlan) {
+        let mut needed = plan.read_first;
+        for n in 0..16 {
+            if plan.store.register(layout::OUTPUT, n) != 0 {
+                for c in 0..4 {
+                    needed.insert((layout::OUTPUT + 4 * n + c) as u16);
+                }
+            }
+        }
+        for r in needed.difference(&plan.store).rows() {
+            self.broadcast_start(r as usize);
+        }
+    }
+
+    /// Row `r` = the 32 bits (a `bool` as a lane mask for a flag row) of the
+    /// starting state (at `x7`), in every lane.
+    fn broadcast_start(&mut self, r: usize) {
+        let (field, flag) = start_field(r);
+        let (field, to) = (field as u32, row(r));
+        if flag {
+            dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x7, field] ; neg w9, w9);
+        } else {
+            dynasm!(self.a ; .arch aarch64 ; ldr w9, [x7, field]);
+        }
+        dynasm!(self.a
+            ; .arch aarch64
+            ; dup v0.s4, w9
+            ; str q0, [x0, to]
+        );
+    }
+
+    /// A group of vertices' input registers (at `x3`) → the input rows; the
+    /// rows of the starting state that a lane may observe and some step
+    /// writes.
+    fn load_vertices(&mut self, plan: &KernelPlan) {
+        for n in (0..16).filter(|n| plan.load.inputs >> n & 1 != 0) {
+            self.load_lanes(RECORDS, 16 * n, layout::INPUT + 4 * n);
+        }
+        for r in plan.read_first.intersection(&plan.store).rows() {
+            self.broadcast_start(r as usize);
+        }
+    }
+
+    /// The group's output vertices (at `x5`), each output register of the
+    /// output mask (`w8`): the lane's value where the program writes it,
+    /// else the starting state's.
+    fn store_vertices(&mut self, plan: &KernelPlan) {
+        for n in 0..16u32 {
+            let field = 16 * n;
+            dynasm!(self.a ; .arch aarch64 ; tbz w8, n, >skip);
+            if plan.store.register(layout::OUTPUT, n as usize) != 0 {
+                self.store_lanes(layout::OUTPUT + 4 * n as usize, OUTPUTS, field as usize);
+            } else {
+                // Here, while the group's records are in the cache, rather
+                // than in a pass over the batch afterwards.
+                let from = offset_of!(UnitState, outputs) as u32 + field;
+                dynasm!(self.a ; .arch aarch64 ; ldr q0, [x7, from]);
+                for lane in 0..4u32 {
+                    let to = lane * size_of::<VertexRegisters>() as u32 + field;
+                    dynasm!(self.a ; .arch aarch64 ; str q0, [x5, to]);
+                }
+            }
+            dynasm!(self.a ; .arch aarch64 ; skip:);
+        }
+    }
+
+    /// Rows `first_row..first_row + 4` of every lane = the `Vec4` at `field`
+    /// of each lane's record (at `x{base}`, `x6` bytes apart).
+    fn load_lanes(&mut self, base: u8, field: usize, first_row: usize) {
+        let field = field as u32;
+        dynasm!(self.a ; .arch aarch64 ; add x9, XSP(base), field);
         for lane in 0..4u32 {
-            let from = state_offset(lane as usize, field);
             dynasm!(self.a
                 ; .arch aarch64
-                ; add x9, x3, from
-                ; ld4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9]
+                ; ld4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9], x6
             );
         }
         for c in 0..4u8 {
@@ -91,24 +242,36 @@ impl StateRows for Function<'_> {
         }
     }
 
-    fn store_register(&mut self, first_row: usize, field: usize) {
+    /// The `Vec4` at `field` of each lane's record (at `x{base}`, `x6` bytes
+    /// apart) = rows `first_row..first_row + 4` of the lane.
+    fn store_lanes(&mut self, first_row: usize, base: u8, field: usize) {
         for c in 0..4u8 {
             let from = row(first_row + c as usize);
             dynasm!(self.a ; .arch aarch64 ; ldr Q(c), [x0, from]);
         }
+        let field = field as u32;
+        dynasm!(self.a ; .arch aarch64 ; add x9, XSP(base), field);
         for lane in 0..4u32 {
-            let to = state_offset(lane as usize, field);
             dynasm!(self.a
                 ; .arch aarch64
-                ; add x9, x3, to
-                ; st4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9]
+                ; st4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9], x6
             );
         }
+    }
+}
+
+impl StateRows for Function<'_> {
+    fn load_register(&mut self, field: usize, first_row: usize) {
+        self.load_lanes(RECORDS, field, first_row);
+    }
+
+    fn store_register(&mut self, first_row: usize, field: usize) {
+        self.store_lanes(first_row, RECORDS, field);
     }
 
     fn load_scalars(&mut self, r: usize, field: usize, flag: bool) {
         for lane in 0..4 {
-            let from = state_offset(lane, field);
+            let from = (lane * size_of::<UnitState>() + field) as u32;
             let to = row(r) + 4 * lane as u32;
             if flag {
                 dynasm!(self.a ; .arch aarch64 ; ldrb w9, [x3, from] ; neg w9, w9);
@@ -122,7 +285,7 @@ impl StateRows for Function<'_> {
     fn store_scalars(&mut self, r: usize, field: usize, flag: bool) {
         for lane in 0..4 {
             let from = row(r) + 4 * lane as u32;
-            let to = state_offset(lane, field);
+            let to = (lane * size_of::<UnitState>() + field) as u32;
             dynasm!(self.a ; .arch aarch64 ; ldr w9, [x0, from]);
             if flag {
                 dynasm!(self.a ; .arch aarch64 ; and w9, w9, 1 ; strb w9, [x3, to]);
