@@ -54,10 +54,6 @@ impl Rng {
 /// The widths this host runs. The wide engine has code generators for
 /// x86-64 and AArch64: with `PICA_REQUIRE_JIT=1` such a host without a width
 /// fails; other hosts skip with a note.
-/// Whether this host's batch kernel has every shape (x86-64: masked parts,
-/// loops, the vertex layout); NEON's runs straight code only.
-const FULL_KERNEL: bool = cfg!(target_arch = "x86_64");
-
 fn widths() -> Vec<Width> {
     let widths = Width::available();
     if widths.is_empty() {
@@ -719,8 +715,8 @@ fn corpus_matches_the_interpreter_at_every_width() {
                             assert_eq!(summary.wide_vertices, states.len(), "{what}");
                         }
                     }
-                    // A straight program (every ISA's kernels run those)
-                    // or one the batch kernel ran shades every vertex in the
+                    // A straight program (the kernels run every one) or
+                    // one the batch kernel ran shades every vertex in the
                     // kernels: `run_batch` and, in the emulator's layout
                     // with every input given, `run_vertices`, whole groups
                     // and the padded tail.
@@ -963,7 +959,7 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                     "{what} {width:?}: whole groups and the padded tail in the kernel"
                 );
                 kernel_runs += 1;
-            } else if FULL_KERNEL && what.starts_with("default ") {
+            } else if what.starts_with("default ") {
                 // The default shader's loop, call and `ifu` all run in it.
                 assert_eq!(
                     in_kernel,
@@ -997,7 +993,7 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 output_mask,
             );
             // Every ISA's vertex-layout kernel runs what its batch kernel
-            // runs (NEON: straight programs).
+            // runs.
             if in_kernel > 0 {
                 assert_eq!(
                     wide::kernel_vertices() - before,
@@ -1026,11 +1022,11 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
         "some program is straight"
     );
     assert!(
-        branchy > 0 || widths().is_empty() || !FULL_KERNEL,
+        branchy > 0 || widths().is_empty(),
         "some program with branches runs in the kernel"
     );
     assert!(
-        carried > 0 || widths().is_empty() || !FULL_KERNEL,
+        carried > 0 || widths().is_empty(),
         "some batch with carried state runs in the kernel"
     );
     eprintln!(

@@ -634,11 +634,6 @@ impl WideShader {
             let inputs = if f24 { program.inputs_read() } else { 0 };
             #[cfg(target_arch = "x86_64")]
             let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
-            // NEON's kernels run straight programs only (no masked parts or
-            // loops yet): other plans use the driver there.
-            #[cfg(target_arch = "aarch64")]
-            let kernel_plan = kernel_plan
-                .filter(|plan| plan.steps.iter().all(|s| matches!(s, plan::Step::Block(_))));
             #[cfg(target_arch = "aarch64")]
             let code = super::a64::wide::compile(&blocks, inputs, kernel_plan.as_ref())?;
             let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (

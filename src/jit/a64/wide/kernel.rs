@@ -1,19 +1,30 @@
 //! The batch kernels ([`KernelPlan`]) on NEON: for each of `groups` whole
 //! groups of 4 consecutive records, move the group into the register file,
-//! run a straight run of blocks and move the rows they wrote back (the
-//! x86-64 kernels' contract), in two shapes ([`KernelShape`]).
+//! run the plan's steps (blocks, branches whose sides run under lane masks,
+//! uniform loops) and move the rows they wrote back (the x86-64 kernels'
+//! contract), in two shapes ([`KernelShape`]). Values only uniforms
+//! determine are computed once per call ([`hoist`]).
 //!
 //! A register moves with `ld4`/`st4` of single structures: one instruction
 //! per lane moves that lane's `Vec4` to or from element `k` of four
 //! registers (the transpose for free), post-incremented by the record size
 //! (in `x6`) from one lane's record to the next. The records of the current
 //! group are at `x3` (states, or input vertices) and `x5` (output vertices),
-//! `x4` counts the groups left, `x7` holds the vertex layout's starting state
-//! and `x8` its output mask (block code uses only `x0..=x2` and `x9..=x11`).
+//! `x4` counts the groups left, `x7` holds the vertex layout's starting
+//! state, `x8` its output mask and `w12` a loop's iterations left (block
+//! code uses only `x0..=x2` and `x9..=x11`).
+//!
+//! A predicated step's stores select, per lane, between the new value and
+//! the row as it is, by the branch's condition saved as whole-lane masks in
+//! the `PREDICATE` row.
 
 use super::{Function, row};
 use crate::jit::JitError;
-use crate::jit::wide::codegen::{Driver, KernelSource, StateRows, Target, small_rows};
+use crate::jit::wide::codegen::hoist::remap;
+use crate::jit::wide::codegen::{
+    Driver, KernelSource, RegAlloc, StateRows, Target, hoist, small_rows,
+};
+use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step};
 use crate::state::UnitState;
@@ -83,20 +94,21 @@ impl Function<'_> {
         shape: KernelShape,
     ) -> Result<(), JitError> {
         let plan = source.plan;
-        // The driver hands NEON straight plans only (see `WideShader::compile`).
-        if !plan.steps.iter().all(|s| matches!(s, Step::Block(_))) {
-            return Err(JitError::Lowering(
-                "NEON kernels run straight code only".into(),
-            ));
-        }
         self.enter();
         let record = shape.record() as u32;
         let stride = 4 * record;
         let (group, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        // Only unconditional branches span the blocks' code (any length).
         dynasm!(self.a
             ; .arch aarch64
+            ; cbnz x4, >start
+            ; b =>done
+            ; start:
             ; movz x6, record
         );
+        // Values computed from uniforms only, once per call instead of once
+        // per group.
+        let blocks = hoist(self, plan, source.blocks)?;
         if shape == KernelShape::Vertices {
             let (start, mask) = (layout::START_STATE as u32, layout::OUTPUT_MASK as u32);
             dynasm!(self.a
@@ -106,14 +118,7 @@ impl Function<'_> {
             );
             self.load_start_once(plan);
         }
-        // Only unconditional branches span the blocks' code (any length).
-        dynasm!(self.a
-            ; .arch aarch64
-            ; cbnz x4, >start
-            ; b =>done
-            ; start:
-            ; =>group
-        );
+        dynasm!(self.a ; .arch aarch64 ; =>group);
         match shape {
             KernelShape::States => self.load_states(plan),
             KernelShape::Vertices => self.load_vertices(plan),
@@ -127,11 +132,7 @@ impl Function<'_> {
                 dynasm!(self.a ; .arch aarch64 ; str q1, [x0, off]);
             }
         }
-        for step in &plan.steps {
-            if let Step::Block(k) = *step {
-                self.body(&source.blocks[k])?;
-            }
-        }
+        self.steps(plan, &blocks)?;
         match shape {
             KernelShape::States => {
                 self.store_states(plan);
@@ -152,6 +153,77 @@ impl Function<'_> {
             ; movz w10, 0
         );
         self.leave();
+        Ok(())
+    }
+
+    /// Emits `plan`'s steps for the group.
+    fn steps(&mut self, plan: &KernelPlan, blocks: &[LaneBlock]) -> Result<(), JitError> {
+        // The first step of the loop body being emitted.
+        let mut body_start = None;
+        for &step in &plan.steps {
+            match step {
+                Step::Block(k) => self.body(&blocks[k])?,
+                Step::Branch(k) => {
+                    let block = &blocks[k];
+                    self.body(block)?;
+                    let cond = block.exit_cond.ok_or_else(|| {
+                        JitError::Lowering("a kernel branch without a condition".into())
+                    })?;
+                    // The condition's sign bits as whole-lane masks, for the
+                    // predicated steps' selects.
+                    let r = self.reg_of(cond, &[])?;
+                    let off = row(layout::PREDICATE);
+                    dynasm!(self.a
+                        ; .arch aarch64
+                        ; cmlt v0.s4, V(r).s4, 0
+                        ; str q0, [x0, off]
+                    );
+                }
+                Step::Predicated { block, when } => self.body(&predicated(&blocks[block], when))?,
+                Step::LoopStart(k) => {
+                    if body_start.is_some() {
+                        return Err(JitError::Lowering("a nested kernel loop".into()));
+                    }
+                    let block = &blocks[k];
+                    self.body(block)?;
+                    let (count, increment) = block.loop_values.ok_or_else(|| {
+                        JitError::Lowering("a kernel loop without its values".into())
+                    })?;
+                    let r = self.reg_of(count, &[])?;
+                    self.store_lane0(layout::LOOP_COUNT, r);
+                    let r = self.reg_of(increment, &[count])?;
+                    self.store_lane0(layout::LOOP_INCREMENT, r);
+                    // w12 = iterations left after this one (a uniform).
+                    let top = self.a.new_dynamic_label();
+                    let count = layout::LOOP_COUNT as u32;
+                    dynasm!(self.a ; .arch aarch64 ; ldr w12, [x0, count] ; =>top);
+                    body_start = Some(top);
+                }
+                Step::LoopEnd => {
+                    let top = body_start.take().ok_or_else(|| {
+                        JitError::Lowering("a kernel loop end without its start".into())
+                    })?;
+                    // aL += i.z in every lane (also after the last iteration),
+                    // then another iteration unless none is left.
+                    let (al, increment) = (row(layout::AL), layout::LOOP_INCREMENT as u32);
+                    dynasm!(self.a
+                        ; .arch aarch64
+                        ; ldr q0, [x0, al]
+                        ; ldr w9, [x0, increment]
+                        ; dup v4.s4, w9
+                        ; add v0.s4, v0.s4, v4.s4
+                        ; str q0, [x0, al]
+                        ; cbz w12, >done
+                        ; sub w12, w12, 1
+                        ; b =>top
+                        ; done:
+                    );
+                }
+            }
+        }
+        if body_start.is_some() {
+            return Err(JitError::Lowering("a kernel loop without its end".into()));
+        }
         Ok(())
     }
 
@@ -257,6 +329,36 @@ impl Function<'_> {
                 ; st4 {v0.s, v1.s, v2.s, v3.s}[lane], [x9], x6
             );
         }
+    }
+}
+
+/// `block` for the lanes whose saved condition (the `PREDICATE` row, whole
+/// lane masks) is `when`: every lane computes it, and each store keeps the
+/// row's value in the other lanes (a select against the row as it is).
+fn predicated(block: &LaneBlock, when: bool) -> LaneBlock {
+    let condition: LaneRef = 0;
+    let mut ops = vec![LaneOp::Row(layout::PREDICATE as u16)];
+    // Where each of `block`'s operations went.
+    let mut map = Vec::with_capacity(block.ops.len());
+    for &op in &block.ops {
+        let op = remap(op, &map);
+        if let LaneOp::Store(r, new) = op {
+            let old = ops.len() as LaneRef;
+            ops.push(LaneOp::Row(r));
+            let (taken, kept) = if when { (new, old) } else { (old, new) };
+            ops.push(LaneOp::Select(condition, taken, kept));
+            ops.push(LaneOp::Store(r, old + 1));
+        } else {
+            ops.push(op);
+        }
+        map.push(ops.len() as LaneRef - 1);
+    }
+    let m = |v: LaneRef| map[v as usize];
+    LaneBlock {
+        ops,
+        exit_cond: block.exit_cond.map(m),
+        loop_values: block.loop_values.map(|(a, b)| (m(a), m(b))),
+        ..block.clone()
     }
 }
 
