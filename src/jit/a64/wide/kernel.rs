@@ -16,7 +16,7 @@
 //!
 //! A predicated step's stores select, per lane, between the new value and
 //! the row as it is, by the branch's condition saved as whole-lane masks in
-//! the `PREDICATE` row.
+//! the `PREDICATE` row; a step no lane of the group takes is branched around.
 
 use super::{Function, row};
 use crate::jit::JitError;
@@ -179,7 +179,27 @@ impl Function<'_> {
                         ; str q0, [x0, off]
                     );
                 }
-                Step::Predicated { block, when } => self.body(&predicated(&blocks[block], when))?,
+                Step::Predicated { block, when } => {
+                    // Skipped when no lane of the group takes it (a uniform
+                    // condition, or lanes that agree): its stores would keep
+                    // every row.
+                    let (skip, off) = (self.a.new_dynamic_label(), row(layout::PREDICATE));
+                    dynasm!(self.a ; .arch aarch64 ; ldr q0, [x0, off]);
+                    if when {
+                        dynasm!(self.a ; .arch aarch64 ; umaxv s0, v0.s4);
+                    } else {
+                        dynasm!(self.a ; .arch aarch64 ; uminv s0, v0.s4 ; mvn v0.b8, v0.b8);
+                    }
+                    dynasm!(self.a
+                        ; .arch aarch64
+                        ; fmov w9, s0
+                        ; cbnz w9, >run
+                        ; b =>skip
+                        ; run:
+                    );
+                    self.body(&predicated(&blocks[block], when))?;
+                    dynasm!(self.a ; .arch aarch64 ; =>skip);
+                }
                 Step::LoopStart(k) => {
                     if body_start.is_some() {
                         return Err(JitError::Lowering("a nested kernel loop".into()));
