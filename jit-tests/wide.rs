@@ -54,10 +54,6 @@ impl Rng {
 /// The widths this host runs. The wide engine has code generators for
 /// x86-64 and AArch64: with `PICA_REQUIRE_JIT=1` such a host without a width
 /// fails; other hosts skip with a note.
-/// Whether this host's batch kernel has every shape (x86-64: masked parts,
-/// loops, the vertex layout); NEON's runs straight code only.
-const FULL_KERNEL: bool = cfg!(target_arch = "x86_64");
-
 fn widths() -> Vec<Width> {
     let widths = Width::available();
     if widths.is_empty() {
@@ -650,7 +646,7 @@ fn corpus_matches_the_interpreter_at_every_width() {
         }
     }
     let mut rng = Rng(0x5eed_0003);
-    let mut compared = 0;
+    let (mut compared, mut in_vertex_kernel) = (0, 0);
     for (name, bytes) in &files {
         let Ok(shbin) = pica_jit::shbin::Shbin::parse(bytes) else {
             continue;
@@ -706,12 +702,14 @@ fn corpus_matches_the_interpreter_at_every_width() {
                     let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
                     let mut got = states.clone();
                     let before = wide::vertices_shaded();
+                    let before_kernel = wide::kernel_vertices();
                     let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
                     assert_eq!(
                         wide::vertices_shaded() - before,
                         states.len() as u64,
                         "{what}"
                     );
+                    let in_kernel = wide::kernel_vertices() - before_kernel;
                     assert_eq!(stops, expected_stops, "{what}");
                     for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
                         let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
@@ -723,13 +721,43 @@ fn corpus_matches_the_interpreter_at_every_width() {
                             assert_eq!(summary.wide_vertices, states.len(), "{what}");
                         }
                     }
+                    // A straight program (the kernels run every one) or
+                    // one the batch kernel ran shades every vertex in the
+                    // kernels: `run_batch` and, in the emulator's layout
+                    // with every input given, `run_vertices`, whole groups
+                    // and the padded tail.
+                    if straight_from(&program, dvle.main) || in_kernel > 0 {
+                        assert_eq!(in_kernel, states.len() as u64, "{what}: batch kernel");
+                        let before = wide::kernel_vertices();
+                        compare_vertices_with_masks(
+                            &case,
+                            &states,
+                            width,
+                            StatePolicy::Reset,
+                            0xffff,
+                            0xffff,
+                        );
+                        assert_eq!(
+                            wide::kernel_vertices() - before,
+                            states.len() as u64,
+                            "{what}: run_vertices in the vertex-layout kernel"
+                        );
+                        in_vertex_kernel += 1;
+                    }
                     compared += 1;
                 }
             }
         }
     }
     assert!(compared > 0 || widths().is_empty());
-    eprintln!("corpus: {compared} (shader, precision, width) combinations compared");
+    assert!(
+        in_vertex_kernel > 0 || widths().is_empty(),
+        "some corpus shader runs in the vertex-layout kernel"
+    );
+    eprintln!(
+        "corpus: {compared} (shader, precision, width) combinations compared, \
+         {in_vertex_kernel} of them in the vertex-layout kernel"
+    );
 }
 
 /// A block the wide lowering gives up on (more distinct relative reads than
@@ -939,7 +967,7 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                     "{what} {width:?}: whole groups and the padded tail in the kernel"
                 );
                 kernel_runs += 1;
-            } else if FULL_KERNEL && what.starts_with("default ") {
+            } else if what.starts_with("default ") {
                 // The default shader's loop, call and `ifu` all run in it.
                 assert_eq!(
                     in_kernel,
@@ -972,7 +1000,9 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 0xffff,
                 output_mask,
             );
-            if FULL_KERNEL && in_kernel > 0 {
+            // Every ISA's vertex-layout kernel runs what its batch kernel
+            // runs.
+            if in_kernel > 0 {
                 assert_eq!(
                     wide::kernel_vertices() - before,
                     states.len() as u64,
@@ -1000,11 +1030,11 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
         "some program is straight"
     );
     assert!(
-        branchy > 0 || widths().is_empty() || !FULL_KERNEL,
+        branchy > 0 || widths().is_empty(),
         "some program with branches runs in the kernel"
     );
     assert!(
-        carried > 0 || widths().is_empty() || !FULL_KERNEL,
+        carried > 0 || widths().is_empty(),
         "some batch with carried state runs in the kernel"
     );
     eprintln!(

@@ -672,11 +672,6 @@ impl WideShader {
             let inputs = if f24 { program.inputs_read() } else { 0 };
             #[cfg(target_arch = "x86_64")]
             let code = super::x64::wide::compile(&blocks, inputs, width, kernel_plan.as_ref())?;
-            // NEON's kernel runs straight programs only (no masked parts,
-            // loops or vertex layout yet): other plans use the driver there.
-            #[cfg(target_arch = "aarch64")]
-            let kernel_plan = kernel_plan
-                .filter(|plan| plan.steps.iter().all(|s| matches!(s, plan::Step::Block(_))));
             #[cfg(target_arch = "aarch64")]
             let code = super::a64::wide::compile(&blocks, inputs, kernel_plan.as_ref())?;
             let (pair_kernel, vertex_kernel, vertex_pair_kernel) = (
@@ -1029,7 +1024,74 @@ impl WideShader {
         };
     }
 
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    #[allow(clippy::too_many_arguments)]
+    fn call_vertex_kernel(
+        &self,
+        offset: usize,
+        file: &mut LaneState,
+        uniforms: &Uniforms,
+        start: &UnitState,
+        inputs: &[batch::Registers],
+        outputs: &mut [batch::Registers],
+        output_mask: u16,
+        groups: usize,
+    ) {
+        /// AArch64: `(register file, uniforms, pool, inputs, groups,
+        /// outputs) -> 0` (one group per pass).
+        type VertexKernelFn = unsafe extern "C" fn(
+            *mut u8,
+            *const Uniforms,
+            *const u8,
+            *const batch::Registers,
+            usize,
+            *mut batch::Registers,
+        ) -> u32;
+        let lanes = self.width.lanes();
+        assert!(
+            file.lanes() == lanes
+                && inputs.len() == groups * lanes
+                && outputs.len() == inputs.len()
+        );
+        let header = file.as_mut_ptr();
+        // SAFETY: `file`'s first register file starts 64-byte aligned with
+        // its `layout::HEADER_BYTES`-byte header, and `OUTPUT_MASK` and
+        // `START_STATE` are aligned slots inside it that no other code uses
+        // during this call.
+        unsafe {
+            header
+                .add(layout::OUTPUT_MASK as usize)
+                .cast::<u32>()
+                .write(output_mask as u32);
+            header
+                .add(layout::START_STATE as usize)
+                .cast::<*const UnitState>()
+                .write(start);
+        }
+        let pool = self.region.as_ptr();
+        // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
+        // with the `VertexKernelFn` signature into this region, which lives
+        // as long as `self`.
+        let f: VertexKernelFn =
+            unsafe { std::mem::transmute::<*const u8, VertexKernelFn>(pool.add(offset)) };
+        // SAFETY: the kernel reads and writes the first register file (this
+        // width's rows, which `file` has), reads the uniforms, the region's
+        // constant pool and `start`, reads `inputs` and writes `outputs`
+        // (`groups` whole groups of records each, as asserted); all outlive
+        // the call and nothing else accesses them meanwhile.
+        unsafe {
+            f(
+                header,
+                uniforms,
+                pool,
+                inputs.as_ptr(),
+                groups,
+                outputs.as_mut_ptr(),
+            )
+        };
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     #[allow(clippy::too_many_arguments)]
     fn call_vertex_kernel(
         &self,

@@ -39,6 +39,7 @@ use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use kernel::KernelShape;
 
 /// The pool: the shared constants (`emit::consts::K`, pinned in
 /// `v16..=v25`), then the exit mask's lane bits (`v26`) and a zero (`v27`,
@@ -79,23 +80,34 @@ pub(crate) fn compile(
         dynasm!(a ; .arch aarch64 ; .u32 v[0], v[1], v[2], v[3]);
     }
     let (functions, kernel) = codegen::lower_blocks(&mut a, blocks, convert_inputs, kernel)?;
-    let kernel = match kernel {
-        Some(plan) => {
-            let at = Module::offset(&a);
-            let source = KernelSource {
-                plan,
-                blocks,
-                convert_inputs,
-            };
-            let lowered = Function::new(&mut a).kernel(source);
-            codegen::optional(lowered)?.map(|()| at)
-        }
-        None => None,
+    // The kernel of `plan` for `shape`; `None` where it did not lower (the
+    // driver runs the blocks one by one instead).
+    let mut lower_kernel = |plan: &KernelPlan, shape| {
+        let at = Module::offset(&a);
+        let source = KernelSource {
+            plan,
+            blocks,
+            convert_inputs,
+        };
+        let lowered = Function::new(&mut a).kernel(source, shape);
+        Ok::<_, JitError>(codegen::optional(lowered)?.map(|()| at))
     };
-    // NEON's kernel shades one group of the state layout per pass.
-    let kernels = Kernels {
-        states: kernel,
-        ..Kernels::default()
+    let kernels = match kernel {
+        Some(plan) => {
+            // The vertex layout starts every lane from one state the caller
+            // converted already.
+            let reset = KernelPlan {
+                convert_temps: 0,
+                ..plan.clone()
+            };
+            // One group per pass: NEON has no pair kernels yet.
+            Kernels {
+                states: lower_kernel(plan, KernelShape::States)?,
+                vertices: lower_kernel(&reset, KernelShape::Vertices)?,
+                ..Kernels::default()
+            }
+        }
+        None => Kernels::default(),
     };
     WideCode::new(a.finalize(), functions, kernels)
 }

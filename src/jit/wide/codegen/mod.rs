@@ -7,10 +7,12 @@
 //! allocation decisions are the same everywhere.
 
 pub(crate) mod driver;
+pub(crate) mod hoist;
 pub(crate) mod regalloc;
 pub(crate) mod states;
 
 pub(crate) use driver::{Driver, Functions, Module, lower_blocks, optional};
+pub(crate) use hoist::hoist;
 pub(crate) use regalloc::{Allocation, RegAlloc};
 pub(crate) use states::StateRows;
 
