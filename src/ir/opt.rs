@@ -132,8 +132,9 @@ pub fn optimize(ir: &Ir) -> Ir {
                 .into_iter()
                 .map(|mut block| {
                     nan_payloads(&mut block, &mut scratch);
-                    fuse_f24_products(&mut block);
-                    dead_code(&block, &mut scratch)
+                    fuse_f24_products(&mut block, &mut scratch);
+                    dead_code(&mut block, &mut scratch);
+                    block
                 })
                 .collect()
         },
@@ -149,6 +150,8 @@ pub fn optimize(ir: &Ir) -> Ir {
 #[derive(Default)]
 struct Scratch {
     remap: Vec<Value>,
+    /// Per node, how many nodes use its value (`fuse_f24_products`).
+    uses: Vec<u32>,
     /// Per node, the facts of each lane (`estimated_writes`).
     lanes: Vec<[Facts; 4]>,
     flags: Vec<bool>,
@@ -537,15 +540,12 @@ fn forward(
                 Op::Blend { a, b, take_b } => blend(&mut out, seen, a, b, take_b.0),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
-                    Simplified::Keep(facts) => match seen.get(&op) {
-                        Some(&v) => v,
-                        None => {
-                            let v = out.push(Node { op, ty: node.ty }, closed(facts));
-                            debug_assert!(is_pure(&op));
-                            seen.insert(op, v);
-                            v
-                        }
-                    },
+                    Simplified::Keep(facts) => {
+                        debug_assert!(is_pure(&op));
+                        *seen
+                            .entry(op)
+                            .or_insert_with(|| out.push(Node { op, ty: node.ty }, closed(facts)))
+                    }
                 },
             };
             remap.push(value);
@@ -803,12 +803,10 @@ fn intern(
     ty: Option<super::Ty>,
     facts: Facts,
 ) -> Value {
-    if let Some(&v) = seen.get(&op) {
-        return v;
-    }
-    let v = out.push(Node { op, ty }, closed(facts));
-    seen.insert(op, v);
-    v
+    // One hash and probe for a new node (`get` then `insert` takes two).
+    *seen
+        .entry(op)
+        .or_insert_with(|| out.push(Node { op, ty }, closed(facts)))
 }
 
 /// `a` with the lanes in `take_b` (a [`WriteMask`]) replaced by `b`'s:
@@ -1022,8 +1020,10 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
-fn fuse_f24_products(block: &mut Block) {
-    let mut uses = vec![0u32; block.nodes.len()];
+fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
+    let uses = &mut scratch.uses;
+    uses.clear();
+    uses.resize(block.nodes.len(), 0);
     for v in exit_operands(&block.exit) {
         uses[v.0 as usize] += 1;
     }
@@ -1042,8 +1042,9 @@ fn fuse_f24_products(block: &mut Block) {
     }
 }
 
-/// Removes pure nodes whose value nobody uses (writes and exit values are used).
-fn dead_code(block: &Block, scratch: &mut Scratch) -> Block {
+/// Removes pure nodes whose value nobody uses (writes and exit values are
+/// used), in place: a kept node only moves towards the block's start.
+fn dead_code(block: &mut Block, scratch: &mut Scratch) {
     let live = &mut scratch.flags;
     live.clear();
     live.resize(block.nodes.len(), false);
@@ -1064,32 +1065,23 @@ fn dead_code(block: &Block, scratch: &mut Scratch) -> Block {
     let remap = &mut scratch.remap;
     remap.clear();
     remap.resize(block.nodes.len(), Value(u32::MAX));
-    let mut nodes = Vec::with_capacity(live.iter().filter(|&&l| l).count());
-    let mut instrs = Vec::with_capacity(block.instrs.len());
-    for span in &block.instrs {
-        let first = nodes.len() as u32;
+    let mut kept = 0;
+    for span in &mut block.instrs {
+        let first = kept as u32;
         for index in span.first..span.end {
             if live[index as usize] {
                 let node = block.nodes[index as usize];
                 let op = map_operands(node.op, |v| remap[v.0 as usize]);
-                remap[index as usize] = Value(nodes.len() as u32);
-                nodes.push(Node { op, ty: node.ty });
+                remap[index as usize] = Value(kept as u32);
+                block.nodes[kept] = Node { op, ty: node.ty };
+                kept += 1;
             }
         }
-        instrs.push(InstrSpan {
-            pc: span.pc,
-            first,
-            end: nodes.len() as u32,
-        });
+        span.first = first;
+        span.end = kept as u32;
     }
-    Block {
-        start: block.start,
-        last: block.last,
-        nodes,
-        instrs,
-        exit: map_exit(block.exit, |v| remap[v.0 as usize]),
-        stack_check: block.stack_check,
-    }
+    block.nodes.truncate(kept);
+    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
 }
 
 #[cfg(test)]
