@@ -166,11 +166,11 @@ struct Rebuild {
 }
 
 impl Rebuild {
-    fn new(capacity: usize) -> Rebuild {
+    fn new(block: &Block) -> Rebuild {
         Rebuild {
-            nodes: Vec::with_capacity(capacity),
-            instrs: Vec::new(),
-            facts: Vec::with_capacity(capacity),
+            nodes: Vec::with_capacity(block.nodes.len()),
+            instrs: Vec::with_capacity(block.instrs.len()),
+            facts: Vec::with_capacity(block.nodes.len()),
         }
     }
 
@@ -409,7 +409,7 @@ fn forward(
     scratch: &mut Scratch,
 ) -> (Block, [Facts; 16]) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-    let mut out = Rebuild::new(block.nodes.len());
+    let mut out = Rebuild::new(block);
     let remap = &mut scratch.remap;
     remap.clear();
     remap.reserve(block.nodes.len());
@@ -572,9 +572,16 @@ fn forward(
 /// temps_converted_on_entry` counts reads of any component), but a partial
 /// write keeps the caller's bits in the other components: the earlier
 /// contents a partial write blends with have no facts then. Starting from
-/// every fact, the assignment is
-/// narrowed to what the writes satisfy until it is such a fixed point; after
-/// a few rounds without one, no fact is assumed.
+/// every fact, the assignment is narrowed to what the writes satisfy until
+/// it is such a fixed point; after a few rounds without one, no fact is
+/// assumed.
+///
+/// The narrowing runs first on facts alone ([`estimated_writes`], lane by
+/// lane, never fewer facts than `forward` derives), whose greatest fixed
+/// point lies at or above `forward`'s: the rounds of `forward` start there,
+/// and the first one usually confirms it. Only that check decides what is
+/// assumed, so the estimate changes how long compiling takes, never what
+/// is sound.
 fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
     let none = [0; 16];
     let mut converted = 0u16;
