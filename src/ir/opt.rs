@@ -664,35 +664,41 @@ fn estimated_temp_facts(
     scratch: &mut Scratch,
 ) -> [Facts; 16] {
     let mut assumed = top;
-    // Per block, what it writes, estimated from the facts of the round
-    // before (recomputed where a temporary it reads lost facts).
-    let mut written: Vec<[Facts; 16]> = Vec::with_capacity(ir.blocks.len());
-    let mut changed = u16::MAX;
-    // Each round drops at least one fact of one temporary.
-    for _ in 0..=16 * 3 {
-        let kept = std::array::from_fn(|n| {
-            if converted >> n & 1 != 0 {
-                assumed[n]
-            } else {
-                0
-            }
-        });
-        let mut narrowed = assumed;
+    // Per block, what it writes, estimated from the facts it was last
+    // estimated with (again where a temporary it reads has lost facts
+    // since); each block narrows the facts at once for the blocks after it.
+    let mut written: Vec<([Facts; 16], [Facts; 16])> = Vec::with_capacity(ir.blocks.len());
+    // Each sweep that changes something drops at least one fact of one
+    // temporary.
+    for _ in 0..=16 * 3 + 1 {
+        let mut changed = false;
         for (k, (block, &read)) in ir.blocks.iter().zip(reads).enumerate() {
-            if k == written.len() {
-                written.push(estimated_writes(block, &assumed, &kept, &mut scratch.lanes));
-            } else if read & changed != 0 {
-                written[k] = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+            let stale = written.get(k).is_none_or(|(with, _)| {
+                (0..16).any(|n| read >> n & 1 != 0 && with[n] != assumed[n])
+            });
+            if stale {
+                let kept = std::array::from_fn(|n| {
+                    if converted >> n & 1 != 0 {
+                        assumed[n]
+                    } else {
+                        0
+                    }
+                });
+                let w = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                if k == written.len() {
+                    written.push((assumed, w));
+                } else {
+                    written[k] = (assumed, w);
+                }
             }
-            for (a, w) in narrowed.iter_mut().zip(written[k]) {
+            for (a, w) in assumed.iter_mut().zip(written[k].1) {
+                changed |= *a & w != *a;
                 *a &= w;
             }
         }
-        changed = (0..16).fold(0, |m, n| m | u16::from(narrowed[n] != assumed[n]) << n);
-        if changed == 0 {
+        if !changed {
             break;
         }
-        assumed = narrowed;
     }
     assumed
 }
