@@ -1016,6 +1016,11 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
             }
         }
     }
+    let dropped =
+        |k: usize| matches!(block.nodes[k].op, Op::Unary(UnOp::Canonicalize, _)) && !observed[k];
+    if !(0..n).any(dropped) {
+        return;
+    }
     let remap = &mut scratch.remap;
     remap.clear();
     remap.extend((0..n as u32).map(Value));
@@ -1074,6 +1079,9 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
                 live[v.0 as usize] = true;
             }
         }
+    }
+    if live.iter().all(|&l| l) {
+        return;
     }
     let remap = &mut scratch.remap;
     remap.clear();
