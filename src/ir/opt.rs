@@ -132,8 +132,9 @@ pub fn optimize(ir: &Ir) -> Ir {
                 .into_iter()
                 .map(|mut block| {
                     nan_payloads(&mut block, &mut scratch);
-                    fuse_f24_products(&mut block);
-                    dead_code(&block, &mut scratch)
+                    fuse_f24_products(&mut block, &mut scratch);
+                    dead_code(&mut block, &mut scratch);
+                    block
                 })
                 .collect()
         },
@@ -149,6 +150,10 @@ pub fn optimize(ir: &Ir) -> Ir {
 #[derive(Default)]
 struct Scratch {
     remap: Vec<Value>,
+    /// Per node, how many nodes use its value (`fuse_f24_products`).
+    uses: Vec<u32>,
+    /// Per node, the facts of each lane (`estimated_writes`).
+    lanes: Vec<[Facts; 4]>,
     flags: Vec<bool>,
     seen: OpTable,
 }
@@ -161,11 +166,11 @@ struct Rebuild {
 }
 
 impl Rebuild {
-    fn new(capacity: usize) -> Rebuild {
+    fn new(block: &Block) -> Rebuild {
         Rebuild {
-            nodes: Vec::with_capacity(capacity),
-            instrs: Vec::new(),
-            facts: Vec::with_capacity(capacity),
+            nodes: Vec::with_capacity(block.nodes.len()),
+            instrs: Vec::with_capacity(block.instrs.len()),
+            facts: Vec::with_capacity(block.nodes.len()),
         }
     }
 
@@ -404,7 +409,7 @@ fn forward(
     scratch: &mut Scratch,
 ) -> (Block, [Facts; 16]) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-    let mut out = Rebuild::new(block.nodes.len());
+    let mut out = Rebuild::new(block);
     let remap = &mut scratch.remap;
     remap.clear();
     remap.reserve(block.nodes.len());
@@ -535,15 +540,12 @@ fn forward(
                 Op::Blend { a, b, take_b } => blend(&mut out, seen, a, b, take_b.0),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
-                    Simplified::Keep(facts) => match seen.get(&op) {
-                        Some(&v) => v,
-                        None => {
-                            let v = out.push(Node { op, ty: node.ty }, closed(facts));
-                            debug_assert!(is_pure(&op));
-                            seen.insert(op, v);
-                            v
-                        }
-                    },
+                    Simplified::Keep(facts) => {
+                        debug_assert!(is_pure(&op));
+                        *seen
+                            .entry(op)
+                            .or_insert_with(|| out.push(Node { op, ty: node.ty }, closed(facts)))
+                    }
                 },
             };
             remap.push(value);
@@ -570,9 +572,16 @@ fn forward(
 /// temps_converted_on_entry` counts reads of any component), but a partial
 /// write keeps the caller's bits in the other components: the earlier
 /// contents a partial write blends with have no facts then. Starting from
-/// every fact, the assignment is
-/// narrowed to what the writes satisfy until it is such a fixed point; after
-/// a few rounds without one, no fact is assumed.
+/// every fact, the assignment is narrowed to what the writes satisfy until
+/// it is such a fixed point; after a few rounds without one, no fact is
+/// assumed.
+///
+/// The narrowing runs first on facts alone ([`estimated_writes`], lane by
+/// lane, never fewer facts than `forward` derives), whose greatest fixed
+/// point lies at or above `forward`'s: the rounds of `forward` start there,
+/// and the first one usually confirms it. Only that check decides what is
+/// assumed, so the estimate changes how long compiling takes, never what
+/// is sound.
 fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
     let none = [0; 16];
     let mut converted = 0u16;
@@ -585,41 +594,218 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
             converted |= 1 << (n & 15);
         }
     }
-    let mut all_blocks = |facts: &[Facts; 16]| -> (Vec<Block>, [Facts; 16]) {
-        let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
-        let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-        let blocks = ir
+    if ir.precision != crate::arith::Precision::F24 {
+        return ir
             .blocks
             .iter()
-            .map(|block| {
-                let (block, written) = forward(block, facts, &kept, scratch);
-                for (s, w) in stored.iter_mut().zip(written) {
-                    *s &= w;
-                }
-                block
-            })
+            .map(|block| forward(block, &none, &none, scratch).0)
             .collect();
-        (blocks, stored)
-    };
-    if ir.precision != crate::arith::Precision::F24 {
-        return all_blocks(&none).0;
     }
-    let mut assumed: [Facts; 16] = std::array::from_fn(|n| {
+    let top: [Facts; 16] = std::array::from_fn(|n| {
         if converted >> n & 1 != 0 {
             LOADED | CANONICAL
         } else {
             QUANTIZED | LOADED | CANONICAL
         }
     });
+    // The rounds of `forward` start from the fixed point of a cheap
+    // estimate of what they derive (lane by lane, so it keeps at least the
+    // facts they keep): usually the first round confirms it.
+    // A block's rewrite depends only on the facts of the temporaries it
+    // reads (or writes in part) before writing them whole: a round reuses
+    // the previous round's rewrite of every block whose such temporaries
+    // kept their facts.
+    let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+    let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
+    let mut done: Vec<Option<(Block, [Facts; 16])>> = ir.blocks.iter().map(|_| None).collect();
+    let mut done_with: [Facts; 16] = [0; 16];
+    let mut all_blocks = |facts: &[Facts; 16]| -> [Facts; 16] {
+        let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
+        let changed = (0..16).fold(0u16, |m, n| m | u16::from(facts[n] != done_with[n]) << n);
+        let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
+        for ((block, slot), &read) in ir.blocks.iter().zip(&mut done).zip(&reads) {
+            if slot.is_none() || read & changed != 0 {
+                *slot = Some(forward(block, facts, &kept, scratch));
+            }
+            let written = slot.as_ref().map_or([0; 16], |(_, w)| *w);
+            for (s, w) in stored.iter_mut().zip(written) {
+                *s &= w;
+            }
+        }
+        done_with = *facts;
+        stored
+    };
+    let mut fixed = false;
     for _ in 0..4 {
-        let (blocks, stored) = all_blocks(&assumed);
+        let stored = all_blocks(&assumed);
         let narrowed = std::array::from_fn(|n| assumed[n] & stored[n]);
         if narrowed == assumed {
-            return blocks;
+            fixed = true;
+            break;
         }
         assumed = narrowed;
     }
-    all_blocks(&none).0
+    if !fixed {
+        all_blocks(&none);
+    }
+    // Every block was rewritten in the first round.
+    done.into_iter().flatten().map(|(block, _)| block).collect()
+}
+
+/// The facts of each temporary at every read, as the greatest assignment
+/// below `top` that [`estimated_writes`] of every block satisfies. An
+/// estimate: [`forward_with_temp_facts`] checks it (and narrows it further
+/// if [`forward`] derives less).
+fn estimated_temp_facts(
+    ir: &Ir,
+    reads: &[u16],
+    converted: u16,
+    top: [Facts; 16],
+    scratch: &mut Scratch,
+) -> [Facts; 16] {
+    let mut assumed = top;
+    // Per block, what it writes, estimated from the facts it was last
+    // estimated with (again where a temporary it reads has lost facts
+    // since); each block narrows the facts at once for the blocks after it.
+    let mut written: Vec<([Facts; 16], [Facts; 16])> = Vec::with_capacity(ir.blocks.len());
+    // Each sweep that changes something drops at least one fact of one
+    // temporary.
+    for _ in 0..=16 * 3 + 1 {
+        let mut changed = false;
+        for (k, (block, &read)) in ir.blocks.iter().zip(reads).enumerate() {
+            let stale = written.get(k).is_none_or(|(with, _)| {
+                (0..16).any(|n| read >> n & 1 != 0 && with[n] != assumed[n])
+            });
+            if stale {
+                let kept = std::array::from_fn(|n| {
+                    if converted >> n & 1 != 0 {
+                        assumed[n]
+                    } else {
+                        0
+                    }
+                });
+                let w = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                if k == written.len() {
+                    written.push((assumed, w));
+                } else {
+                    written[k] = (assumed, w);
+                }
+            }
+            for (a, w) in assumed.iter_mut().zip(written[k].1) {
+                changed |= *a & w != *a;
+                *a &= w;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    assumed
+}
+
+/// Per temporary, the facts every value `block` writes to it satisfies (all
+/// facts where none does), derived lane by lane from `temp_facts` and
+/// `kept_facts` (as in [`forward`]) without rewriting the block. Keeps at
+/// least the facts [`forward`] derives: where forwarding drops a step, the
+/// lane's facts are the operand's, which include the step's.
+fn estimated_writes(
+    block: &Block,
+    temp_facts: &[Facts; 16],
+    kept_facts: &[Facts; 16],
+    lanes: &mut Vec<[Facts; 4]>,
+) -> [Facts; 16] {
+    const ALL: Facts = QUANTIZED | LOADED | CANONICAL;
+    let mut stored = [ALL; 16];
+    let mut temps: [Option<[Facts; 4]>; 16] = [None; 16];
+    lanes.clear();
+    for node in &block.nodes {
+        let of = |v: Value| lanes[v.0 as usize];
+        let facts: [Facts; 4] = match node.op {
+            Op::Const { ty, bits } => std::array::from_fn(|i| {
+                let lane = if ty.lanes == 1 { 0 } else { i };
+                constant_facts(ty.elem, 1, [bits[lane], 0, 0, 0])
+            }),
+            Op::ReadTemp(n) => {
+                *temps[n as usize & 15].get_or_insert([temp_facts[n as usize & 15]; 4])
+            }
+            Op::Store { dst, mask, value } => {
+                let m = mask.0 & 0xF;
+                if let (DstReg::Temp(n), true) = (dst, m != 0) {
+                    let n = n as usize & 15;
+                    let v = of(value);
+                    stored[n] &= v.iter().fold(ALL, |all, &x| all & x);
+                    let before = temps[n].unwrap_or([kept_facts[n]; 4]);
+                    temps[n] = Some(std::array::from_fn(|i| {
+                        if m & (8 >> i) != 0 { v[i] } else { before[i] }
+                    }));
+                }
+                [0; 4]
+            }
+            Op::Swizzle(v, sel) => sel.map(|l| of(v)[l as usize & 3]),
+            Op::Extract(v, l) => [of(v)[l as usize & 3]; 4],
+            Op::Splat(v) => [of(v)[0]; 4],
+            Op::Blend { a, b, take_b } => std::array::from_fn(|i| {
+                if take_b.0 & (8 >> i) != 0 {
+                    of(b)[i]
+                } else {
+                    of(a)[i]
+                }
+            }),
+            Op::Select { a, b, .. } | Op::Binary(BinOp::PicaMax | BinOp::PicaMin, a, b) => {
+                std::array::from_fn(|i| of(a)[i] & of(b)[i])
+            }
+            Op::Unary(UnOp::F24Load, v) => {
+                of(v).map(|x| if x & LOADED != 0 { x } else { closed(LOADED) })
+            }
+            Op::Unary(UnOp::F24Flush, v) => {
+                of(v).map(|x| if x & QUANTIZED != 0 { x } else { x & CANONICAL })
+            }
+            Op::Unary(UnOp::F24Quantize, _) | Op::Binary(BinOp::PicaMulF24, _, _) => {
+                [closed(QUANTIZED); 4]
+            }
+            Op::Unary(UnOp::Canonicalize, v) => {
+                // The F24 negation `canonicalize(0 - q)` of a grid value.
+                let negation = match block.nodes[v.0 as usize].op {
+                    Op::Binary(BinOp::FSub, zero, q) => {
+                        matches!(block.nodes[zero.0 as usize].op, Op::Const { ty, bits }
+                            if ty.elem == Elem::F32 && bits[..ty.lanes as usize].iter().all(|&b| b == 0))
+                            && of(q).iter().all(|&x| x & QUANTIZED != 0)
+                    }
+                    _ => false,
+                };
+                let made = closed(if negation { QUANTIZED } else { CANONICAL });
+                of(v).map(|x| if x & CANONICAL != 0 { x } else { made })
+            }
+            Op::Binary(BinOp::PicaMul, _, _) => [CANONICAL; 4],
+            _ => [0; 4],
+        };
+        lanes.push(facts);
+    }
+    stored
+}
+
+/// The temporaries (a bit each) whose earlier contents `block` reads, or
+/// keeps lanes of in a partial write, before it writes them whole: those
+/// whose facts [`forward`] asks for.
+fn temps_read_before_written(block: &Block) -> u16 {
+    let (mut known, mut read) = (0u16, 0u16);
+    for node in &block.nodes {
+        let (n, whole) = match node.op {
+            Op::ReadTemp(n) => (n, false),
+            Op::Store {
+                dst: DstReg::Temp(n),
+                mask,
+                ..
+            } if mask.0 & 0xF != 0 => (n, mask.0 & 0xF == 0xF),
+            _ => continue,
+        };
+        let bit = 1u16 << (n & 15);
+        if known & bit == 0 && !whole {
+            read |= bit;
+        }
+        known |= bit;
+    }
+    read
 }
 
 /// A pure node, shared with an equal earlier one.
@@ -630,12 +816,10 @@ fn intern(
     ty: Option<super::Ty>,
     facts: Facts,
 ) -> Value {
-    if let Some(&v) = seen.get(&op) {
-        return v;
-    }
-    let v = out.push(Node { op, ty }, closed(facts));
-    seen.insert(op, v);
-    v
+    // One hash and probe for a new node (`get` then `insert` takes two).
+    *seen
+        .entry(op)
+        .or_insert_with(|| out.push(Node { op, ty }, closed(facts)))
 }
 
 /// `a` with the lanes in `take_b` (a [`WriteMask`]) replaced by `b`'s:
@@ -832,6 +1016,11 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
             }
         }
     }
+    let dropped =
+        |k: usize| matches!(block.nodes[k].op, Op::Unary(UnOp::Canonicalize, _)) && !observed[k];
+    if !(0..n).any(dropped) {
+        return;
+    }
     let remap = &mut scratch.remap;
     remap.clear();
     remap.extend((0..n as u32).map(Value));
@@ -849,8 +1038,10 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
-fn fuse_f24_products(block: &mut Block) {
-    let mut uses = vec![0u32; block.nodes.len()];
+fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
+    let uses = &mut scratch.uses;
+    uses.clear();
+    uses.resize(block.nodes.len(), 0);
     for v in exit_operands(&block.exit) {
         uses[v.0 as usize] += 1;
     }
@@ -869,8 +1060,9 @@ fn fuse_f24_products(block: &mut Block) {
     }
 }
 
-/// Removes pure nodes whose value nobody uses (writes and exit values are used).
-fn dead_code(block: &Block, scratch: &mut Scratch) -> Block {
+/// Removes pure nodes whose value nobody uses (writes and exit values are
+/// used), in place: a kept node only moves towards the block's start.
+fn dead_code(block: &mut Block, scratch: &mut Scratch) {
     let live = &mut scratch.flags;
     live.clear();
     live.resize(block.nodes.len(), false);
@@ -888,35 +1080,29 @@ fn dead_code(block: &Block, scratch: &mut Scratch) -> Block {
             }
         }
     }
+    if live.iter().all(|&l| l) {
+        return;
+    }
     let remap = &mut scratch.remap;
     remap.clear();
     remap.resize(block.nodes.len(), Value(u32::MAX));
-    let mut nodes = Vec::with_capacity(live.iter().filter(|&&l| l).count());
-    let mut instrs = Vec::with_capacity(block.instrs.len());
-    for span in &block.instrs {
-        let first = nodes.len() as u32;
+    let mut kept = 0;
+    for span in &mut block.instrs {
+        let first = kept as u32;
         for index in span.first..span.end {
             if live[index as usize] {
                 let node = block.nodes[index as usize];
                 let op = map_operands(node.op, |v| remap[v.0 as usize]);
-                remap[index as usize] = Value(nodes.len() as u32);
-                nodes.push(Node { op, ty: node.ty });
+                remap[index as usize] = Value(kept as u32);
+                block.nodes[kept] = Node { op, ty: node.ty };
+                kept += 1;
             }
         }
-        instrs.push(InstrSpan {
-            pc: span.pc,
-            first,
-            end: nodes.len() as u32,
-        });
+        span.first = first;
+        span.end = kept as u32;
     }
-    Block {
-        start: block.start,
-        last: block.last,
-        nodes,
-        instrs,
-        exit: map_exit(block.exit, |v| remap[v.0 as usize]),
-        stack_check: block.stack_check,
-    }
+    block.nodes.truncate(kept);
+    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
 }
 
 #[cfg(test)]
@@ -1033,5 +1219,158 @@ mod tests {
         // A non-canonical NaN has no fact.
         assert_eq!(constant_facts(Elem::F32, 1, [0x7FC0_0001, 0, 0, 0]), 0);
         assert_eq!(constant_facts(Elem::I32, 1, [0, 0, 0, 0]), 0);
+    }
+    /// The F24 IRs of every vertex shader of the corpora beside the
+    /// repository (none without them).
+    fn corpus_f24_irs() -> Vec<(String, Ir)> {
+        let mut out = Vec::new();
+        for dir in ["../shared/corpus", "../shared/asm-corpus/expected"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            let mut files: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            files.retain(|f| f.extension().is_some_and(|x| x == "shbin"));
+            files.sort();
+            for file in files {
+                let bytes = std::fs::read(&file).unwrap();
+                let Ok(shbin) = crate::shbin::Shbin::parse(&bytes) else {
+                    continue;
+                };
+                let Ok(program) =
+                    crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                else {
+                    continue;
+                };
+                for dvle in &shbin.dvles {
+                    if dvle.kind == crate::ShaderKind::Vertex
+                        && (dvle.main as usize) < program.len()
+                    {
+                        let ir = Ir::build(
+                            &program,
+                            dvle.main,
+                            crate::ShaderKind::Vertex,
+                            crate::Precision::F24,
+                        );
+                        out.push((format!("{}#{}", file.display(), dvle.main), ir));
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            if std::env::var_os("PICA_REQUIRE_CORPUS").is_some_and(|v| v == "1") {
+                panic!("PICA_REQUIRE_CORPUS=1 but ../shared/corpus holds no .shbin file");
+            }
+            eprintln!("SKIPPED: no ../shared/corpus");
+        }
+        out
+    }
+
+    fn converted_temps(ir: &Ir) -> u16 {
+        ir.prologue.nodes.iter().fold(0, |m, node| match node.op {
+            Op::Store {
+                dst: DstReg::Temp(n),
+                ..
+            } => m | 1 << (n & 15),
+            _ => m,
+        })
+    }
+
+    fn top_facts(converted: u16) -> [Facts; 16] {
+        std::array::from_fn(|n| {
+            if converted >> n & 1 != 0 {
+                LOADED | CANONICAL
+            } else {
+                QUANTIZED | LOADED | CANONICAL
+            }
+        })
+    }
+
+    /// `estimated_writes` keeps every fact `forward` derives, whatever the
+    /// facts assumed (else the estimate could start the rounds below the
+    /// greatest fixed point and lose facts).
+    #[test]
+    fn estimated_writes_keep_every_fact_forward_derives() {
+        let mut scratch = Scratch::default();
+        for (name, ir) in corpus_f24_irs() {
+            let converted = converted_temps(&ir);
+            let top = top_facts(converted);
+            let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+            let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
+            let mut odd = top;
+            for (n, f) in odd.iter_mut().enumerate() {
+                *f &= [
+                    0,
+                    CANONICAL,
+                    LOADED | CANONICAL,
+                    QUANTIZED | LOADED | CANONICAL,
+                ][n % 4];
+            }
+            for assumed in [top, estimate, odd, [0; 16]] {
+                let kept = std::array::from_fn(|n| {
+                    if converted >> n & 1 != 0 {
+                        assumed[n]
+                    } else {
+                        0
+                    }
+                });
+                for block in &ir.blocks {
+                    let (_, derived) = forward(block, &assumed, &kept, &mut scratch);
+                    let estimated = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                    for n in 0..16 {
+                        assert_eq!(
+                            estimated[n] & derived[n],
+                            derived[n],
+                            "{name} block {}: r{n} estimated {:#b}, forward {:#b}",
+                            block.start,
+                            estimated[n],
+                            derived[n]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rewrite uses the greatest assignment of temporary facts that
+    /// every block's writes satisfy: the same as narrowing from every fact
+    /// with `forward` alone until nothing changes.
+    #[test]
+    fn temp_facts_are_the_greatest_fixed_point_of_forward() {
+        let mut scratch = Scratch::default();
+        let mut with_facts = 0;
+        for (name, ir) in corpus_f24_irs() {
+            let converted = converted_temps(&ir);
+            let mut assumed = top_facts(converted);
+            let reference = loop {
+                let kept = std::array::from_fn(|n| {
+                    if converted >> n & 1 != 0 {
+                        assumed[n]
+                    } else {
+                        0
+                    }
+                });
+                let mut narrowed = assumed;
+                let mut blocks = Vec::new();
+                for block in &ir.blocks {
+                    let (rewritten, written) = forward(block, &assumed, &kept, &mut scratch);
+                    blocks.push(rewritten);
+                    for (a, w) in narrowed.iter_mut().zip(written) {
+                        *a &= w;
+                    }
+                }
+                if narrowed == assumed {
+                    break blocks;
+                }
+                assumed = narrowed;
+            };
+            with_facts += usize::from(assumed.iter().any(|&f| f != 0));
+            assert!(
+                forward_with_temp_facts(&ir, &mut scratch) == reference,
+                "{name}: facts {assumed:?}"
+            );
+        }
+        // Not a vacuous comparison: most shaders keep facts of temporaries.
+        assert!(with_facts > 0 || corpus_f24_irs().is_empty());
     }
 }
