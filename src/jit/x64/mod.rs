@@ -228,7 +228,11 @@ impl Emitter<'_> {
                 .temps_converted_on_entry(self.cx.analysis.entry),
         );
         // The code is specific to its entry point (part of the cache key).
-        self.jump_to(self.cx.analysis.entry);
+        // The code of PC 0 follows at once: no jump to it.
+        let entry = self.cx.analysis.entry;
+        if entry != 0 || self.cx.pc_labels.is_empty() {
+            self.jump_to(entry);
+        }
     }
 
     /// The stack offset of the flushed copy of input `n`.

@@ -62,6 +62,9 @@ pub(crate) enum Form {
     /// path never matters, and both steps work lane by lane), computed from
     /// the raw read.
     QuantizeOf(Value, [u8; 4]),
+    /// [`Form::QuantizeOf`] of the directly addressed uniform `c<n>`, read
+    /// from memory by the sequence itself.
+    QuantizeConst(u8, [u8; 4]),
     /// `f24_flush(f24_load(v<n>))`, swizzled by `lanes` between the load and
     /// the flush: the flushed copy the prologue stored on the stack
     /// ([`flushed_inputs`]).
@@ -119,9 +122,10 @@ impl IntoIterator for Operands {
 fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
         Form::Own => Operands::from_iter(crate::ir::opt::operands(op)),
-        Form::Folded | Form::ConvertedInput(_) | Form::FlushedInput(..) => {
-            Operands::from_iter(None)
-        }
+        Form::Folded
+        | Form::ConvertedInput(_)
+        | Form::FlushedInput(..)
+        | Form::QuantizeConst(..) => Operands::from_iter(None),
         Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
         Form::Relative { offset, .. } => Operands::from_iter(offset),
     }
@@ -233,9 +237,8 @@ fn flushed_load(block: &Block, v: Value, preconverted_uniforms: bool) -> Option<
     };
     match op(read) {
         Op::ReadInput(n) => Some(Form::FlushedInput(n & 15, lanes)),
-        Op::ReadConst(_) | Op::ReadConstAt(_) if !preconverted_uniforms => {
-            Some(Form::QuantizeOf(read, lanes))
-        }
+        Op::ReadConst(n) if !preconverted_uniforms => Some(Form::QuantizeConst(n, lanes)),
+        Op::ReadConstAt(_) if !preconverted_uniforms => Some(Form::QuantizeOf(read, lanes)),
         _ => None,
     }
 }

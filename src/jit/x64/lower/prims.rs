@@ -75,6 +75,18 @@ impl Emitter<'_> {
                 }
                 return Ok(());
             }
+            Form::QuantizeConst(n, lanes) => {
+                let off = state::float_uniform(n) as i32;
+                if lanes == super::IDENTITY {
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off]);
+                } else {
+                    let imm = shuffle_imm(lanes);
+                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [r13 + off], imm);
+                }
+                // The quantisation works in place.
+                self.vector().unary(UnOp::F24Quantize, d, d);
+                return Ok(());
+            }
             Form::FlushedInput(n, lanes) => {
                 let off = self.flushed_input_offset(n);
                 if lanes == super::IDENTITY {
