@@ -67,7 +67,7 @@ pub(crate) enum Form {
     QuantizeConst(u8, [u8; 4]),
     /// `f24_flush(f24_load(v<n>))`, swizzled by `lanes` between the load and
     /// the flush: the flushed copy the prologue stored on the stack
-    /// ([`flushed_inputs`]).
+    /// ([`input_uses`]).
     FlushedInput(u8, [u8; 4]),
     /// `read_const_at` of the relative-addressing slot `(base + offset) & 0x7F`
     /// with `offset` an address register outside `-128..=127` replaced by 0:
