@@ -300,3 +300,100 @@ fn every_lane_loads_exactly_next_to_values_of_every_range() {
         check(t.out_bits(6), load(ordinary), "c6");
     }
 }
+
+#[test]
+fn every_lane_is_flushed_exactly_after_a_swizzled_or_plain_load() {
+    // An arithmetic operand read from an input or a uniform is loaded, then
+    // flushed (below 2^-62 → +0): the JIT computes the pair at once (inputs
+    // once per invocation, read plain or swizzled; raw uniforms as one
+    // quantisation). `add x, +0` (r9) leaves the flushed value unchanged. v0 is
+    // also moved unflushed (loaded and flushed copies), v1 only flushed.
+    let edges: [u32; 12] = [
+        0x8000_0000,
+        0x187F_FFFF,
+        0x1880_0000,
+        0x9880_0001,
+        0x207F_FF00,
+        0xA07F_FFFF,
+        0x2080_007F,
+        0x5F7F_FFFF,
+        0xDF80_0001,
+        INF_BITS,
+        0x7F80_0001,
+        0xFFC0_1234,
+    ];
+    // f24_flush(f24_load(x)): every float24 subnormal becomes +0 too.
+    let flushed: [u32; 12] = [
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0x2080_0000,
+        0x5F7F_FF80,
+        NEG_INF_BITS,
+        INF_BITS,
+        QNAN_BITS,
+        QNAN_BITS,
+    ];
+    let ordinary = [fb(0x3F80_0008), -2.5, 0.0, fb(0x4120_00FF)];
+    let ordinary_flushed = [ONE_BITS, 0xC020_0000, 0, 0x4120_0080];
+    let flush = |v: [f32; 4]| {
+        v.map(|x| match edges.iter().position(|&e| e == x.to_bits()) {
+            Some(k) => flushed[k],
+            None => {
+                ordinary_flushed[ordinary
+                    .iter()
+                    .position(|o| o.to_bits() == x.to_bits())
+                    .unwrap()]
+            }
+        })
+    };
+    let wzyx = |v: [u32; 4]| [v[3], v[2], v[1], v[0]];
+    let src = "mov o0, v0\nadd o1, v0, r9\nadd o2, v0.wzyx, r9\nadd o3, v1.wzyx, r9\n\
+               add o4, c5, r9\nadd o5, c5.wzyx, r9\nadd o6, v1, r9";
+    for chunk in edges.chunks(4) {
+        for lane in 0..4 {
+            let mut v = ordinary;
+            v[lane] = fb(chunk[lane]);
+            let mut w = ordinary;
+            w[3 - lane] = fb(chunk[(lane + 1) % 4]);
+            let t = Case::new(src)
+                .precision(F24)
+                .input(0, v)
+                .input(1, w)
+                .f(5, v)
+                .temp(9, [0.0; 4])
+                .run();
+            let what = format!("{chunk:08x?} lane {lane}");
+            check(t.out_bits(1), flush(v), &format!("v0 {what}"));
+            check(t.out_bits(2), wzyx(flush(v)), &format!("v0.wzyx {what}"));
+            check(t.out_bits(3), wzyx(flush(w)), &format!("v1.wzyx {what}"));
+            check(t.out_bits(6), flush(w), &format!("v1 {what}"));
+            check(t.out_bits(4), flush(v), &format!("c5 {what}"));
+            check(t.out_bits(5), wzyx(flush(v)), &format!("c5.wzyx {what}"));
+        }
+    }
+    // The flush sees the loaded (truncated) value: 1 + 2^-17 loads as 1, so
+    // adding 2^-17 gives 1 (from the raw value it would give 1 + 2^-16).
+    let v = [fb(0x3F80_0040), -2.5, 0.0, fb(0x3F80_0040)];
+    let t = Case::new(src)
+        .precision(F24)
+        .input(0, v)
+        .input(1, v)
+        .f(5, v)
+        .temp(9, [pow2(-17), 0.0, 0.0, 0.0])
+        .run();
+    for n in 1..=6 {
+        let expected = match n {
+            2 | 3 | 5 => [ONE_BITS, 0, 0xC020_0000, ONE_BITS],
+            _ => [ONE_BITS, 0xC020_0000, 0, ONE_BITS],
+        };
+        check(
+            t.out_bits(n),
+            expected,
+            &format!("o{n}, truncated then flushed"),
+        );
+    }
+}

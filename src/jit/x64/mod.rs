@@ -77,8 +77,17 @@ pub(crate) struct Emitter<'p> {
     cx: Context<'p, Vec<lower::Form>>,
     /// The vector-primitive emitter's state (its constants, slow paths).
     vector: emit::VectorState,
-    /// Stack bytes reserved below the saved registers (spill slots).
+    /// Stack bytes reserved below the saved registers (spill slots, then the
+    /// flushed inputs).
     stack_extra: i32,
+    /// F24: the inputs the code reads converted by the prologue
+    /// (`lower::Form::ConvertedInput`), one bit per input.
+    loaded_inputs: u16,
+    /// F24: the inputs it reads converted and flushed
+    /// (`lower::Form::FlushedInput`), kept on the stack above the spill slots
+    /// at `flushed_base`.
+    flushed_inputs: u16,
+    flushed_base: i32,
     /// Code that pushes a control-flow stack, checks the stack tops or calls a
     /// helper was emitted (the frame's flow fields must then be initialised;
     /// see `Frame::progress`).
@@ -117,6 +126,8 @@ pub(crate) fn compile(
     // one label reference per IR node, a few dozen bytes and references per
     // instruction for the flow code): growing the buffers (and rehashing the
     // label table) node by node is a noticeable part of a compilation.
+    let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
+    let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut ops = Asm::new_with_capacity(
         0,
@@ -146,7 +157,10 @@ pub(crate) fn compile(
         } else {
             emit::Encoding::Sse41
         }),
-        stack_extra: 16 * plan.spill_slots as i32,
+        stack_extra: flushed_base + 16 * flushed_inputs.count_ones() as i32,
+        loaded_inputs,
+        flushed_inputs,
+        flushed_base,
         uses_flow_state: false,
         budget_checks,
         may_push: super::inline_flow::may_push(program, analysis),
@@ -212,10 +226,18 @@ impl Emitter<'_> {
             self.cx
                 .program
                 .temps_converted_on_entry(self.cx.analysis.entry),
-            self.cx.program.inputs_read(),
         );
         // The code is specific to its entry point (part of the cache key).
-        self.jump_to(self.cx.analysis.entry);
+        // The code of PC 0 follows at once: no jump to it.
+        let entry = self.cx.analysis.entry;
+        if entry != 0 || self.cx.pc_labels.is_empty() {
+            self.jump_to(entry);
+        }
+    }
+
+    /// The stack offset of the flushed copy of input `n`.
+    pub(super) fn flushed_input_offset(&self, n: u8) -> i32 {
+        lower::flushed_input_offset(self.flushed_base, self.flushed_inputs, n)
     }
 
     fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {

@@ -20,6 +20,7 @@ impl Vector<'_> {
                 self.copy(d, a);
                 self.canonicalize(d);
             }
+            UnOp::F24Load if d != a && ![S1, S2, S3].contains(&a) => self.f24_load_into(d, a),
             UnOp::F24Load => {
                 self.copy(d, a);
                 self.f24_load(d);
@@ -173,6 +174,28 @@ impl Vector<'_> {
         self.copy(d, S3);
         self.bind(back);
         self.st.slow.push(SlowPath::F24Load { label, back, d });
+    }
+
+    /// `d = arith::f24::load(a)` with `d` ≠ `a` and `a` no scratch register:
+    /// [`f24_load`](Self::f24_load) with the fast result written to `d`
+    /// directly (no copies); the slow path loads from `a`, unchanged.
+    fn f24_load_into(&mut self, d: u8, a: u8) {
+        self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
+        self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
+        self.v3c(V::Pcmpgtd, S1, S2, f24::SUBNORMAL_QUANTUM.to_bits() - 1);
+        self.v3(V::Xorps, S1, S1, S3);
+        self.v3(V::Andps, d, S3, a);
+        self.v3c(V::Andps, d, d, f24::MANTISSA_MASK);
+        self.v3c(V::Pcmpgtd, S2, S2, f24::OVERFLOW_BITS - 1);
+        self.v3(V::Orps, S1, S1, S2);
+        self.test_zero(S1);
+        let label = self.ops.new_dynamic_label();
+        let back = self.ops.new_dynamic_label();
+        dynasm!(self.ops ; .arch x64 ; jnz =>label);
+        self.bind(back);
+        self.st
+            .slow
+            .push(SlowPath::F24LoadFrom { label, back, d, a });
     }
 
     /// `arith::f24::load` in place, every lane by the full sequence.

@@ -32,6 +32,14 @@ pub(in crate::jit::x64) enum SlowPath {
         back: DynamicLabel,
         d: u8,
     },
+    /// The exact float24 load `d = load(a)` (some lane of `a` is a float24
+    /// subnormal, at or above 2^64, infinite or NaN; `a` is unchanged).
+    F24LoadFrom {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+    },
     /// The float24 quantisation's tail in `d` (some lane is at or above
     /// 2^64, infinite or NaN), with `S2` = |bits|.
     F24Overflow {
@@ -70,6 +78,12 @@ impl Vector<'_> {
                 }
                 SlowPath::F24Load { label, back, d } => {
                     self.bind(label);
+                    self.f24_load_exact(d);
+                    back
+                }
+                SlowPath::F24LoadFrom { label, back, d, a } => {
+                    self.bind(label);
+                    self.copy(d, a);
                     self.f24_load_exact(d);
                     back
                 }

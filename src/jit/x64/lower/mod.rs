@@ -56,10 +56,19 @@ pub(crate) enum Form {
     ConvertedInput(u8),
     /// `f24_load` of a uniform the caller already converted: the operand.
     Same(Value),
-    /// `f24_flush(f24_load(read))` of a uniform: exactly `f24_quantize(read)`
-    /// (a flushed value cannot be a float24 subnormal, so the load's subnormal
-    /// path never matters), computed from the raw read.
-    QuantizeOf(Value),
+    /// `f24_flush(f24_load(read))` of a uniform, swizzled by `lanes` between
+    /// the load and the flush: exactly `f24_quantize(swizzle(read))` (a
+    /// flushed value cannot be a float24 subnormal, so the load's subnormal
+    /// path never matters, and both steps work lane by lane), computed from
+    /// the raw read.
+    QuantizeOf(Value, [u8; 4]),
+    /// [`Form::QuantizeOf`] of the directly addressed uniform `c<n>`, read
+    /// from memory by the sequence itself.
+    QuantizeConst(u8, [u8; 4]),
+    /// `f24_flush(f24_load(v<n>))`, swizzled by `lanes` between the load and
+    /// the flush: the flushed copy the prologue stored on the stack
+    /// ([`input_uses`]).
+    FlushedInput(u8, [u8; 4]),
     /// `read_const_at` of the relative-addressing slot `(base + offset) & 0x7F`
     /// with `offset` an address register outside `-128..=127` replaced by 0:
     /// computed with general-purpose registers.
@@ -113,8 +122,11 @@ impl IntoIterator for Operands {
 fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
         Form::Own => Operands::from_iter(crate::ir::opt::operands(op)),
-        Form::Folded | Form::ConvertedInput(_) => Operands::from_iter(None),
-        Form::Same(v) | Form::QuantizeOf(v) => Operands::from_iter(Some(v)),
+        Form::Folded
+        | Form::ConvertedInput(_)
+        | Form::FlushedInput(..)
+        | Form::QuantizeConst(..) => Operands::from_iter(None),
+        Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
         Form::Relative { offset, .. } => Operands::from_iter(offset),
     }
 }
@@ -139,14 +151,9 @@ pub(super) fn block_state<'p>(
                 _ => Form::Own,
             },
             Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
-            Op::Unary(UnOp::F24Flush, v) if f24 && !preconverted_uniforms => match op(v) {
-                Op::Unary(UnOp::F24Load, read)
-                    if matches!(op(read), Op::ReadConst(_) | Op::ReadConstAt(_)) =>
-                {
-                    Form::QuantizeOf(read)
-                }
-                _ => Form::Own,
-            },
+            Op::Unary(UnOp::F24Flush, v) if f24 => {
+                flushed_load(block, v, preconverted_uniforms).unwrap_or(Form::Own)
+            }
             _ => Form::Own,
         };
     }
@@ -183,6 +190,7 @@ pub(super) fn block_state<'p>(
                     form[k] == Form::Own && !written(read)
                 }
                 Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
+                Op::Unary(UnOp::F24Flush, _) => matches!(form[k], Form::FlushedInput(..)),
                 _ => false,
             })
             .collect(),
@@ -210,6 +218,53 @@ pub(super) fn plan<'p>(
     crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
         block_state(block, lowered, f24, preconverted_uniforms)
     })
+}
+
+/// The identity swizzle.
+const IDENTITY: [u8; 4] = [0, 1, 2, 3];
+
+/// The form of `f24_flush(v)` when `v` is, under at most one swizzle, the
+/// float24 load of an input (always converted by the prologue) or of a raw
+/// uniform (not `preconverted_uniforms`).
+fn flushed_load(block: &Block, v: Value, preconverted_uniforms: bool) -> Option<Form> {
+    let op = |v: Value| block.nodes[v.0 as usize].op;
+    let (loaded, lanes) = match op(v) {
+        Op::Swizzle(x, lanes) => (x, lanes),
+        _ => (v, IDENTITY),
+    };
+    let Op::Unary(UnOp::F24Load, read) = op(loaded) else {
+        return None;
+    };
+    match op(read) {
+        Op::ReadInput(n) => Some(Form::FlushedInput(n & 15, lanes)),
+        Op::ReadConst(n) if !preconverted_uniforms => Some(Form::QuantizeConst(n, lanes)),
+        Op::ReadConstAt(_) if !preconverted_uniforms => Some(Form::QuantizeOf(read, lanes)),
+        _ => None,
+    }
+}
+
+/// Which inputs the lowered blocks of `plan` read as converted by the
+/// prologue (`Form::ConvertedInput`), and which flushed
+/// (`Form::FlushedInput`): one bit per input.
+pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> (u16, u16) {
+    let (mut loaded, mut flushed) = (0u16, 0u16);
+    for state in plan.blocks.iter().flatten() {
+        for form in &state.own {
+            match *form {
+                Form::ConvertedInput(n) => loaded |= 1 << (n & 15),
+                Form::FlushedInput(n, _) => flushed |= 1 << (n & 15),
+                _ => {}
+            }
+        }
+    }
+    (loaded, flushed)
+}
+
+/// The stack offset of the flushed copy of input `n` among the `flushed`
+/// ones, above `base` (the spill slots).
+pub(super) fn flushed_input_offset(base: i32, flushed: u16, n: u8) -> i32 {
+    let below = flushed & ((1u16 << (n & 15)) - 1);
+    base + 16 * below.count_ones() as i32
 }
 
 /// The relative-addressing pattern of `ir::recipes` at `slot`, if it is one.

@@ -64,8 +64,37 @@ impl Emitter<'_> {
                 self.vector().copy(d, regs[0]);
                 return Ok(());
             }
-            Form::QuantizeOf(_) => {
-                self.vector().unary(UnOp::F24Quantize, d, regs[0]);
+            Form::QuantizeOf(_, lanes) => {
+                if lanes == super::IDENTITY {
+                    self.vector().unary(UnOp::F24Quantize, d, regs[0]);
+                } else {
+                    // The quantisation works in place.
+                    let imm = shuffle_imm(lanes);
+                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), Rx(regs[0]), imm);
+                    self.vector().unary(UnOp::F24Quantize, d, d);
+                }
+                return Ok(());
+            }
+            Form::QuantizeConst(n, lanes) => {
+                let off = state::float_uniform(n) as i32;
+                if lanes == super::IDENTITY {
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off]);
+                } else {
+                    let imm = shuffle_imm(lanes);
+                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [r13 + off], imm);
+                }
+                // The quantisation works in place.
+                self.vector().unary(UnOp::F24Quantize, d, d);
+                return Ok(());
+            }
+            Form::FlushedInput(n, lanes) => {
+                let off = self.flushed_input_offset(n);
+                if lanes == super::IDENTITY {
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rsp + off]);
+                } else {
+                    let imm = shuffle_imm(lanes);
+                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rsp + off], imm);
+                }
                 return Ok(());
             }
             Form::Relative { base, offset, reg } => {
