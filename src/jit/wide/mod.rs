@@ -15,12 +15,14 @@
 //! * **Flag decisions** (`ifc`, `callc`, `jmpc`, `breakc`): the block returns
 //!   the condition's lane mask. When every active lane agrees the group
 //!   follows it once; when they diverge, where the backend has masked block
-//!   functions (x86-64) the lanes split into paths in one register file
-//!   (`run_masked`): the path with the lowest PC runs next under its lane
-//!   mask and paths meeting in one flow state merge (reconvergence).
-//!   Elsewhere the group forks: the lanes that took the other way continue
-//!   later as a group of their own, with a copy of the register file and of
-//!   the flow state. Either way inactive lanes compute values nobody reads,
+//!   functions (x86-64 and NEON) the lanes split into paths in one register
+//!   file (`run_masked`): the path with the lowest PC runs next under its
+//!   lane mask and paths meeting in one flow state merge (reconvergence).
+//!   A backend without masked stores would fork instead (`run_group`): the
+//!   lanes that took the other way continue later as a group of their own,
+//!   with a copy of the register file and of the flow state; both backends
+//!   have masked functions wherever a decision can differ between lanes, so
+//!   there `run_group` never sees lanes diverge. Inactive lanes compute values nobody reads,
 //!   and a few lanes left on their own go to the single-vertex JIT where the
 //!   caller can run them (`LaneSink::single_vertex`).
 //! * **Hand-over**: a block entered mid-way, a block the remaining budget
