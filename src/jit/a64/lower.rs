@@ -37,11 +37,11 @@ use crate::jit::single::state::{self, Base};
 use crate::jit::single::{self, Values};
 use dynasmrt::{DynasmApi, dynasm};
 
-/// `x20` = `*mut UnitState`, `x21` = `*const Uniforms`, `x23` = the
+/// `x1` = `*mut UnitState`, `x2` = `*const Uniforms`, `x5` = the
 /// constant pool (see `mod.rs`).
-const STATE: u8 = 20;
-const UNIFORMS: u8 = 21;
-const POOL: u8 = 23;
+const STATE: u8 = 1;
+const UNIFORMS: u8 = 2;
+const POOL: u8 = 5;
 
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
@@ -116,7 +116,7 @@ impl<'p> Emitter<'p> {
             Op::Store { dst, mask, .. } => self.store(r(0), dst, mask),
             Op::WriteAddr(reg, _) => {
                 let off = state::addr(reg);
-                dynasm!(self.ops ; .arch aarch64 ; umov w9, V(r(0)).s[0] ; str w9, [x20, off]);
+                dynasm!(self.ops ; .arch aarch64 ; umov w9, V(r(0)).s[0] ; str w9, [x1, off]);
             }
             Op::WriteFlag(f, _) => {
                 let off = state::flag(f);
@@ -124,7 +124,7 @@ impl<'p> Emitter<'p> {
                     ; .arch aarch64
                     ; umov w9, V(r(0)).s[0]
                     ; and w9, w9, #1
-                    ; strb w9, [x20, off]
+                    ; strb w9, [x1, off]
                 );
             }
             Op::Swizzle(_, lanes) => {

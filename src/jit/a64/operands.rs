@@ -15,32 +15,31 @@ impl Emitter<'_> {
         let off = state::destination(dst);
         match mask.0 & 0xF {
             0 => {}
-            0xF => dynasm!(self.ops ; .arch aarch64 ; str Q(x), [x20, off]),
+            0xF => dynasm!(self.ops ; .arch aarch64 ; str Q(x), [x1, off]),
             _ => {
-                dynasm!(self.ops ; .arch aarch64 ; ldr q7, [x20, off]);
+                dynasm!(self.ops ; .arch aarch64 ; ldr q7, [x1, off]);
                 for lane in 0..4u32 {
                     if mask.writes(lane as usize) {
                         dynasm!(self.ops ; .arch aarch64 ; mov v7.s[lane], V(x).s[lane]);
                     }
                 }
-                dynasm!(self.ops ; .arch aarch64 ; str q7, [x20, off]);
+                dynasm!(self.ops ; .arch aarch64 ; str q7, [x1, off]);
             }
         }
     }
 
     /// F24: converts the temporaries the program reads, in place, exactly as
     /// `interp::enter` does (inputs and uniforms are converted when read). Runs in
-    /// the prologue, before the first dispatch.
+    /// the prologue, with the pinned constants loaded.
     pub fn f24_entry_conversion(&mut self, temps_read: u16) {
         if self.precision != Precision::F24 {
             return;
         }
-        self.load_pinned();
         for n in (0..16).filter(|n| temps_read >> n & 1 != 0) {
             let off = TEMPS + n * 16;
-            dynasm!(self.ops ; .arch aarch64 ; ldr q1, [x20, off]);
+            dynasm!(self.ops ; .arch aarch64 ; ldr q1, [x1, off]);
             self.neon().f24_load(1, 1);
-            dynasm!(self.ops ; .arch aarch64 ; str q1, [x20, off]);
+            dynasm!(self.ops ; .arch aarch64 ; str q1, [x1, off]);
         }
     }
 }

@@ -784,7 +784,7 @@ fn generated_code_preserves_callee_saved_registers() {
         let analysis = crate::analysis::analyse(&prog, cfg.entry, cfg.kind);
         let built = crate::ir::Ir::from_analysis(&prog, &analysis, cfg.kind, p);
         let optimised = crate::ir::opt::optimize(&built);
-        let compiled = super::compile(&prog, &analysis, p, &optimised, &built).unwrap();
+        let compiled = super::compile(&prog, &analysis, p, true, &optimised, &built).unwrap();
         let region = ExecRegion::new(&compiled.code).unwrap();
         let mut u = Uniforms::default();
         u.i[0] = [2, 0, 1, 0];
@@ -899,7 +899,7 @@ fn generated_code_preserves_callee_saved_registers() {
 
 // ---------------------------------------------------------------------------
 // Inline control flow (`flow.rs`, planned by `jit::inline_flow`): pushes with
-// the ring buffers' overflow, single-stack pops, the budget in x24. Every run
+// the ring buffers' overflow, single-stack pops, the budget in x6. Every run
 // is compared with the interpreter bit for bit, and the number of calls into
 // Rust shows which path ran: none for the inline paths.
 
@@ -925,7 +925,7 @@ fn powers_of_two() -> Uniforms {
 
 /// Runs the generated code of `prog` alone (F32, no hand-over to the
 /// interpreter) from `s` with `budget`, then the interpreter with the budget
-/// the generated code used: both stop at the same PC (the generated code at
+/// the generated code used when it handed over (else the whole budget): both stop at the same PC (the generated code at
 /// the block it could not cover, or at `end`) with the same state, the same
 /// stacks (slot contents, next slots and counts included) and consistent
 /// cached tops.
@@ -969,7 +969,14 @@ fn stacks_agree_where_generated_code_stops(
     // `compiled` lives; the frame, state and uniforms outlive the call and are
     // only accessed through these pointers meanwhile.
     let exit = unsafe { (compiled.entry)(&mut fr, state_ptr, u, cfg.entry) };
-    let used = budget - fr.remaining;
+    // The code writes the remaining budget back on the hand-over only (the
+    // caller reads it there alone); after `end` the interpreter gets the
+    // whole budget, which it cannot exhaust either.
+    let used = if exit == EXIT_RESUME {
+        budget - fr.remaining
+    } else {
+        budget
+    };
 
     let mut expected = s.clone();
     let mut progress = Progress {
