@@ -127,28 +127,28 @@ impl<'p> Emitter<'p> {
                     ; strb w9, [x1, off]
                 );
             }
-            Op::Swizzle(_, lanes) => {
-                let a = r(0);
-                if lanes.iter().all(|&l| l == lanes[0]) {
-                    let lane = (lanes[0] & 3) as u32;
-                    dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(a).s[lane]);
-                } else {
-                    for (to, &from) in lanes.iter().enumerate() {
-                        let (to, from) = (to as u32, (from & 3) as u32);
-                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[to], V(a).s[from]);
-                    }
-                }
-            }
+            Op::Swizzle(_, lanes) => self.shuffle(d, r(0), lanes.map(|l| l & 3)),
             Op::Extract(_, lane) => {
                 let lane = (lane & 3) as u32;
                 dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(r(0)).s[lane]);
             }
             Op::Splat(_) => self.neon().copy(d, r(0)),
             Op::Blend { take_b, .. } => {
-                self.neon().copy(d, r(0));
+                // A copy of whichever operand gives more lanes, then the
+                // other operand's lanes.
+                let from_b = take_b.writes(0) as u8
+                    + take_b.writes(1) as u8
+                    + take_b.writes(2) as u8
+                    + take_b.writes(3) as u8;
+                let (base, other, other_is_b) = if from_b > 2 {
+                    (r(1), r(0), false)
+                } else {
+                    (r(0), r(1), true)
+                };
+                self.neon().copy(d, base);
                 for lane in 0..4u32 {
-                    if take_b.writes(lane as usize) {
-                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(r(1)).s[lane]);
+                    if take_b.writes(lane as usize) == other_is_b {
+                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(other).s[lane]);
                     }
                 }
             }
@@ -159,6 +159,110 @@ impl<'p> Emitter<'p> {
             Op::ICmp(c, _, _) => self.neon().icmp(c, d, r(0), r(1)),
         }
         Ok(())
+    }
+}
+
+impl Emitter<'_> {
+    /// `v{d}` = the lanes `lanes` of `v{a}` (`d` differs from `a`): one
+    /// permute instruction where one gives the whole shuffle, else the one
+    /// (or a broadcast or a copy) that leaves the fewest lanes to move
+    /// singly, or four single-lane moves.
+    fn shuffle(&mut self, d: u8, a: u8, lanes: [u8; 4]) {
+        let moves = |p: Permute| (0..4).filter(|&l| p.lanes()[l] != lanes[l]).count();
+        let best = Permute::ALL.into_iter().min_by_key(|&p| moves(p));
+        let (from, singles) = match best {
+            Some(p) if moves(p) < 3 => {
+                self.permute(p, d, a);
+                (p.lanes(), moves(p))
+            }
+            // The four lanes one by one.
+            _ => ([4; 4], 4),
+        };
+        for to in (0..4).filter(|&l| from[l] != lanes[l]) {
+            let (to, lane) = (to as u32, lanes[to] as u32);
+            dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[to], V(a).s[lane]);
+        }
+        debug_assert!(singles <= 4);
+    }
+
+    fn permute(&mut self, p: Permute, d: u8, a: u8) {
+        match p {
+            Permute::Copy => self.neon().copy(d, a),
+            Permute::Dup(lane) => {
+                dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(a).s[lane as u32]);
+            }
+            Permute::SwapPairs => dynasm!(self.ops ; .arch aarch64 ; rev64 V(d).s4, V(a).s4),
+            Permute::Rotate(by) => {
+                let bytes = 4 * by as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ext V(d).b16, V(a).b16, V(a).b16, bytes);
+            }
+            Permute::Zip1 => dynasm!(self.ops ; .arch aarch64 ; zip1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Zip2 => dynasm!(self.ops ; .arch aarch64 ; zip2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Uzp1 => dynasm!(self.ops ; .arch aarch64 ; uzp1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Uzp2 => dynasm!(self.ops ; .arch aarch64 ; uzp2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Trn1 => dynasm!(self.ops ; .arch aarch64 ; trn1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Trn2 => dynasm!(self.ops ; .arch aarch64 ; trn2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::DupHalf(half) => {
+                dynasm!(self.ops ; .arch aarch64 ; dup V(d).d2, V(a).d[half as u32]);
+            }
+        }
+    }
+}
+
+/// One-instruction shuffles of a register's four lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Permute {
+    Copy,
+    Dup(u8),
+    SwapPairs,
+    /// Lane `l` of the result = lane `l + by` (mod 4).
+    Rotate(u8),
+    Zip1,
+    Zip2,
+    Uzp1,
+    Uzp2,
+    Trn1,
+    Trn2,
+    /// Both halves = half `0` or `1`.
+    DupHalf(u8),
+}
+
+impl Permute {
+    const ALL: [Permute; 17] = [
+        Permute::Copy,
+        Permute::Dup(0),
+        Permute::Dup(1),
+        Permute::Dup(2),
+        Permute::Dup(3),
+        Permute::SwapPairs,
+        Permute::Rotate(1),
+        Permute::Rotate(2),
+        Permute::Rotate(3),
+        Permute::Zip1,
+        Permute::Zip2,
+        Permute::Uzp1,
+        Permute::Uzp2,
+        Permute::Trn1,
+        Permute::Trn2,
+        Permute::DupHalf(0),
+        Permute::DupHalf(1),
+    ];
+
+    /// Which lane of the source each result lane takes.
+    const fn lanes(self) -> [u8; 4] {
+        match self {
+            Permute::Copy => [0, 1, 2, 3],
+            Permute::Dup(l) => [l; 4],
+            Permute::SwapPairs => [1, 0, 3, 2],
+            Permute::Rotate(by) => [by, (by + 1) & 3, (by + 2) & 3, (by + 3) & 3],
+            Permute::Zip1 => [0, 0, 1, 1],
+            Permute::Zip2 => [2, 2, 3, 3],
+            Permute::Uzp1 => [0, 2, 0, 2],
+            Permute::Uzp2 => [1, 3, 1, 3],
+            Permute::Trn1 => [0, 0, 2, 2],
+            Permute::Trn2 => [1, 1, 3, 3],
+            Permute::DupHalf(h) => [2 * h, 2 * h + 1, 2 * h, 2 * h + 1],
+        }
     }
 }
 

@@ -556,7 +556,9 @@ fn fpcr_is_set_for_generated_code_and_restored() {
 }
 
 // ---------------------------------------------------------------------------
-// Swizzles (dup / tbl), masks, negation and relative addressing.
+// Swizzles (one permute instruction, a permute and single-lane moves, or
+// four moves), blends, stores under every write mask, negation and relative
+// addressing.
 
 #[test]
 fn every_swizzle_with_negation_and_masks() {
@@ -596,6 +598,64 @@ fn every_swizzle_with_negation_and_masks() {
             }
             pair.run(&u, &s);
         }
+    }
+}
+
+/// Every write mask of a temporary written twice in one block (the second
+/// write's value blended into the first while the block keeps it in a
+/// register, from whichever side gives more lanes) and of the output it is
+/// stored to (whole register, halves and single lanes), with dot products
+/// whose sums shuffle lanes, against the interpreter.
+#[test]
+fn blends_and_stores_under_every_write_mask() {
+    for p in BOTH {
+        let mut code = Vec::new();
+        let mut descs = vec![plain()];
+        for m in 0..16u8 {
+            descs.push(desc(m, [ID; 3]));
+        }
+        for m in 0..16u8 {
+            let mask_desc = 1 + m;
+            code.push(unary(UnaryOp::Mov, DstReg::Temp(0), v(2), 0));
+            code.push(binary(
+                BinaryOp::Add,
+                DstReg::Temp(0),
+                v(0),
+                v(1),
+                mask_desc,
+            ));
+            code.push(binary(
+                BinaryOp::Dp4,
+                DstReg::Temp(1),
+                c(m),
+                r(0),
+                mask_desc,
+            ));
+            code.push(binary(
+                BinaryOp::Mul,
+                DstReg::Output(m),
+                r(0),
+                r(1),
+                mask_desc,
+            ));
+        }
+        code.push(Instruction::End);
+        let pair = Pair::new(program(&code, &descs), config(p));
+        let mut s = UnitState::default();
+        let mut u = Uniforms::default();
+        let values = specials();
+        s.inputs[0] = [1.5, -2.25, 3.0, 0.125];
+        s.inputs[1] = [-0.5, 4.0, -0.0, 1.0e-30];
+        s.inputs[2] = [7.0, 1.0e-40, -3.5, 2.0];
+        for n in 0..16 {
+            s.outputs[n] = [-(n as f32), 0.5, f32::NAN, f32::INFINITY];
+            u.f[n] = std::array::from_fn(|i| values[(n * 5 + i) % values.len()]);
+        }
+        pair.run(&u, &s);
+        for n in 0..16 {
+            u.f[n] = [n as f32 + 0.25, -1.0, 0.5, 2.0];
+        }
+        pair.run(&u, &s);
     }
 }
 
