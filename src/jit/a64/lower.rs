@@ -31,7 +31,7 @@
 
 use super::Emitter;
 use super::emit::Neon;
-use crate::ir::{Block, Op, Value};
+use crate::ir::{Block, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
 use crate::jit::single::state::{self, Base};
 use crate::jit::single::{self, Values};
@@ -60,6 +60,44 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
         values: Values::new(block, data, operands, &VALUE_REGS),
         own: (),
     }
+}
+
+/// `ir` with every `f24_flush(f24_load(x))` replaced by `f24_quantize(x)`
+/// (the same function: `f24::flush_input ∘ f24::load = f24::quantize_result`,
+/// as a float24 subnormal loads to itself and the flush then makes it +0;
+/// `tests::a_flushed_load_is_the_quantisation`), so that an operand read and
+/// flushed costs one conversion; a load nothing else uses then goes away.
+/// `None` when no block has such a pair.
+pub(super) fn fuse_flushed_loads(ir: &Ir) -> Option<Ir> {
+    #[cfg(test)]
+    if super::emit::fault::active(super::emit::fault::Fault::F24Flush) {
+        // The flush broken on purpose must be the one that runs.
+        return None;
+    }
+    let fusable = |block: &Block, node: &crate::ir::Node| match node.op {
+        Op::Unary(UnOp::F24Flush, v) => {
+            matches!(block.nodes[v.0 as usize].op, Op::Unary(UnOp::F24Load, _))
+        }
+        _ => false,
+    };
+    if !ir
+        .blocks
+        .iter()
+        .any(|b| b.nodes.iter().any(|n| fusable(b, n)))
+    {
+        return None;
+    }
+    let mut fused = ir.clone();
+    for block in &mut fused.blocks {
+        for k in 0..block.nodes.len() {
+            if let Op::Unary(UnOp::F24Flush, v) = block.nodes[k].op
+                && let Op::Unary(UnOp::F24Load, x) = block.nodes[v.0 as usize].op
+            {
+                block.nodes[k].op = Op::Unary(UnOp::F24Quantize, x);
+            }
+        }
+    }
+    Some(fused)
 }
 
 impl<'p> Emitter<'p> {

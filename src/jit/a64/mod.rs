@@ -133,6 +133,8 @@ pub(crate) fn compile(
     unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
+    let fused = lower::fuse_flushed_loads(ir);
+    let ir = fused.as_ref().unwrap_or(ir);
     // Every block gets code, an unreachable one too: the backend emits every
     // instruction (control never arrives at the unreachable ones).
     let plan = super::spill::plan(

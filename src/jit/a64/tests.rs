@@ -1511,3 +1511,34 @@ fn fuzz_corpus_replays_on_every_engine() {
     }
     eprintln!("replayed {replayed} corpus inputs from {dir}");
 }
+
+/// The rule `lower::fuse_flushed_loads` relies on: an arithmetic operand
+/// loaded and flushed in F24 (`f24::flush_input(f24::load(x))`) is
+/// `f24::quantize_result(x)`, bit for bit, for every sign and exponent with
+/// the mantissas at the float24 boundaries (all zeros, the lowest bit, the
+/// seven bits truncation drops, the float24 ones, all ones) and a spread of
+/// others: zeros, f32 subnormals, float24 subnormals, normals, ±inf, NaNs.
+#[test]
+fn a_flushed_load_is_the_quantisation() {
+    use crate::arith::f24;
+    let mantissas = [
+        0, 1, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xFF, 0x1234, 0x40_0000, 0x40_0001, 0x7F_FF80,
+        0x7F_FF7F, 0x7F_FFFF, 0x55_5555, 0x2A_AAAA,
+    ];
+    let mut checked = 0;
+    for sign in [0u32, 1 << 31] {
+        for exponent in 0..=255u32 {
+            for &m in &mantissas {
+                let bits = sign | exponent << 23 | m;
+                let x = f32::from_bits(bits);
+                assert_eq!(
+                    f24::flush_input(f24::load(x)).to_bits(),
+                    f24::quantize_result(x).to_bits(),
+                    "{bits:#010x}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 256 * mantissas.len());
+}
