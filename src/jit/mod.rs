@@ -322,8 +322,7 @@ struct Generated {
 /// The host's code generator: machine code for `program`, its data
 /// instructions lowered from the IR (built here, optimised, per block the
 /// unoptimised one where the optimised one keeps too many values live; see
-/// `spill::plan`). No [`Features`] flag changes the AArch64 code, which always
-/// counts its budget.
+/// `spill::plan`). No [`Features`] flag changes the AArch64 code.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn generate(
     program: &Program,
@@ -349,10 +348,17 @@ fn generate(
         true,
     );
     #[cfg(target_arch = "aarch64")]
-    let (compiled, lazy_progress, budget_checks) = {
-        let _ = (features, budget_checks);
-        let compiled = a64::compile(program, analysis, precision, &optimised, &built)?;
-        (compiled, false, true)
+    let (compiled, lazy_progress) = {
+        let _ = features;
+        let compiled = a64::compile(
+            program,
+            analysis,
+            precision,
+            budget_checks,
+            &optimised,
+            &built,
+        )?;
+        (compiled, true)
     };
     Ok(Generated {
         code: compiled.code,

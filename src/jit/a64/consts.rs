@@ -1,10 +1,9 @@
 //! Where the single-vertex backend keeps the shared constant pool
 //! ([`emit::consts`](super::emit::consts)): near the start of every compiled
 //! shader, 16-byte aligned at label `->consts` and addressed as
-//! `[x23, #offset]`. All [`PINNED`] entries are loaded into `v16..v25` by
-//! `->dispatch` (every path into compiled code from outside goes through it,
-//! and those registers are caller-saved, so nothing else has to preserve
-//! them). `K::Ones` is also read from memory, as the value of a constant
+//! `[x5, #offset]`. All [`PINNED`] entries are loaded into `v16..v25` by the
+//! prologue and again by `->dispatch` after a runtime helper (those
+//! registers are caller-saved, so nothing else has to preserve them). `K::Ones` is also read from memory, as the value of a constant
 //! read beyond `c95`.
 
 use super::Asm;

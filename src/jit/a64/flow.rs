@@ -13,7 +13,7 @@
 use super::Emitter;
 use crate::isa::{CondOp, Guard};
 use crate::jit::flow_dispatch::FlowTarget;
-use crate::jit::frame::{self, OFFSET_REMAINING, RingLayout};
+use crate::jit::frame::{self, RingLayout};
 use crate::jit::inline_flow::{self, Push, Stack, Word};
 use crate::jit::single::state::{AL, CMP};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
@@ -35,18 +35,18 @@ impl FlowTarget for Emitter<'_> {
             Guard::Always => dynasm!(self.ops ; .arch aarch64 ; movz w9, 1),
             Guard::Bool(id) => {
                 let off = inline_flow::bool_uniform(id);
-                dynasm!(self.ops ; .arch aarch64 ; ldrb w9, [x21, off]);
+                dynasm!(self.ops ; .arch aarch64 ; ldrb w9, [x2, off]);
             }
             Guard::Cond(c) => {
                 let lane = |e: &mut Self, into_w9: bool, lane: u32, reference: bool| {
                     let off = CMP + lane;
                     if into_w9 {
-                        dynasm!(e.ops ; .arch aarch64 ; ldrb w9, [x20, off]);
+                        dynasm!(e.ops ; .arch aarch64 ; ldrb w9, [x1, off]);
                         if !reference {
                             dynasm!(e.ops ; .arch aarch64 ; eor w9, w9, #1);
                         }
                     } else {
-                        dynasm!(e.ops ; .arch aarch64 ; ldrb w10, [x20, off]);
+                        dynasm!(e.ops ; .arch aarch64 ; ldrb w10, [x1, off]);
                         if !reference {
                             dynasm!(e.ops ; .arch aarch64 ; eor w10, w10, #1);
                         }
@@ -78,11 +78,12 @@ impl FlowTarget for Emitter<'_> {
         if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
         }
+        self.uses_flow_state = true;
         let next = pc + 1;
         dynasm!(self.ops
             ; .arch aarch64
-            ; ldp w9, w10, [x19, TOP_CHECKS as i32]
-            ; ldr w11, [x19, TOP_CHECKS + 8]
+            ; ldp w9, w10, [x3, TOP_CHECKS as i32]
+            ; ldr w11, [x3, TOP_CHECKS + 8]
             ; movz w0, next
             ; cmp w9, w0
             ; ccmp w10, w0, #4, ne
@@ -102,18 +103,21 @@ impl FlowTarget for Emitter<'_> {
     }
 
     /// Pushes `push` onto its ring stack (overwriting the oldest entry when
-    /// full) and records its check address as the stack's top.
+    /// full) and records its check address as the stack's top (the frame's
+    /// `progress` initialised first if this is the invocation's first push).
     fn push(&mut self, push: &Push) {
+        self.uses_flow_state = true;
+        self.ensure_progress();
         let ring = push.stack.ring();
         let mask = (ring.slots - 1) as u32;
         let (next, len, slots) = (ring.next as u32, ring.len as u32, ring.slots as u32);
-        dynasm!(self.ops ; .arch aarch64 ; ldr w9, [x19, next]);
+        dynasm!(self.ops ; .arch aarch64 ; ldr w9, [x3, next]);
         self.entry_base(ring);
         for (i, word) in push.words.iter().enumerate() {
             let off = ring.entries as u32 + 4 * i as u32;
             match *word {
                 Word::Imm(v) => self.mov_u32(11, v),
-                Word::UniformByte(u) => dynasm!(self.ops ; .arch aarch64 ; ldrb w11, [x21, u]),
+                Word::UniformByte(u) => dynasm!(self.ops ; .arch aarch64 ; ldrb w11, [x2, u]),
             }
             dynasm!(self.ops ; .arch aarch64 ; str w11, [x10, off]);
         }
@@ -123,12 +127,12 @@ impl FlowTarget for Emitter<'_> {
             ; .arch aarch64
             ; add w9, w9, #1
             ; and w9, w9, mask
-            ; str w9, [x19, next]
-            ; ldr w9, [x19, len]
+            ; str w9, [x3, next]
+            ; ldr w9, [x3, len]
             ; cmp w9, slots
             ; cinc w9, w9, lo
-            ; str w9, [x19, len]
-            ; str w12, [x19, top]
+            ; str w9, [x3, len]
+            ; str w12, [x3, top]
         );
     }
 
@@ -155,8 +159,8 @@ impl FlowTarget for Emitter<'_> {
     fn load_al(&mut self, al_from: u32) {
         dynasm!(self.ops
             ; .arch aarch64
-            ; ldrb w9, [x21, al_from]
-            ; str w9, [x20, AL]
+            ; ldrb w9, [x2, al_from]
+            ; str w9, [x1, AL]
         );
     }
 
@@ -170,8 +174,8 @@ impl Emitter<'_> {
     /// for the entry's address).
     fn entry_base(&mut self, ring: RingLayout) {
         match ring.stride {
-            8 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #3),
-            16 => dynasm!(self.ops ; .arch aarch64 ; add x10, x19, x9, lsl #4),
+            8 => dynasm!(self.ops ; .arch aarch64 ; add x10, x3, x9, lsl #3),
+            16 => dynasm!(self.ops ; .arch aarch64 ; add x10, x3, x9, lsl #4),
             other => unreachable!("stack entries of {other} bytes"),
         }
     }
@@ -193,13 +197,13 @@ impl Emitter<'_> {
         let top = stack.top_check() as u32;
         dynasm!(self.ops
             ; .arch aarch64
-            ; ldr w9, [x19, next]
+            ; ldr w9, [x3, next]
             ; sub w9, w9, #1
             ; and w9, w9, mask
-            ; str w9, [x19, next]
-            ; ldr w10, [x19, len]
+            ; str w9, [x3, next]
+            ; ldr w10, [x3, len]
             ; subs w10, w10, #1
-            ; str w10, [x19, len]
+            ; str w10, [x3, len]
             ; movn w11, 0
             ; b.eq >empty
             ; sub w9, w9, #1
@@ -210,7 +214,7 @@ impl Emitter<'_> {
             ; .arch aarch64
             ; ldr w11, [x10, entries]
             ; empty:
-            ; str w11, [x19, top]
+            ; str w11, [x3, top]
         );
     }
 
@@ -222,8 +226,8 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch aarch64
             ; ->stack_match:
-            ; ldp w9, w10, [x19, TOP_CHECKS as i32]
-            ; ldr w11, [x19, TOP_CHECKS + 8]
+            ; ldp w9, w10, [x3, TOP_CHECKS as i32]
+            ; ldr w11, [x3, TOP_CHECKS + 8]
             ; cmp w9, w0
             ; cset w12, eq
             ; cmp w10, w0
@@ -240,16 +244,19 @@ impl Emitter<'_> {
 
             // More than one stack involved, or a CALL chain: the exact Rust version.
             ; ->slow_check:
-            ; str x24, [x19, OFFSET_REMAINING as u32]
+        );
+        self.save_for_call();
+        dynasm!(self.ops
+            ; .arch aarch64
             ; sub w1, w0, #1
-            ; mov x0, x19
+            ; mov x0, x3
         );
         self.call_then_after_helper(frame::stack_check as *const () as usize);
         dynasm!(self.ops
             ; .arch aarch64
             // aL += increment; iterate again (one fewer left) or pop and fall through.
             ; ->loop_match:
-            ; ldr w9, [x19, loops.next as u32]
+            ; ldr w9, [x3, loops.next as u32]
             ; sub w9, w9, #1
             ; and w9, w9, (loops.slots - 1) as u32
         );
@@ -258,9 +265,9 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch aarch64
             ; ldr w11, [x10, entry + 12]
-            ; ldr w12, [x20, AL]
+            ; ldr w12, [x1, AL]
             ; add w12, w12, w11
-            ; str w12, [x20, AL]
+            ; str w12, [x1, AL]
             ; ldr w11, [x10, entry + 8]
             ; cbz w11, >exit
             ; sub w11, w11, #1
@@ -275,7 +282,7 @@ impl Emitter<'_> {
             ; b ->jump_pc
 
             ; ->if_match:
-            ; ldr w9, [x19, ifs.next as u32]
+            ; ldr w9, [x3, ifs.next as u32]
             ; sub w9, w9, #1
             ; and w9, w9, (ifs.slots - 1) as u32
         );
@@ -289,7 +296,7 @@ impl Emitter<'_> {
             ; b ->jump_pc
 
             ; ->call_match:
-            ; ldr w9, [x19, calls.next as u32]
+            ; ldr w9, [x3, calls.next as u32]
             ; sub w9, w9, #1
             ; and w9, w9, mask
         );
@@ -298,7 +305,7 @@ impl Emitter<'_> {
             ; .arch aarch64
             ; ldr w12, [x10, entry + 4] // ret
             // A second pop in the same check (ret is the next entry's exit)?
-            ; ldr w11, [x19, calls.len as u32]
+            ; ldr w11, [x3, calls.len as u32]
             ; cmp w11, #2
             ; b.lo >single
             ; sub w9, w9, #1

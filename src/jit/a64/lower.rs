@@ -31,17 +31,17 @@
 
 use super::Emitter;
 use super::emit::Neon;
-use crate::ir::{Block, Op, Value};
+use crate::ir::{Block, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
 use crate::jit::single::state::{self, Base};
 use crate::jit::single::{self, Values};
 use dynasmrt::{DynasmApi, dynasm};
 
-/// `x20` = `*mut UnitState`, `x21` = `*const Uniforms`, `x23` = the
+/// `x1` = `*mut UnitState`, `x2` = `*const Uniforms`, `x5` = the
 /// constant pool (see `mod.rs`).
-const STATE: u8 = 20;
-const UNIFORMS: u8 = 21;
-const POOL: u8 = 23;
+const STATE: u8 = 1;
+const UNIFORMS: u8 = 2;
+const POOL: u8 = 5;
 
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
@@ -60,6 +60,44 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
         values: Values::new(block, data, operands, &VALUE_REGS),
         own: (),
     }
+}
+
+/// `ir` with every `f24_flush(f24_load(x))` replaced by `f24_quantize(x)`
+/// (the same function: `f24::flush_input ∘ f24::load = f24::quantize_result`,
+/// as a float24 subnormal loads to itself and the flush then makes it +0;
+/// `tests::a_flushed_load_is_the_quantisation`), so that an operand read and
+/// flushed costs one conversion; a load nothing else uses then goes away.
+/// `None` when no block has such a pair.
+pub(super) fn fuse_flushed_loads(ir: &Ir) -> Option<Ir> {
+    #[cfg(test)]
+    if super::emit::fault::active(super::emit::fault::Fault::F24Flush) {
+        // The flush broken on purpose must be the one that runs.
+        return None;
+    }
+    let fusable = |block: &Block, node: &crate::ir::Node| match node.op {
+        Op::Unary(UnOp::F24Flush, v) => {
+            matches!(block.nodes[v.0 as usize].op, Op::Unary(UnOp::F24Load, _))
+        }
+        _ => false,
+    };
+    if !ir
+        .blocks
+        .iter()
+        .any(|b| b.nodes.iter().any(|n| fusable(b, n)))
+    {
+        return None;
+    }
+    let mut fused = ir.clone();
+    for block in &mut fused.blocks {
+        for k in 0..block.nodes.len() {
+            if let Op::Unary(UnOp::F24Flush, v) = block.nodes[k].op
+                && let Op::Unary(UnOp::F24Load, x) = block.nodes[v.0 as usize].op
+            {
+                block.nodes[k].op = Op::Unary(UnOp::F24Quantize, x);
+            }
+        }
+    }
+    Some(fused)
 }
 
 impl<'p> Emitter<'p> {
@@ -116,7 +154,7 @@ impl<'p> Emitter<'p> {
             Op::Store { dst, mask, .. } => self.store(r(0), dst, mask),
             Op::WriteAddr(reg, _) => {
                 let off = state::addr(reg);
-                dynasm!(self.ops ; .arch aarch64 ; umov w9, V(r(0)).s[0] ; str w9, [x20, off]);
+                dynasm!(self.ops ; .arch aarch64 ; umov w9, V(r(0)).s[0] ; str w9, [x1, off]);
             }
             Op::WriteFlag(f, _) => {
                 let off = state::flag(f);
@@ -124,31 +162,31 @@ impl<'p> Emitter<'p> {
                     ; .arch aarch64
                     ; umov w9, V(r(0)).s[0]
                     ; and w9, w9, #1
-                    ; strb w9, [x20, off]
+                    ; strb w9, [x1, off]
                 );
             }
-            Op::Swizzle(_, lanes) => {
-                let a = r(0);
-                if lanes.iter().all(|&l| l == lanes[0]) {
-                    let lane = (lanes[0] & 3) as u32;
-                    dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(a).s[lane]);
-                } else {
-                    for (to, &from) in lanes.iter().enumerate() {
-                        let (to, from) = (to as u32, (from & 3) as u32);
-                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[to], V(a).s[from]);
-                    }
-                }
-            }
+            Op::Swizzle(_, lanes) => self.shuffle(d, r(0), lanes.map(|l| l & 3)),
             Op::Extract(_, lane) => {
                 let lane = (lane & 3) as u32;
                 dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(r(0)).s[lane]);
             }
             Op::Splat(_) => self.neon().copy(d, r(0)),
             Op::Blend { take_b, .. } => {
-                self.neon().copy(d, r(0));
+                // A copy of whichever operand gives more lanes, then the
+                // other operand's lanes.
+                let from_b = take_b.writes(0) as u8
+                    + take_b.writes(1) as u8
+                    + take_b.writes(2) as u8
+                    + take_b.writes(3) as u8;
+                let (base, other, other_is_b) = if from_b > 2 {
+                    (r(1), r(0), false)
+                } else {
+                    (r(0), r(1), true)
+                };
+                self.neon().copy(d, base);
                 for lane in 0..4u32 {
-                    if take_b.writes(lane as usize) {
-                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(r(1)).s[lane]);
+                    if take_b.writes(lane as usize) == other_is_b {
+                        dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[lane], V(other).s[lane]);
                     }
                 }
             }
@@ -159,6 +197,110 @@ impl<'p> Emitter<'p> {
             Op::ICmp(c, _, _) => self.neon().icmp(c, d, r(0), r(1)),
         }
         Ok(())
+    }
+}
+
+impl Emitter<'_> {
+    /// `v{d}` = the lanes `lanes` of `v{a}` (`d` differs from `a`): one
+    /// permute instruction where one gives the whole shuffle, else the one
+    /// (or a broadcast or a copy) that leaves the fewest lanes to move
+    /// singly, or four single-lane moves.
+    fn shuffle(&mut self, d: u8, a: u8, lanes: [u8; 4]) {
+        let moves = |p: Permute| (0..4).filter(|&l| p.lanes()[l] != lanes[l]).count();
+        let best = Permute::ALL.into_iter().min_by_key(|&p| moves(p));
+        let (from, singles) = match best {
+            Some(p) if moves(p) < 3 => {
+                self.permute(p, d, a);
+                (p.lanes(), moves(p))
+            }
+            // The four lanes one by one.
+            _ => ([4; 4], 4),
+        };
+        for to in (0..4).filter(|&l| from[l] != lanes[l]) {
+            let (to, lane) = (to as u32, lanes[to] as u32);
+            dynasm!(self.ops ; .arch aarch64 ; mov V(d).s[to], V(a).s[lane]);
+        }
+        debug_assert!(singles <= 4);
+    }
+
+    fn permute(&mut self, p: Permute, d: u8, a: u8) {
+        match p {
+            Permute::Copy => self.neon().copy(d, a),
+            Permute::Dup(lane) => {
+                dynasm!(self.ops ; .arch aarch64 ; dup V(d).s4, V(a).s[lane as u32]);
+            }
+            Permute::SwapPairs => dynasm!(self.ops ; .arch aarch64 ; rev64 V(d).s4, V(a).s4),
+            Permute::Rotate(by) => {
+                let bytes = 4 * by as u32;
+                dynasm!(self.ops ; .arch aarch64 ; ext V(d).b16, V(a).b16, V(a).b16, bytes);
+            }
+            Permute::Zip1 => dynasm!(self.ops ; .arch aarch64 ; zip1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Zip2 => dynasm!(self.ops ; .arch aarch64 ; zip2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Uzp1 => dynasm!(self.ops ; .arch aarch64 ; uzp1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Uzp2 => dynasm!(self.ops ; .arch aarch64 ; uzp2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Trn1 => dynasm!(self.ops ; .arch aarch64 ; trn1 V(d).s4, V(a).s4, V(a).s4),
+            Permute::Trn2 => dynasm!(self.ops ; .arch aarch64 ; trn2 V(d).s4, V(a).s4, V(a).s4),
+            Permute::DupHalf(half) => {
+                dynasm!(self.ops ; .arch aarch64 ; dup V(d).d2, V(a).d[half as u32]);
+            }
+        }
+    }
+}
+
+/// One-instruction shuffles of a register's four lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Permute {
+    Copy,
+    Dup(u8),
+    SwapPairs,
+    /// Lane `l` of the result = lane `l + by` (mod 4).
+    Rotate(u8),
+    Zip1,
+    Zip2,
+    Uzp1,
+    Uzp2,
+    Trn1,
+    Trn2,
+    /// Both halves = half `0` or `1`.
+    DupHalf(u8),
+}
+
+impl Permute {
+    const ALL: [Permute; 17] = [
+        Permute::Copy,
+        Permute::Dup(0),
+        Permute::Dup(1),
+        Permute::Dup(2),
+        Permute::Dup(3),
+        Permute::SwapPairs,
+        Permute::Rotate(1),
+        Permute::Rotate(2),
+        Permute::Rotate(3),
+        Permute::Zip1,
+        Permute::Zip2,
+        Permute::Uzp1,
+        Permute::Uzp2,
+        Permute::Trn1,
+        Permute::Trn2,
+        Permute::DupHalf(0),
+        Permute::DupHalf(1),
+    ];
+
+    /// Which lane of the source each result lane takes.
+    const fn lanes(self) -> [u8; 4] {
+        match self {
+            Permute::Copy => [0, 1, 2, 3],
+            Permute::Dup(l) => [l; 4],
+            Permute::SwapPairs => [1, 0, 3, 2],
+            Permute::Rotate(by) => [by, (by + 1) & 3, (by + 2) & 3, (by + 3) & 3],
+            Permute::Zip1 => [0, 0, 1, 1],
+            Permute::Zip2 => [2, 2, 3, 3],
+            Permute::Uzp1 => [0, 2, 0, 2],
+            Permute::Uzp2 => [1, 3, 1, 3],
+            Permute::Trn1 => [0, 0, 2, 2],
+            Permute::Trn2 => [1, 1, 3, 3],
+            Permute::DupHalf(h) => [2 * h, 2 * h + 1, 2 * h, 2 * h + 1],
+        }
     }
 }
 

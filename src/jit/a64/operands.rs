@@ -10,37 +10,55 @@ use crate::jit::single::state::{self, TEMPS};
 use dynasmrt::{DynasmApi, dynasm};
 
 impl Emitter<'_> {
-    /// Writes the lanes of `v{x}` selected by `mask` to `dst`.
+    /// Writes the lanes of `v{x}` selected by `mask` to `dst`: the whole
+    /// register, or per half: `x` and `y` with one 8-byte store, `x` alone
+    /// with a 4-byte store, any other lanes moved to the bottom of `v7` first.
     pub fn store(&mut self, x: u8, dst: DstReg, mask: WriteMask) {
         let off = state::destination(dst);
-        match mask.0 & 0xF {
-            0 => {}
-            0xF => dynasm!(self.ops ; .arch aarch64 ; str Q(x), [x20, off]),
-            _ => {
-                dynasm!(self.ops ; .arch aarch64 ; ldr q7, [x20, off]);
-                for lane in 0..4u32 {
-                    if mask.writes(lane as usize) {
-                        dynasm!(self.ops ; .arch aarch64 ; mov v7.s[lane], V(x).s[lane]);
-                    }
-                }
-                dynasm!(self.ops ; .arch aarch64 ; str q7, [x20, off]);
-            }
+        let lanes = [0, 1, 2, 3].map(|l| mask.writes(l));
+        if lanes == [true; 4] {
+            dynasm!(self.ops ; .arch aarch64 ; str Q(x), [x1, off]);
+            return;
         }
+        match (lanes[0], lanes[1]) {
+            (true, true) => dynasm!(self.ops ; .arch aarch64 ; str D(x), [x1, off]),
+            (true, false) => dynasm!(self.ops ; .arch aarch64 ; str S(x), [x1, off]),
+            (false, true) => self.store_lane(x, 1, off),
+            (false, false) => {}
+        }
+        match (lanes[2], lanes[3]) {
+            (true, true) => dynasm!(self.ops
+                ; .arch aarch64
+                ; dup d7, V(x).d[1]
+                ; str d7, [x1, off + 8]
+            ),
+            (true, false) => self.store_lane(x, 2, off),
+            (false, true) => self.store_lane(x, 3, off),
+            (false, false) => {}
+        }
+    }
+
+    /// Writes lane `lane` of `v{x}` to its place in the register at `off`.
+    fn store_lane(&mut self, x: u8, lane: u32, off: u32) {
+        dynasm!(self.ops
+            ; .arch aarch64
+            ; dup s7, V(x).s[lane]
+            ; str s7, [x1, off + 4 * lane]
+        );
     }
 
     /// F24: converts the temporaries the program reads, in place, exactly as
     /// `interp::enter` does (inputs and uniforms are converted when read). Runs in
-    /// the prologue, before the first dispatch.
+    /// the prologue, with the pinned constants loaded.
     pub fn f24_entry_conversion(&mut self, temps_read: u16) {
         if self.precision != Precision::F24 {
             return;
         }
-        self.load_pinned();
         for n in (0..16).filter(|n| temps_read >> n & 1 != 0) {
             let off = TEMPS + n * 16;
-            dynasm!(self.ops ; .arch aarch64 ; ldr q1, [x20, off]);
+            dynasm!(self.ops ; .arch aarch64 ; ldr q1, [x1, off]);
             self.neon().f24_load(1, 1);
-            dynasm!(self.ops ; .arch aarch64 ; str q1, [x20, off]);
+            dynasm!(self.ops ; .arch aarch64 ; str q1, [x1, off]);
         }
     }
 }

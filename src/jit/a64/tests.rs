@@ -556,7 +556,9 @@ fn fpcr_is_set_for_generated_code_and_restored() {
 }
 
 // ---------------------------------------------------------------------------
-// Swizzles (dup / tbl), masks, negation and relative addressing.
+// Swizzles (one permute instruction, a permute and single-lane moves, or
+// four moves), blends, stores under every write mask, negation and relative
+// addressing.
 
 #[test]
 fn every_swizzle_with_negation_and_masks() {
@@ -596,6 +598,64 @@ fn every_swizzle_with_negation_and_masks() {
             }
             pair.run(&u, &s);
         }
+    }
+}
+
+/// Every write mask of a temporary written twice in one block (the second
+/// write's value blended into the first while the block keeps it in a
+/// register, from whichever side gives more lanes) and of the output it is
+/// stored to (whole register, halves and single lanes), with dot products
+/// whose sums shuffle lanes, against the interpreter.
+#[test]
+fn blends_and_stores_under_every_write_mask() {
+    for p in BOTH {
+        let mut code = Vec::new();
+        let mut descs = vec![plain()];
+        for m in 0..16u8 {
+            descs.push(desc(m, [ID; 3]));
+        }
+        for m in 0..16u8 {
+            let mask_desc = 1 + m;
+            code.push(unary(UnaryOp::Mov, DstReg::Temp(0), v(2), 0));
+            code.push(binary(
+                BinaryOp::Add,
+                DstReg::Temp(0),
+                v(0),
+                v(1),
+                mask_desc,
+            ));
+            code.push(binary(
+                BinaryOp::Dp4,
+                DstReg::Temp(1),
+                c(m),
+                r(0),
+                mask_desc,
+            ));
+            code.push(binary(
+                BinaryOp::Mul,
+                DstReg::Output(m),
+                r(0),
+                r(1),
+                mask_desc,
+            ));
+        }
+        code.push(Instruction::End);
+        let pair = Pair::new(program(&code, &descs), config(p));
+        let mut s = UnitState::default();
+        let mut u = Uniforms::default();
+        let values = specials();
+        s.inputs[0] = [1.5, -2.25, 3.0, 0.125];
+        s.inputs[1] = [-0.5, 4.0, -0.0, 1.0e-30];
+        s.inputs[2] = [7.0, 1.0e-40, -3.5, 2.0];
+        for n in 0..16 {
+            s.outputs[n] = [-(n as f32), 0.5, f32::NAN, f32::INFINITY];
+            u.f[n] = std::array::from_fn(|i| values[(n * 5 + i) % values.len()]);
+        }
+        pair.run(&u, &s);
+        for n in 0..16 {
+            u.f[n] = [n as f32 + 0.25, -1.0, 0.5, 2.0];
+        }
+        pair.run(&u, &s);
     }
 }
 
@@ -784,7 +844,7 @@ fn generated_code_preserves_callee_saved_registers() {
         let analysis = crate::analysis::analyse(&prog, cfg.entry, cfg.kind);
         let built = crate::ir::Ir::from_analysis(&prog, &analysis, cfg.kind, p);
         let optimised = crate::ir::opt::optimize(&built);
-        let compiled = super::compile(&prog, &analysis, p, &optimised, &built).unwrap();
+        let compiled = super::compile(&prog, &analysis, p, true, &optimised, &built).unwrap();
         let region = ExecRegion::new(&compiled.code).unwrap();
         let mut u = Uniforms::default();
         u.i[0] = [2, 0, 1, 0];
@@ -899,7 +959,7 @@ fn generated_code_preserves_callee_saved_registers() {
 
 // ---------------------------------------------------------------------------
 // Inline control flow (`flow.rs`, planned by `jit::inline_flow`): pushes with
-// the ring buffers' overflow, single-stack pops, the budget in x24. Every run
+// the ring buffers' overflow, single-stack pops, the budget in x6. Every run
 // is compared with the interpreter bit for bit, and the number of calls into
 // Rust shows which path ran: none for the inline paths.
 
@@ -925,7 +985,7 @@ fn powers_of_two() -> Uniforms {
 
 /// Runs the generated code of `prog` alone (F32, no hand-over to the
 /// interpreter) from `s` with `budget`, then the interpreter with the budget
-/// the generated code used: both stop at the same PC (the generated code at
+/// the generated code used when it handed over (else the whole budget): both stop at the same PC (the generated code at
 /// the block it could not cover, or at `end`) with the same state, the same
 /// stacks (slot contents, next slots and counts included) and consistent
 /// cached tops.
@@ -969,7 +1029,14 @@ fn stacks_agree_where_generated_code_stops(
     // `compiled` lives; the frame, state and uniforms outlive the call and are
     // only accessed through these pointers meanwhile.
     let exit = unsafe { (compiled.entry)(&mut fr, state_ptr, u, cfg.entry) };
-    let used = budget - fr.remaining;
+    // The code writes the remaining budget back on the hand-over only (the
+    // caller reads it there alone); after `end` the interpreter gets the
+    // whole budget, which it cannot exhaust either.
+    let used = if exit == EXIT_RESUME {
+        budget - fr.remaining
+    } else {
+        budget
+    };
 
     let mut expected = s.clone();
     let mut progress = Progress {
@@ -1443,4 +1510,35 @@ fn fuzz_corpus_replays_on_every_engine() {
         replayed += 1;
     }
     eprintln!("replayed {replayed} corpus inputs from {dir}");
+}
+
+/// The rule `lower::fuse_flushed_loads` relies on: an arithmetic operand
+/// loaded and flushed in F24 (`f24::flush_input(f24::load(x))`) is
+/// `f24::quantize_result(x)`, bit for bit, for every sign and exponent with
+/// the mantissas at the float24 boundaries (all zeros, the lowest bit, the
+/// seven bits truncation drops, the float24 ones, all ones) and a spread of
+/// others: zeros, f32 subnormals, float24 subnormals, normals, ±inf, NaNs.
+#[test]
+fn a_flushed_load_is_the_quantisation() {
+    use crate::arith::f24;
+    let mantissas = [
+        0, 1, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xFF, 0x1234, 0x40_0000, 0x40_0001, 0x7F_FF80,
+        0x7F_FF7F, 0x7F_FFFF, 0x55_5555, 0x2A_AAAA,
+    ];
+    let mut checked = 0;
+    for sign in [0u32, 1 << 31] {
+        for exponent in 0..=255u32 {
+            for &m in &mantissas {
+                let bits = sign | exponent << 23 | m;
+                let x = f32::from_bits(bits);
+                assert_eq!(
+                    f24::flush_input(f24::load(x)).to_bits(),
+                    f24::quantize_result(x).to_bits(),
+                    "{bits:#010x}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 2 * 256 * mantissas.len());
 }

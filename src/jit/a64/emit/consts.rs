@@ -2,7 +2,7 @@
 //! constant `k` of [`K`] is in `v{16 + k}` whenever generated code runs
 //! a primitive, and at byte `16 * k` of the code's constant pool. The
 //! single-vertex backend places the pool at `->consts` (its address in
-//! `x23`), the wide backend at offset 0 of its code (its address in `x2`);
+//! `x5`), the wide backend at offset 0 of its code (its address in `x2`);
 //! each loads the pinned registers on entry. Extra constants of one lowering
 //! (the wide exit mask's lane bits) follow [`PINNED`].
 

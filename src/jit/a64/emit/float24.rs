@@ -1,8 +1,10 @@
 //! The float24 primitives (`arith::f24`): `f24_load` (a value entering the
 //! unit), `f24_flush` (an operand's float24-subnormal range to +0) and
 //! `f24_quantize` (a result truncated to float24). Every select is a bitwise
-//! `bit`/`bif`/`bic` on a mask from an integer compare of the bits
-//! (`cmgt`/`cmge`, exact on the absolute-value bits, whose top bit is clear).
+//! `bit`/`bif`/`bic` on a mask from an absolute floating-point compare
+//! (`facgt`/`facge`: exact, as FPCR.FZ = 0, and false for NaN) or an integer
+//! compare of the bits (`cmgt`/`cmge`, exact on the absolute-value bits,
+//! whose top bit is clear).
 
 use super::Neon;
 use super::consts::K;
@@ -21,29 +23,29 @@ const SUB_QUANTUM: u8 = K::F24SubQuantum.reg();
 impl Neon<'_> {
     /// `v{d}` = `arith::f24::load(v{a})` (`d` may equal `a`).
     ///
-    /// Where no lane is a float24 subnormal (2^-78 ≤ |x| < 2^-62) and none is
-    /// at or above 2^64 (±inf, NaN), the load is the quantisation's fast path
-    /// (truncated mantissa, +0 below 2^-62: magnitudes below 2^-78 load as
-    /// +0 too); otherwise the exact sequence runs, branched around.
+    /// Where no lane is a float24 subnormal (2^-78 ≤ |x| < 2^-62) and every
+    /// one is below 2^64 (not ±inf, not NaN), the load is the quantisation's
+    /// fast path (truncated mantissa, +0 below 2^-62: magnitudes below 2^-78
+    /// load as +0 too); otherwise the exact sequence runs, branched around.
+    /// The magnitude tests are absolute floating-point compares
+    /// (`facgt`/`facge`, exact with FPCR.FZ = 0, false for NaN).
     pub fn f24_load(&mut self, d: u8, a: u8) {
         let acc = Self::accumulator(d, a);
         dynasm!(self.a
             ; .arch aarch64
-            // v4 = |bits|
-            ; and v4.b16, V(a).b16, V(ABS).b16
-            ; and V(acc).b16, V(a).b16, V(MANT).b16
             // v0 = below 2^-62 → +0
-            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; facgt v0.s4, V(MIN_NORMAL).s4, V(a).s4
+            ; and V(acc).b16, V(a).b16, V(MANT).b16
             ; bic V(acc).b16, V(acc).b16, v0.b16
-            // v0 = the lanes the fast path gets wrong: float24 subnormals
-            // (at or above 2^-78 and below 2^-62) and 2^64 or above
-            ; cmge v6.s4, v4.s4, V(SUB_QUANTUM).s4
-            ; and v0.b16, v0.b16, v6.b16
-            ; cmge v6.s4, v4.s4, V(OVERFLOW).s4
-            ; orr v0.b16, v0.b16, v6.b16
-            ; umaxv s0, v0.s4
-            ; fmov w9, s0
-            ; cbz w9, >fast
+            // v6 = the lanes the fast path gets right: below 2^64 and not a
+            // float24 subnormal (at or above 2^-78 and below 2^-62)
+            ; facgt v6.s4, V(OVERFLOW).s4, V(a).s4
+            ; facge v4.s4, V(a).s4, V(SUB_QUANTUM).s4
+            ; and v4.b16, v4.b16, v0.b16
+            ; bic v6.b16, v6.b16, v4.b16
+            ; uminv s6, v6.s4
+            ; fmov w9, s6
+            ; cbnz w9, >fast
         );
         self.f24_load_exact(acc, a);
         dynasm!(self.a ; .arch aarch64 ; fast:);
@@ -80,28 +82,28 @@ impl Neon<'_> {
         }
         dynasm!(self.a
             ; .arch aarch64
-            ; and v4.b16, V(a).b16, V(ABS).b16
-            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; facgt v0.s4, V(MIN_NORMAL).s4, V(a).s4
             ; bic V(d).b16, V(a).b16, v0.b16
         );
     }
 
     /// `v{d}` = `arith::f24::quantize_result(v{a})`, truncated to float24
     /// (`d` may equal `a`). Lanes at or above 2^64 (±inf, NaN) are rare: their
-    /// sequence is branched around when no lane has one.
+    /// sequence is branched around when every lane is below 2^64 (an
+    /// absolute compare, false for NaN).
     pub fn f24_quantize(&mut self, d: u8, a: u8) {
         let acc = Self::accumulator(d, a);
         dynasm!(self.a
             ; .arch aarch64
-            ; and v4.b16, V(a).b16, V(ABS).b16
-            ; and V(acc).b16, V(a).b16, V(MANT).b16
             // |r| < 2^-62 → +0
-            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
+            ; facgt v0.s4, V(MIN_NORMAL).s4, V(a).s4
+            ; and V(acc).b16, V(a).b16, V(MANT).b16
             ; bic V(acc).b16, V(acc).b16, v0.b16
-            ; cmge v0.s4, v4.s4, V(OVERFLOW).s4
-            ; umaxv s0, v0.s4
-            ; fmov w9, s0
-            ; cbz w9, >fast
+            ; facgt v6.s4, V(OVERFLOW).s4, V(a).s4
+            ; uminv s6, v6.s4
+            ; fmov w9, s6
+            ; cbnz w9, >fast
+            ; and v4.b16, V(a).b16, V(ABS).b16
         );
         self.f24_overflow_and_nan(a, acc);
         dynasm!(self.a ; .arch aarch64 ; fast:);
@@ -116,11 +118,10 @@ impl Neon<'_> {
         dynasm!(self.a
             ; .arch aarch64
             ; fmul V(d).s4, V(a).s4, V(b).s4
-            ; and v4.b16, V(d).b16, V(ABS).b16
-            ; cmge v0.s4, v4.s4, V(OVERFLOW).s4
-            ; umaxv s0, v0.s4
-            ; fmov w9, s0
-            ; cbz w9, >product_fast
+            ; facgt v6.s4, V(OVERFLOW).s4, V(d).s4
+            ; uminv s6, v6.s4
+            ; fmov w9, s6
+            ; cbnz w9, >product_fast
         );
         self.binary(crate::ir::BinOp::PicaMul, d, a, b);
         dynasm!(self.a
@@ -136,8 +137,8 @@ impl Neon<'_> {
             ; .arch aarch64
             ; b >product_done
             ; product_fast:
+            ; facgt v0.s4, V(MIN_NORMAL).s4, V(d).s4
             ; and V(d).b16, V(d).b16, V(MANT).b16
-            ; cmgt v0.s4, V(MIN_NORMAL).s4, v4.s4
             ; bic V(d).b16, V(d).b16, v0.b16
             ; product_done:
         );

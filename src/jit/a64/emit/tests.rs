@@ -116,6 +116,14 @@ fn interesting() -> Vec<u32> {
         96,
         0x7FFF_FFFF,
         0xFFFF_FFFF,
+        // Below the float24 subnormals (load as +0), inside them, and just
+        // above 2^64, with both signs.
+        0x1000_0000,
+        0x9000_0000,
+        0x1C00_1234,
+        0x9C00_1234,
+        0x5F80_1234,
+        0xDF80_1234,
     ]);
     // The smallest float24 subnormal, 2^-78, bounds the loads' fast path.
     for t in [
