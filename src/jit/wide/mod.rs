@@ -971,6 +971,38 @@ impl WideShader {
         Some(per_pass)
     }
 
+    /// Writes the vertex kernel's arguments that live in each register
+    /// file's header (the output mask and the starting state's address) and
+    /// returns the first file's start.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    fn set_vertex_headers(
+        &self,
+        file: &mut LaneState,
+        start: &UnitState,
+        output_mask: u16,
+    ) -> *mut u8 {
+        let first = file.as_mut_ptr();
+        for copy in 0..file.copies() {
+            // SAFETY: `file` holds `copies()` register files of
+            // `layout::file_bytes` bytes each from its 64-byte-aligned start;
+            // each header is the first `layout::HEADER_BYTES` bytes of its
+            // file, and `OUTPUT_MASK` and `START_STATE` are aligned slots
+            // inside it that no other code uses during the kernel's call.
+            unsafe {
+                let header = first.add(copy * layout::file_bytes(self.width.lanes()));
+                header
+                    .add(layout::OUTPUT_MASK as usize)
+                    .cast::<u32>()
+                    .write(output_mask as u32);
+                header
+                    .add(layout::START_STATE as usize)
+                    .cast::<*const UnitState>()
+                    .write(start);
+            }
+        }
+        first
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[allow(clippy::too_many_arguments)]
     fn call_vertex_kernel(
@@ -984,25 +1016,7 @@ impl WideShader {
         output_mask: u16,
         passes: usize,
     ) {
-        let first = file.as_mut_ptr();
-        for copy in 0..file.copies() {
-            // SAFETY: `file` holds `copies()` register files of
-            // `layout::file_bytes` bytes each from its 64-byte-aligned start;
-            // each header is the first `layout::HEADER_BYTES` bytes of its
-            // file, and `OUTPUT_MASK` and `START_STATE` are aligned slots
-            // inside it that no other code uses during this call.
-            unsafe {
-                let header = first.add(copy * layout::file_bytes(self.width.lanes()));
-                header
-                    .add(layout::OUTPUT_MASK as usize)
-                    .cast::<u32>()
-                    .write(output_mask as u32);
-                header
-                    .add(layout::START_STATE as usize)
-                    .cast::<*const UnitState>()
-                    .write(start);
-            }
-        }
+        let first = self.set_vertex_headers(file, start, output_mask);
         // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
         // with the `VertexKernelFn` signature into this region, which lives
         // as long as `self`.
@@ -1055,21 +1069,7 @@ impl WideShader {
                 && inputs.len() == groups * lanes
                 && outputs.len() == inputs.len()
         );
-        let header = file.as_mut_ptr();
-        // SAFETY: `file`'s first register file starts 64-byte aligned with
-        // its `layout::HEADER_BYTES`-byte header, and `OUTPUT_MASK` and
-        // `START_STATE` are aligned slots inside it that no other code uses
-        // during this call.
-        unsafe {
-            header
-                .add(layout::OUTPUT_MASK as usize)
-                .cast::<u32>()
-                .write(output_mask as u32);
-            header
-                .add(layout::START_STATE as usize)
-                .cast::<*const UnitState>()
-                .write(start);
-        }
+        let header = self.set_vertex_headers(file, start, output_mask);
         let pool = self.region.as_ptr();
         // SAFETY: `offset` is the start of the vertex-layout kernel, compiled
         // with the `VertexKernelFn` signature into this region, which lives

@@ -22,7 +22,7 @@ use super::{Function, row};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::hoist::remap;
 use crate::jit::wide::codegen::{
-    Driver, KernelSource, RegAlloc, StateRows, Target, hoist, small_rows,
+    Driver, KernelShape, KernelSource, RegAlloc, StateRows, Target, hoist, start_field,
 };
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -43,21 +43,6 @@ const OUTPUTS: u8 = 5;
 const _: () = assert!(4 * size_of::<UnitState>() < 4096);
 const _: () = assert!(4 * size_of::<VertexRegisters>() < 4096);
 
-/// What a kernel's groups are made of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum KernelShape {
-    /// `UnitState`s (`Shader::run_batch`): `(file, uniforms, pool, states,
-    /// groups)`; each lane from its own state, to its own state.
-    States,
-    /// The emulator's layout (`Shader::run_vertices` with
-    /// `StatePolicy::Reset`): `(file, uniforms, pool, inputs, groups,
-    /// outputs)` with `VertexRegisters` records; every lane starts from the
-    /// state at the header's `START_STATE` (converted for F24), its inputs
-    /// from its record; the outputs of the header's `OUTPUT_MASK` go to its
-    /// output record.
-    Vertices,
-}
-
 impl KernelShape {
     /// Bytes of one lane's record.
     fn record(self) -> usize {
@@ -66,24 +51,6 @@ impl KernelShape {
             KernelShape::Vertices => size_of::<VertexRegisters>(),
         }
     }
-}
-
-/// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,
-/// output, address register or flag row).
-fn start_field(row: usize) -> (usize, bool) {
-    if let Some(&(_, field, flag)) = small_rows().iter().find(|(r, ..)| *r == row) {
-        return (field, flag);
-    }
-    let (base, file) = if row >= layout::OUTPUT {
-        (layout::OUTPUT, offset_of!(UnitState, outputs))
-    } else {
-        (layout::TEMP, offset_of!(UnitState, temps))
-    };
-    debug_assert!(
-        (layout::TEMP..layout::TEMP + 64).contains(&row)
-            || (layout::OUTPUT..layout::OUTPUT + 64).contains(&row)
-    );
-    (file + 4 * (row - base), false)
 }
 
 impl Function<'_> {

@@ -32,6 +32,7 @@ use super::emit::Neon;
 use super::emit::consts::{self, PINNED};
 use super::{Asm, SYSREG_FPCR};
 use crate::jit::JitError;
+use crate::jit::wide::codegen::KernelShape;
 use crate::jit::wide::codegen::{
     self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
 };
@@ -39,7 +40,6 @@ use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use kernel::KernelShape;
 
 /// The pool: the shared constants (`emit::consts::K`, pinned in
 /// `v16..=v25`), then the exit mask's lane bits (`v26`) and a zero (`v27`,

@@ -114,6 +114,39 @@ pub(crate) fn small_rows() -> [(usize, usize, bool); 5] {
     ]
 }
 
+/// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,
+/// output, address register or flag row): where a kernel finds a lane's
+/// starting value of the row.
+pub(crate) fn start_field(row: usize) -> (usize, bool) {
+    if let Some(&(_, field, flag)) = small_rows().iter().find(|(r, ..)| *r == row) {
+        return (field, flag);
+    }
+    let (base, file) = if row >= layout::OUTPUT {
+        (layout::OUTPUT, offset_of!(UnitState, outputs))
+    } else {
+        (layout::TEMP, offset_of!(UnitState, temps))
+    };
+    debug_assert!(
+        (layout::TEMP..layout::TEMP + 64).contains(&row)
+            || (layout::OUTPUT..layout::OUTPUT + 64).contains(&row)
+    );
+    (file + 4 * (row - base), false)
+}
+
+/// What a batch kernel's groups are made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KernelShape {
+    /// `UnitState`s (`Shader::run_batch`): each lane from its own state, to
+    /// its own state.
+    States,
+    /// The emulator's layout (`Shader::run_vertices` with
+    /// `StatePolicy::Reset`): `VertexRegisters` records; every lane starts
+    /// from the state at the header's `START_STATE` (converted for F24), its
+    /// inputs from its input record; the outputs of the header's
+    /// `OUTPUT_MASK` go to its output record.
+    Vertices,
+}
+
 /// One ISA's side of a generated wide function.
 pub(crate) trait Target {
     /// Registers that hold values, in the order the allocator takes them.

@@ -7,7 +7,7 @@ use super::{MASK, S1, S2, S3, SlowPath, U, V, Vector};
 use crate::arith::{CANONICAL_NAN, f24};
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
-use dynasmrt::{DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
 
 impl Vector<'_> {
     /// `d = u(a)`.
@@ -156,42 +156,39 @@ impl Vector<'_> {
     /// otherwise the exact sequence runs out of line (`d` is untouched until
     /// the fast path's result is known to be right).
     pub fn f24_load(&mut self, d: u8) {
-        self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+        let (label, back) = self.f24_load_fast(S3, d);
+        self.copy(d, S3);
+        self.bind(back);
+        self.st.slow.push(SlowPath::F24Load { label, back, d });
+    }
+
+    /// The fast path of a float24 load of `a` into `fast` (`S3` or a
+    /// register that is neither `a` nor scratch), then a jump to the
+    /// returned slow-path label where some lane needs the exact sequence;
+    /// the caller binds the returned label to come back to.
+    fn f24_load_fast(&mut self, fast: u8, a: u8) -> (DynamicLabel, DynamicLabel) {
+        self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
         self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
         // S1 = the subnormal lanes: at or above 2^-78, below 2^-62 (the lanes
         // at or above 2^-62 are a subset of those at or above 2^-78).
         self.v3c(V::Pcmpgtd, S1, S2, f24::SUBNORMAL_QUANTUM.to_bits() - 1);
         self.v3(V::Xorps, S1, S1, S3);
-        // S3 = the fast result.
-        self.v3(V::Andps, S3, S3, d);
-        self.v3c(V::Andps, S3, S3, f24::MANTISSA_MASK);
+        self.v3(V::Andps, fast, S3, a);
+        self.v3c(V::Andps, fast, fast, f24::MANTISSA_MASK);
         self.v3c(V::Pcmpgtd, S2, S2, f24::OVERFLOW_BITS - 1);
         self.v3(V::Orps, S1, S1, S2);
         self.test_zero(S1);
         let label = self.ops.new_dynamic_label();
         let back = self.ops.new_dynamic_label();
         dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        self.copy(d, S3);
-        self.bind(back);
-        self.st.slow.push(SlowPath::F24Load { label, back, d });
+        (label, back)
     }
 
     /// `d = arith::f24::load(a)` with `d` ≠ `a` and `a` no scratch register:
     /// [`f24_load`](Self::f24_load) with the fast result written to `d`
     /// directly (no copies); the slow path loads from `a`, unchanged.
     fn f24_load_into(&mut self, d: u8, a: u8) {
-        self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
-        self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
-        self.v3c(V::Pcmpgtd, S1, S2, f24::SUBNORMAL_QUANTUM.to_bits() - 1);
-        self.v3(V::Xorps, S1, S1, S3);
-        self.v3(V::Andps, d, S3, a);
-        self.v3c(V::Andps, d, d, f24::MANTISSA_MASK);
-        self.v3c(V::Pcmpgtd, S2, S2, f24::OVERFLOW_BITS - 1);
-        self.v3(V::Orps, S1, S1, S2);
-        self.test_zero(S1);
-        let label = self.ops.new_dynamic_label();
-        let back = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
+        let (label, back) = self.f24_load_fast(d, a);
         self.bind(back);
         self.st
             .slow

@@ -19,7 +19,7 @@ use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::{
-    Driver, KernelSource, RegAlloc, StateRows, Target, hoist, small_rows,
+    Driver, KernelShape, KernelSource, RegAlloc, StateRows, Target, hoist, start_field,
 };
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
@@ -29,7 +29,7 @@ use crate::state::UnitState;
 /// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
 type VertexRegisters = [crate::Vec4; 16];
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-use std::mem::{offset_of, size_of};
+use std::mem::size_of;
 
 /// `rdi` (the register file) or `r8` (the states) plus a displacement.
 #[derive(Clone, Copy)]
@@ -55,39 +55,6 @@ fn file_row(off: i32) -> evex::Mem {
 
 fn state_offset(lane: usize, field: usize) -> i32 {
     (lane * size_of::<UnitState>() + field) as i32
-}
-
-/// `(byte offset in UnitState, is a flag)` of state row `row` (a temporary,
-/// output, address register or flag row).
-fn start_field(row: usize) -> (usize, bool) {
-    if let Some(&(_, field, flag)) = small_rows().iter().find(|(r, ..)| *r == row) {
-        return (field, flag);
-    }
-    let (base, file) = if row >= layout::OUTPUT {
-        (layout::OUTPUT, offset_of!(UnitState, outputs))
-    } else {
-        (layout::TEMP, offset_of!(UnitState, temps))
-    };
-    debug_assert!(
-        (layout::TEMP..layout::TEMP + 64).contains(&row)
-            || (layout::OUTPUT..layout::OUTPUT + 64).contains(&row)
-    );
-    (file + 4 * (row - base), false)
-}
-
-/// What a kernel's groups are made of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum KernelShape {
-    /// `UnitState`s (`Shader::run_batch`): `(file, uniforms, states,
-    /// groups)`; each lane from its own state, to its own state.
-    States,
-    /// The emulator's layout (`Shader::run_vertices` with
-    /// `StatePolicy::Reset`): `(file, uniforms, inputs, groups, outputs)`
-    /// with `VertexRegisters` records; every lane starts from the state at
-    /// the header's `START_STATE` (converted for F24), its inputs from its
-    /// record; the outputs of the header's `OUTPUT_MASK` go to its output
-    /// record.
-    Vertices,
 }
 
 /// Where a group's per-lane records are.

@@ -14,7 +14,7 @@
 mod isa;
 mod kernel;
 
-use kernel::KernelShape;
+use crate::jit::wide::codegen::KernelShape;
 
 use super::emit::{S1, S2, S3, V};
 use crate::jit::JitError;
