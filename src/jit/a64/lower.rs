@@ -30,8 +30,8 @@
 //! `bool` as a lane mask.
 
 use super::Emitter;
-use super::emit::Neon;
-use crate::ir::{Block, Ir, Op, UnOp, Value};
+use super::emit::{DotTerms, Neon};
+use crate::ir::{BinOp, Block, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
 use crate::jit::single::state::{self, Base};
 use crate::jit::single::{self, Values};
@@ -46,20 +46,141 @@ const POOL: u8 = 5;
 /// Registers that hold values.
 const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
 
-/// Per-block lowering state: the values (nothing else is the ISA's own).
-pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
+/// Per-block lowering state: the values, and per node the float24
+/// dot-product sum it ends, if it is lowered as one ([`dot_sums`]).
+pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Option<DotSum>>>;
 
 /// Computes which nodes run and their last uses; `data[k]` says whether span
 /// `k` is lowered (the others are emitted by the flow code). Every evicted
-/// value takes a spill slot.
+/// value takes a spill slot. A dot-product sum lowered whole reads its
+/// terms' operands only, so the nodes inside it never run.
 pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p> {
-    let operands = |k: usize| crate::ir::opt::operands(&block.nodes[k].op);
+    let sums = dot_sums(block);
+    let operands = |k: usize| node_operands(block, &sums, k);
+    let values = Values::new(block, data, operands, &VALUE_REGS);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
-        values: Values::new(block, data, operands, &VALUE_REGS),
-        own: (),
+        values,
+        own: sums,
     }
+}
+
+/// The values node `k` reads at run time: a dot-product sum lowered whole
+/// reads its terms' operands, any other node its IR operands.
+fn node_operands(block: &Block, sums: &[Option<DotSum>], k: usize) -> impl Iterator<Item = Value> {
+    let mut operands = [Value(0); 3];
+    let count = match sums[k] {
+        Some(DotSum::Products { a, b, .. }) => {
+            operands[..2].copy_from_slice(&[a, b]);
+            2
+        }
+        Some(DotSum::Terms(t)) => {
+            operands[0] = t;
+            1
+        }
+        None => {
+            let mut count = 0;
+            for o in crate::ir::opt::operands(&block.nodes[k].op) {
+                operands[count] = o;
+                count += 1;
+            }
+            count
+        }
+    };
+    operands.into_iter().take(count)
+}
+
+/// A float24 dot product's pairwise sum `q(q(t + t.yxwz) + its .zwxy)` (`q`
+/// = `f24_quantize`, [`crate::ir::recipes`]' `pairwise_sum`), lowered as one
+/// sequence with one range check ([`Neon::f24_dot_sum`]). Its inner nodes
+/// have no other use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DotSum {
+    /// Of the terms `t`.
+    Terms(Value),
+    /// Of the terms `pica_mul_f24(a, b)`, lane w replaced by +0 when
+    /// `clear_w` (`dp3`), the products used nowhere else.
+    Products { a: Value, b: Value, clear_w: bool },
+}
+
+/// Per node of `block`, the dot-product sum it ends, where its inner nodes
+/// have no use outside it.
+pub(super) fn dot_sums(block: &Block) -> Vec<Option<DotSum>> {
+    let nodes = &block.nodes;
+    let mut uses = vec![0u32; nodes.len()];
+    let operands = nodes.iter().flat_map(|n| crate::ir::opt::operands(&n.op));
+    for v in operands.chain(crate::ir::opt::exit_operands(&block.exit)) {
+        uses[v.0 as usize] += 1;
+    }
+    (0..nodes.len())
+        .map(|k| dot_sum_at(nodes, &uses, k))
+        .collect()
+}
+
+fn dot_sum_at(nodes: &[crate::ir::Node], uses: &[u32], k: usize) -> Option<DotSum> {
+    let op = |v: Value| nodes[v.0 as usize].op;
+    let used = |v: Value, n: u32| uses[v.0 as usize] == n;
+    let Op::Unary(UnOp::F24Quantize, r) = nodes[k].op else {
+        return None;
+    };
+    let Op::Binary(BinOp::FAdd, half, crossed) = op(r) else {
+        return None;
+    };
+    let Op::Swizzle(c, [2, 3, 0, 1]) = op(crossed) else {
+        return None;
+    };
+    let Op::Unary(UnOp::F24Quantize, u) = op(half) else {
+        return None;
+    };
+    let Op::Binary(BinOp::FAdd, t, swapped) = op(u) else {
+        return None;
+    };
+    let Op::Swizzle(s, [1, 0, 3, 2]) = op(swapped) else {
+        return None;
+    };
+    if c != half
+        || s != t
+        || !(used(r, 1) && used(crossed, 1) && used(half, 2) && used(u, 1) && used(swapped, 1))
+    {
+        return None;
+    }
+    let product = |p: Value| match op(p) {
+        Op::Binary(BinOp::PicaMulF24, a, b) => Some((a, b)),
+        _ => None,
+    };
+    if used(t, 2) {
+        if let Some((a, b)) = product(t) {
+            return Some(DotSum::Products {
+                a,
+                b,
+                clear_w: false,
+            });
+        }
+        if let Op::Blend {
+            a: p,
+            b: zero,
+            take_b,
+        } = op(t)
+            && take_b.0 == 0b0001
+            && matches!(
+                op(zero),
+                Op::Const {
+                    bits: [0, 0, 0, 0],
+                    ..
+                }
+            )
+            && used(p, 1)
+            && let Some((a, b)) = product(p)
+        {
+            return Some(DotSum::Products {
+                a,
+                b,
+                clear_w: true,
+            });
+        }
+    }
+    Some(DotSum::Terms(t))
 }
 
 /// `ir` with every `f24_flush(f24_load(x))` replaced by `f24_quantize(x)`
@@ -103,7 +224,26 @@ pub(super) fn fuse_flushed_loads(ir: &Ir) -> Option<Ir> {
 impl<'p> Emitter<'p> {
     /// Lowers node `v` of the current block (one that runs).
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
-        let node = self.cx.lowering.block().nodes[v.0 as usize];
+        let block = self.cx.lowering.block();
+        let node = block.nodes[v.0 as usize];
+        if let Some(sum) = block.own[v.0 as usize] {
+            let (operands, count) = match sum {
+                DotSum::Products { a, b, .. } => ([a, b], 2),
+                DotSum::Terms(t) => ([t, t], 1),
+            };
+            return single::lower_value(self, v, &operands[..count], true, |e, d, regs| {
+                let terms = match sum {
+                    DotSum::Products { clear_w, .. } => DotTerms::Products {
+                        a: regs[0],
+                        b: regs[1],
+                        clear_w,
+                    },
+                    DotSum::Terms(_) => DotTerms::Terms(regs[0]),
+                };
+                e.neon().f24_dot_sum(d, terms);
+                Ok(())
+            });
+        }
         let mut operands = [Value(0); 3];
         let mut count = 0;
         for o in crate::ir::opt::operands(&node.op) {

@@ -98,7 +98,7 @@ pub(crate) struct Emitter<'p> {
     pub precision: Precision,
     /// The program, its analysis, the instructions' labels and the
     /// lowering of the (optimised) IR the data instructions are lowered from.
-    cx: Context<'p, ()>,
+    cx: Context<'p, Vec<Option<lower::DotSum>>>,
     /// Stack bytes reserved below the caller's stack pointer (spill slots).
     stack_extra: u32,
     /// Some reachable instruction pushes a control-flow stack (otherwise no
@@ -420,10 +420,10 @@ impl<'p> Emitter<'p> {
 }
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
-    type Own = ();
+    type Own = Vec<Option<lower::DotSum>>;
     const EMITS_UNREACHABLE: bool = true;
 
-    fn cx(&mut self) -> &mut Context<'p, ()> {
+    fn cx(&mut self) -> &mut Context<'p, Self::Own> {
         &mut self.cx
     }
 

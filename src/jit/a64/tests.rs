@@ -436,6 +436,70 @@ fn mad_and_dot_products_round_the_product_separately() {
     }
 }
 
+/// A float24 `dp4`, `dp3` and `dph` are each lowered as one dot-product sum
+/// over their products (`lower::dot_sums`), and give the interpreter's bits
+/// where one step of the sum reaches 2^64 and the fast path's would differ.
+#[test]
+fn float24_dot_products_are_one_sum_and_exact_where_a_step_overflows() {
+    use super::lower::{DotSum, dot_sums};
+    let code = [
+        binary(BinaryOp::Dp4, DstReg::Output(1), v(3), v(4), 0),
+        // Other operands: the same ones would share the products.
+        binary(BinaryOp::Dp3, DstReg::Output(2), v(5), v(6), 0),
+        binary(BinaryOp::Dph, DstReg::Output(3), v(3), v(4), 0),
+        Instruction::End,
+    ];
+    let prog = program(&code, &[plain()]);
+    for p in BOTH {
+        let built = crate::ir::Ir::build(&prog, 0, crate::ShaderKind::Vertex, p);
+        let optimised = crate::ir::opt::optimize(&built);
+        let sums: Vec<DotSum> = dot_sums(&optimised.blocks[0])
+            .into_iter()
+            .flatten()
+            .collect();
+        let clear_w = |sum: &DotSum| match *sum {
+            DotSum::Products { clear_w, .. } => Some(clear_w),
+            DotSum::Terms(_) => None,
+        };
+        let want = match p {
+            Precision::F24 => vec![Some(false), Some(true), Some(false)],
+            Precision::F32 => vec![],
+        };
+        assert_eq!(sums.iter().map(clear_w).collect::<Vec<_>>(), want, "{p:?}");
+    }
+    let pair = Pair::new(prog, config(Precision::F24));
+    let near_max = f32::from_bits(0x5F7F_0000);
+    let big = f32::from_bits(0x5F00_0000); // 2^63
+    for (x, y) in [
+        // The first sums reach ±2^64 (±inf in float24): NaN.
+        ([near_max, near_max, -near_max, -near_max], [1.0; 4]),
+        // The last one only: +inf.
+        ([big, 0.0, big, 0.0], [1.0; 4]),
+        // A product: +inf.
+        ([near_max, 1.0, 0.0, 0.0], [2.0, 1.0, 1.0, 1.0]),
+    ] {
+        let mut s = UnitState::default();
+        s.inputs[3] = x;
+        s.inputs[4] = y;
+        (s.inputs[5], s.inputs[6]) = (x, y);
+        let out = pair.run(&Uniforms::default(), &s);
+        let l = |n: usize| s.inputs[n].map(|x| arith::load(Precision::F24, x));
+        let p = Precision::F24;
+        assert_eq!(
+            bits(out.outputs[1]),
+            [arith::dp4(p, l(3), l(4)).to_bits(); 4]
+        );
+        assert_eq!(
+            bits(out.outputs[2]),
+            [arith::dp3(p, l(5), l(6)).to_bits(); 4]
+        );
+        assert_eq!(
+            bits(out.outputs[3]),
+            [arith::dph(p, l(3), l(4)).to_bits(); 4]
+        );
+    }
+}
+
 #[test]
 fn rcp_and_rsq_are_correctly_rounded() {
     let xs = [

@@ -20,6 +20,15 @@ const OVERFLOW: u8 = K::F24Overflow.reg();
 const SUB_SCALE: u8 = K::F24SubScale.reg();
 const SUB_QUANTUM: u8 = K::F24SubQuantum.reg();
 
+/// The terms of [`Neon::f24_dot_sum`], by register.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum DotTerms {
+    /// Four lanes of terms.
+    Terms(u8),
+    /// `pica_mul_f24(a, b)`, lane w replaced by +0 when `clear_w`.
+    Products { a: u8, b: u8, clear_w: bool },
+}
+
 impl Neon<'_> {
     /// `v{d}` = `arith::f24::load(v{a})` (`d` may equal `a`).
     ///
@@ -141,6 +150,94 @@ impl Neon<'_> {
             ; and V(d).b16, V(d).b16, V(MANT).b16
             ; bic V(d).b16, V(d).b16, v0.b16
             ; product_done:
+        );
+    }
+
+    /// `v{d}` = a float24 dot product's pairwise sum of `terms` (`d` differs
+    /// from their registers): with `t` the terms, `q` = `f24_quantize`,
+    /// `u = q(t + t.yxwz)` and `v{d} = q(u + u.zwxy)`, the order of
+    /// `arith::dp4`. The fast path quantises every step by its fast path and
+    /// checks once, at the end, that every step's unquantised lanes (the
+    /// products' too) were below 2^64 (absolute compares, false for NaN), the
+    /// only case in which the fast paths are the exact ones; otherwise the
+    /// whole sum runs again from the terms by the exact sequences.
+    pub fn f24_dot_sum(&mut self, d: u8, terms: DotTerms) {
+        // v6 = the lanes where every step so far is below 2^64.
+        match terms {
+            DotTerms::Terms(t) => dynasm!(self.a
+                ; .arch aarch64
+                ; rev64 v4.s4, V(t).s4
+                ; fadd V(d).s4, V(t).s4, v4.s4
+                ; facgt v6.s4, V(OVERFLOW).s4, V(d).s4
+            ),
+            DotTerms::Products { a, b, clear_w } => {
+                dynasm!(self.a
+                    ; .arch aarch64
+                    ; fmul V(d).s4, V(a).s4, V(b).s4
+                    ; facgt v6.s4, V(OVERFLOW).s4, V(d).s4
+                );
+                self.f24_quantize_fast(d);
+                if clear_w {
+                    dynasm!(self.a ; .arch aarch64 ; mov V(d).s[3], wzr);
+                }
+                self.dot_step_checked(d, 4);
+            }
+        }
+        self.f24_quantize_fast(d);
+        self.dot_step_checked(d, 8);
+        self.f24_quantize_fast(d);
+        dynasm!(self.a
+            ; .arch aarch64
+            ; uminv s6, v6.s4
+            ; fmov w9, s6
+            ; cbnz w9, >dot_done
+        );
+        // Exact: the steps as the IR spells them.
+        match terms {
+            DotTerms::Terms(t) => self.copy(d, t),
+            DotTerms::Products { a, b, clear_w } => {
+                self.pica_mul_f24(d, a, b);
+                if clear_w {
+                    dynasm!(self.a ; .arch aarch64 ; mov V(d).s[3], wzr);
+                }
+            }
+        }
+        for rotate in [4, 8] {
+            self.dot_step(d, rotate);
+            self.f24_quantize(d, d);
+        }
+        dynasm!(self.a ; .arch aarch64 ; dot_done:);
+    }
+
+    /// `v{d}` += `v{d}` with its lanes rotated by `bytes` (4: swapped in
+    /// pairs, `.yxwz`; 8: halves crossed, `.zwxy`).
+    fn dot_step(&mut self, d: u8, bytes: u32) {
+        if bytes == 4 {
+            dynasm!(self.a ; .arch aarch64 ; rev64 v4.s4, V(d).s4);
+        } else {
+            dynasm!(self.a ; .arch aarch64 ; ext v4.b16, V(d).b16, V(d).b16, 8);
+        }
+        dynasm!(self.a ; .arch aarch64 ; fadd V(d).s4, V(d).s4, v4.s4);
+    }
+
+    /// [`Self::dot_step`], then `v6` &= the lanes of the sum below 2^64.
+    fn dot_step_checked(&mut self, d: u8, bytes: u32) {
+        self.dot_step(d, bytes);
+        dynasm!(self.a
+            ; .arch aarch64
+            ; facgt v0.s4, V(OVERFLOW).s4, V(d).s4
+            ; and v6.b16, v6.b16, v0.b16
+        );
+    }
+
+    /// `v{d}` = `f24_quantize(v{d})` where every lane is below 2^64: the
+    /// mantissa truncated, +0 below 2^-62.
+    fn f24_quantize_fast(&mut self, d: u8) {
+        dynasm!(self.a
+            ; .arch aarch64
+            ; facgt v0.s4, V(MIN_NORMAL).s4, V(d).s4
+            ; and V(d).b16, V(d).b16, V(MANT).b16
+            ; bic V(d).b16, V(d).b16, v0.b16
         );
     }
 

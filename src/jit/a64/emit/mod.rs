@@ -30,6 +30,8 @@ pub(crate) mod consts;
 pub(crate) mod fault;
 mod float24;
 mod math;
+
+pub(crate) use float24::DotTerms;
 #[cfg(test)]
 pub(super) mod tests;
 

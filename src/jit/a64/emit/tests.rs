@@ -5,7 +5,7 @@
 
 use super::consts::{PINNED, values};
 use super::fault::{self, Fault};
-use super::{Asm, Neon};
+use super::{Asm, DotTerms, Neon};
 use crate::arith::{self, Precision, f24};
 use crate::ir::{BinOp, UnOp, eval};
 use crate::isa::{BinaryOp, CmpOp, DstReg, Instruction, Source, SrcReg, encode};
@@ -322,6 +322,110 @@ fn comparisons_and_select_match_ir_eval() {
         [a, b, cond],
         select.call(a, b, cond).1,
         [1, 6, 7, 4],
+    );
+}
+
+/// A float24 dot product's pairwise sum of the terms `t` as the IR spells
+/// it (`ir::recipes`' `pairwise_sum` after the optimiser): `u = q(t +
+/// t.yxwz)`, `q(u + u.zwxy)`, `q` = `f24_quantize`.
+fn dot_sum_eval(t: [u32; 4]) -> [u32; 4] {
+    let add = |x: [u32; 4], lanes: [usize; 4]| {
+        let sum = eval::binary(BinOp::FAdd, x, lanes.map(|l| x[l]));
+        eval::unary(UnOp::F24Quantize, sum)
+    };
+    add(add(t, [1, 0, 3, 2]), [2, 3, 0, 1])
+}
+
+/// `dot_sum_eval` of the products `pica_mul_f24(a, b)`, lane w +0 when
+/// `clear_w` (`dp3`).
+fn dot_product_eval(a: [u32; 4], b: [u32; 4], clear_w: bool) -> [u32; 4] {
+    let mut t = eval::binary(BinOp::PicaMulF24, a, b);
+    if clear_w {
+        t[3] = 0;
+    }
+    dot_sum_eval(t)
+}
+
+#[test]
+fn float24_dot_sums_match_ir_eval() {
+    let terms = Primitive::new(|n| n.f24_dot_sum(D, DotTerms::Terms(A)));
+    let products = [false, true].map(|clear_w| {
+        Primitive::new(|n| {
+            n.f24_dot_sum(
+                D,
+                DotTerms::Products {
+                    a: A,
+                    b: B,
+                    clear_w,
+                },
+            )
+        })
+    });
+    let values = interesting();
+    // Every value in every lane of the terms, beside every other.
+    for (a, b) in pairs(&values) {
+        for t in [a, b, [a[0], b[1], a[2], b[3]], [a[1], a[0], b[3], b[2]]] {
+            let (kept, got) = terms.call(t, [0; 4], [0; 4]);
+            check("dot sum", [t, [0; 4], [0; 4]], got, dot_sum_eval(t));
+            assert_eq!(kept, t, "the dot sum changed its terms");
+        }
+        for (p, clear_w) in products.iter().zip([false, true]) {
+            let (kept, got) = p.call(a, b, [0; 4]);
+            let what = format!("dot product (clear w: {clear_w})");
+            check(&what, [a, b, [0; 4]], got, dot_product_eval(a, b, clear_w));
+            assert_eq!(kept, a, "the dot product changed its operand");
+        }
+    }
+    // Each step's own overflow, with the sums the fast paths would give
+    // instead: the first sum reaches 2^64 in every lane (±inf, whose sum is
+    // NaN; the fast path would add ±2^64.99 to +0), the last only (+inf;
+    // the fast path would give 2^64), the products only (2^63.99 · 2 → inf,
+    // a fast path 2^64.99).
+    let near_max = 0x5F7F_0000;
+    let nan = [0x7FC0_0000; 4];
+    let cases = [
+        (
+            [near_max, near_max, near_max | 1 << 31, near_max | 1 << 31],
+            nan,
+        ),
+        ([0x5F00_0000, 0, 0x5F00_0000, 0], [0x7F80_0000; 4]),
+        ([0x5F00_0000, 0, 0xDF00_0000, 0], [0; 4]),
+        // Lanes below 2^-62 after a sum are +0: 2^-62 (1 + 2^-16) - 2^-62.
+        ([0x2080_0100, 0xA080_0000, 0, 0], [0; 4]),
+        (
+            [0x3F80_0000, 0x4000_0000, 0x4040_0000, 0x4080_0000],
+            [0x4120_0000; 4],
+        ),
+    ];
+    for (t, want) in cases {
+        assert_eq!(dot_sum_eval(t), want, "ir::eval of the terms {t:08x?}");
+        check(
+            "dot sum",
+            [t, [0; 4], [0; 4]],
+            terms.call(t, [0; 4], [0; 4]).1,
+            want,
+        );
+    }
+    let (a, b) = ([near_max; 4], [0x4000_0000, 0x3F80_0000, 0, 0]);
+    let want = [0x7F80_0000; 4];
+    assert_eq!(dot_product_eval(a, b, false), want);
+    check(
+        "dot product",
+        [a, b, [0; 4]],
+        products[0].call(a, b, [0; 4]).1,
+        want,
+    );
+    // Lane w's product is +0 in `dp3`, whatever it is: here NaN.
+    let (a, b) = (
+        [0x3F80_0000, 0x4000_0000, 0x4040_0000, 0x7F80_0000],
+        [0x3F80_0000; 4],
+    );
+    assert_eq!(dot_product_eval(a, b, true), [0x40C0_0000; 4]);
+    check(
+        "dp3",
+        [a, b, [0; 4]],
+        products[1].call(a, b, [0; 4]).1,
+        [0x40C0_0000; 4],
     );
 }
 
