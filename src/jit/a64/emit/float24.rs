@@ -161,13 +161,18 @@ impl Neon<'_> {
     /// products' too) were below 2^64 (absolute compares, false for NaN), the
     /// only case in which the fast paths are the exact ones; otherwise the
     /// whole sum runs again from the terms by the exact sequences.
+    ///
+    /// The fast path's sums are pairwise (`faddp`): `[t.x + t.y, t.z + t.w]`
+    /// twice, then `u.x + u.z` in every lane. Those are the sums the IR
+    /// forms, some with their operands swapped (`t.y + t.x`, `u.z + u.x`),
+    /// which gives the same bits unless the sum is NaN, and a NaN sum takes
+    /// the exact path.
     pub fn f24_dot_sum(&mut self, d: u8, terms: DotTerms) {
         // v6 = the lanes where every step so far is below 2^64.
         match terms {
             DotTerms::Terms(t) => dynasm!(self.a
                 ; .arch aarch64
-                ; rev64 v4.s4, V(t).s4
-                ; fadd V(d).s4, V(t).s4, v4.s4
+                ; faddp V(d).s4, V(t).s4, V(t).s4
                 ; facgt v6.s4, V(OVERFLOW).s4, V(d).s4
             ),
             DotTerms::Products { a, b, clear_w } => {
@@ -180,11 +185,11 @@ impl Neon<'_> {
                 if clear_w {
                     dynasm!(self.a ; .arch aarch64 ; mov V(d).s[3], wzr);
                 }
-                self.dot_step_checked(d, 4);
+                self.pairwise_sum_checked(d);
             }
         }
         self.f24_quantize_fast(d);
-        self.dot_step_checked(d, 8);
+        self.pairwise_sum_checked(d);
         self.f24_quantize_fast(d);
         dynasm!(self.a
             ; .arch aarch64
@@ -220,11 +225,12 @@ impl Neon<'_> {
         dynasm!(self.a ; .arch aarch64 ; fadd V(d).s4, V(d).s4, v4.s4);
     }
 
-    /// [`Self::dot_step`], then `v6` &= the lanes of the sum below 2^64.
-    fn dot_step_checked(&mut self, d: u8, bytes: u32) {
-        self.dot_step(d, bytes);
+    /// `v{d}` = `[d.x + d.y, d.z + d.w]` twice, then `v6` &= the lanes of
+    /// the sum below 2^64.
+    fn pairwise_sum_checked(&mut self, d: u8) {
         dynasm!(self.a
             ; .arch aarch64
+            ; faddp V(d).s4, V(d).s4, V(d).s4
             ; facgt v0.s4, V(OVERFLOW).s4, V(d).s4
             ; and v6.b16, v6.b16, v0.b16
         );
