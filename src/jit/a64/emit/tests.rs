@@ -406,15 +406,17 @@ fn float24_dot_sums_match_ir_eval() {
             want,
         );
     }
-    let (a, b) = ([near_max; 4], [0x4000_0000, 0x3F80_0000, 0, 0]);
-    let want = [0x7F80_0000; 4];
-    assert_eq!(dot_product_eval(a, b, false), want);
-    check(
-        "dot product",
-        [a, b, [0; 4]],
-        products[0].call(a, b, [0; 4]).1,
-        want,
-    );
+    // Products at ±2^64.99 (±inf in float24); where they cancel, the fast
+    // path's sums would be 0 and only the products' own check sees them.
+    for (b, want) in [
+        ([0x4000_0000, 0x3F80_0000, 0, 0], [0x7F80_0000; 4]),
+        ([0x4000_0000, 0xC000_0000, 0, 0], nan),
+    ] {
+        let a = [near_max, near_max, 0, 0];
+        assert_eq!(dot_product_eval(a, b, false), want);
+        let got = products[0].call(a, b, [0; 4]).1;
+        check("dot product", [a, b, [0; 4]], got, want);
+    }
     // Lane w's product is +0 in `dp3`, whatever it is: here NaN.
     let (a, b) = (
         [0x3F80_0000, 0x4000_0000, 0x4040_0000, 0x7F80_0000],
