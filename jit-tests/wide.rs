@@ -721,12 +721,12 @@ fn corpus_matches_the_interpreter_at_every_width() {
                             assert_eq!(summary.wide_vertices, states.len(), "{what}");
                         }
                     }
-                    // A straight program (the kernels run every one) or
-                    // one the batch kernel ran shades every vertex in the
-                    // kernels: `run_batch` and, in the emulator's layout
-                    // with every input given, `run_vertices`, whole groups
-                    // and the padded tail.
-                    if straight_from(&program, dvle.main) || in_kernel > 0 {
+                    // Every corpus shader (the branchy one with `end` in a
+                    // branch included) shades every vertex in the kernels:
+                    // `run_batch` and, in the emulator's layout with every
+                    // input given, `run_vertices`, whole groups and the
+                    // padded tail.
+                    {
                         assert_eq!(in_kernel, states.len() as u64, "{what}: batch kernel");
                         let before = wide::kernel_vertices();
                         compare_vertices_with_masks(
@@ -1171,14 +1171,23 @@ fn branchy_shaders_match_the_interpreter_and_count_where_vertices_ran() {
             };
             for width in widths() {
                 for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    let kernel_vertices_before = wide::kernel_vertices();
                     let summary =
                         compare_vertices_with_masks(&case, &states, width, policy, 0xffff, 0xffff);
+                    let kernel_vertices_after = wide::kernel_vertices();
                     let what = format!("{file} {precision:?} {width:?} {policy:?}");
                     assert!(
                         summary.single_vertex_vertices <= summary.wide_vertices,
                         "{what}: {summary:?}"
                     );
                     if policy == StatePolicy::Reset {
+                        // Every vertex in the vertex-layout kernel (its
+                        // plans run `end` in some lanes and nested branches).
+                        assert_eq!(
+                            kernel_vertices_after - kernel_vertices_before,
+                            states.len() as u64,
+                            "{what}: run_vertices in the kernel"
+                        );
                         assert_eq!(summary.wide_vertices, states.len(), "{what}");
                         assert!(
                             summary.single_vertex_vertices < summary.wide_vertices,

@@ -37,9 +37,14 @@ pub const SPILL_SLOTS: usize = 192;
 /// Scratch: the batch kernel's saved branch condition (a lane mask) while
 /// it runs a region under it.
 pub const PREDICATE: usize = SPILL + SPILL_SLOTS;
+/// Scratch: the batch kernel's lane masks (saved conditions and the lanes
+/// still running a region) where its flow nests or ends in some lanes only.
+pub const MASKS: usize = PREDICATE + 1;
+/// Number of lane-mask rows.
+pub const MASK_ROWS: usize = 16;
 /// Scratch: the batch kernel's hoisted values (computed from uniforms only,
 /// once per call).
-pub const HOIST: usize = PREDICATE + 1;
+pub const HOIST: usize = MASKS + MASK_ROWS;
 /// Number of hoisted-value rows.
 pub const HOIST_ROWS: usize = 256;
 /// Rows in all.

@@ -1,9 +1,12 @@
 //! What the batch path moves between vertex states and the wide register
 //! file, decided once per compiled program.
 
-use super::lanes::{LaneBlock, RowSet};
+use super::lanes::{LaneBlock, LaneOp, RowSet};
 use super::layout;
 use crate::ir::{Exit, Ir};
+
+mod nested;
+use nested::nested_steps;
 
 /// The registers a batch of independent states moves into the wide register
 /// file: only what some path may read before writing it.
@@ -42,6 +45,38 @@ pub(crate) enum Step {
     /// The end of a loop body: `aL += i.z` in every lane, then back to the
     /// body's first step unless this was the last iteration.
     LoopEnd,
+    /// IR block `k` for the lanes of the lane mask in row `mask` (a
+    /// `layout::MASKS` row): every lane computes it, the other lanes' rows
+    /// keep their values; skipped when the mask has no lane.
+    Guarded {
+        /// The IR block.
+        block: usize,
+        /// The row holding the lanes it is for.
+        mask: u16,
+    },
+    /// IR block `k` for the lanes of `mask` (`None`: every lane, as
+    /// [`Step::Block`]), then its exit condition (a lane mask, every lane
+    /// computes it) saved in row `cond`.
+    Decide {
+        /// The IR block.
+        block: usize,
+        /// The row holding the lanes it is for.
+        mask: Option<u16>,
+        /// Where the condition goes.
+        cond: u16,
+    },
+    /// Row `dst` = the lanes of `within` (`None`: every lane) whose mask in
+    /// row `by` is `when` (all ones there, zero elsewhere).
+    Mask {
+        /// The row written.
+        dst: u16,
+        /// The lanes it may hold.
+        within: Option<u16>,
+        /// The mask (or saved condition) it tests.
+        by: u16,
+        /// The value of `by` of the lanes it holds.
+        when: bool,
+    },
 }
 
 impl Step {
@@ -51,9 +86,50 @@ impl Step {
             Step::Block(k)
             | Step::Branch(k)
             | Step::LoopStart(k)
-            | Step::Predicated { block: k, .. } => Some(k),
-            Step::LoopEnd => None,
+            | Step::Predicated { block: k, .. }
+            | Step::Guarded { block: k, .. }
+            | Step::Decide { block: k, .. } => Some(k),
+            Step::LoopEnd | Step::Mask { .. } => None,
         }
+    }
+
+    /// Whether its block's stores reach every lane (else only the lanes of
+    /// a mask or saved condition: the others keep their rows).
+    pub fn for_every_lane(self) -> bool {
+        match self {
+            Step::Block(_) | Step::Branch(_) | Step::LoopStart(_) => true,
+            Step::Decide { mask, .. } => mask.is_none(),
+            Step::Predicated { .. } | Step::Guarded { .. } => false,
+            Step::LoopEnd | Step::Mask { .. } => false,
+        }
+    }
+}
+
+/// The operations of a [`Step::Mask`]: `dst = by == when ? within : 0`
+/// per lane, as a block every backend lowers (a select and a store).
+pub(crate) fn mask_block(dst: u16, within: Option<u16>, by: u16, when: bool) -> LaneBlock {
+    let within = match within {
+        Some(row) => LaneOp::Row(row),
+        None => LaneOp::Const(u32::MAX),
+    };
+    let select = if when {
+        LaneOp::Select(0, 1, 2)
+    } else {
+        LaneOp::Select(0, 2, 1)
+    };
+    LaneBlock {
+        ops: vec![
+            LaneOp::Row(by),
+            within,
+            LaneOp::Const(0),
+            select,
+            LaneOp::Store(dst, 3),
+        ],
+        exit_cond: None,
+        loop_values: None,
+        reads: RowSet::default(),
+        writes: RowSet::default(),
+        gathers: 0,
     }
 }
 
@@ -103,12 +179,12 @@ pub(crate) const MAX_ITERATIONS: u64 = 256;
 /// blocks make find exactly that entry at the end of the part (the IF entry at
 /// the end of a then-part, the CALL entry at the end of a subroutine, the
 /// LOOP entry at the end of the body) or nothing.
+///
+/// Where that walk refuses (parts with branches of their own, `end` in some
+/// lanes only), [`nested_steps`] plans with lane masks instead.
 pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
-    let mut steps = Vec::new();
-    match walk(ir, block_at, entry, None, &mut steps)? {
-        Walked::Ended => {}
-        Walked::Reached => return None,
-    }
+    let steps = straight_parts_steps(ir, block_at, entry)
+        .or_else(|| nested_steps(ir, block_at, entry).ok())?;
     // A block appears once per step that runs it (a subroutine once per
     // call): bound the code a hostile program can make the kernel emit.
     let emitted: usize = steps
@@ -117,6 +193,28 @@ pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<
         .map(|k| ir.blocks[k].instrs.len())
         .sum();
     (emitted <= MAX_KERNEL_INSTRUCTIONS).then_some(steps)
+}
+
+/// Why the program from `entry` has no kernel (`None`: it has one).
+#[cfg(test)]
+pub(crate) fn kernel_refusal(ir: &Ir, block_at: &[u32], entry: u32) -> Option<&'static str> {
+    if kernel_steps(ir, block_at, entry).is_some() {
+        return None;
+    }
+    Some(match nested_steps(ir, block_at, entry) {
+        Err(why) => why,
+        Ok(_) => "more code than a kernel holds",
+    })
+}
+
+/// The steps of the walk whose parts are straight (one saved condition).
+fn straight_parts_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
+    let mut steps = Vec::new();
+    match walk(ir, block_at, entry, None, &mut steps)? {
+        Walked::Ended => {}
+        Walked::Reached => return None,
+    }
+    Some(steps)
 }
 
 /// Most PICA instructions a kernel's steps may hold, counting a block once
@@ -243,8 +341,9 @@ pub(crate) fn instructions_bound(steps: &[Step], len: impl Fn(usize) -> u64) -> 
             }
             Step::LoopEnd => in_loop = false,
             _ => {
-                let k = step.block().expect("every other step runs a block");
-                total += len(k) * if in_loop { MAX_ITERATIONS } else { 1 };
+                if let Some(k) = step.block() {
+                    total += len(k) * if in_loop { MAX_ITERATIONS } else { 1 };
+                }
             }
         }
     }
@@ -307,16 +406,17 @@ pub(crate) fn rows_read_first(steps: &[Step], facts: &[(RowSet, RowSet)]) -> Row
     for step in steps {
         let Some(k) = step.block() else {
             // A loop's end adds `i.z` to `aL`.
-            if !written.contains(layout::AL as u16) {
+            if *step == Step::LoopEnd && !written.contains(layout::AL as u16) {
                 read_first.insert(layout::AL as u16);
             }
             continue;
         };
         let (reads, writes) = &facts[k];
         read_first.union_with(&reads.difference(&written));
-        match step {
-            Step::Predicated { .. } => read_first.union_with(&writes.difference(&written)),
-            _ => written.union_with(writes),
+        if step.for_every_lane() {
+            written.union_with(writes);
+        } else {
+            read_first.union_with(&writes.difference(&written));
         }
     }
     read_first
@@ -337,16 +437,14 @@ pub(crate) fn carries_independently(steps: &[Step], blocks: &[LaneBlock], store:
         };
         let block = &blocks[k];
         read_first.union_with(&block.reads.difference(&written));
-        match step {
-            Step::Branch(_) => {
-                if !block.exit_cond.is_some_and(|c| block.is_uniform(c)) {
-                    return false;
-                }
-                written.union_with(&block.writes);
-            }
-            // A part may not run: its writes do not cover later reads.
-            Step::Predicated { .. } => {}
-            _ => written.union_with(&block.writes),
+        if matches!(step, Step::Branch(_) | Step::Decide { .. })
+            && !block.exit_cond.is_some_and(|c| block.is_uniform(c))
+        {
+            return false;
+        }
+        // A part may not run: its writes do not cover later reads.
+        if step.for_every_lane() {
+            written.union_with(&block.writes);
         }
     }
     read_first.intersection(store).is_empty()
@@ -357,6 +455,97 @@ mod tests {
     use super::*;
     use crate::ShaderKind;
     use crate::program::Program;
+
+    /// The optimised IR of `program` from `entry` and the IR block of each
+    /// instruction.
+    fn ir_of(program: &Program, entry: u32) -> (Ir, Vec<u32>) {
+        let analysis = crate::analysis::analyse(program, entry, ShaderKind::Vertex);
+        let built = Ir::from_analysis(
+            program,
+            &analysis,
+            ShaderKind::Vertex,
+            crate::Precision::F32,
+        );
+        let ir = crate::ir::opt::optimize(&built);
+        let mut block_at = vec![0u32; program.len()];
+        for (k, b) in ir.blocks.iter().enumerate() {
+            for pc in b.start..=b.last {
+                block_at[pc as usize] = k as u32;
+            }
+        }
+        (ir, block_at)
+    }
+
+    /// Every vertex shader of the `.shbin` files in `dir` (relative to the
+    /// crate) and why it has no kernel (`None`: it has one).
+    fn refusals_in(dir: &str) -> Vec<(String, Option<&'static str>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.extension().is_some_and(|e| e == "shbin"));
+        files.sort();
+        let mut out = Vec::new();
+        for file in files {
+            let Ok(bytes) = std::fs::read(&file) else {
+                continue;
+            };
+            let Ok(shbin) = crate::shbin::Shbin::parse(&bytes) else {
+                continue;
+            };
+            let Ok(program) = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            else {
+                continue;
+            };
+            for dvle in &shbin.dvles {
+                if dvle.kind != ShaderKind::Vertex || dvle.main as usize >= program.len() {
+                    continue;
+                }
+                let (ir, block_at) = ir_of(&program, dvle.main);
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned());
+                out.push((
+                    format!("{}#{}", name.unwrap_or_default(), dvle.main),
+                    kernel_refusal(&ir, &block_at, dvle.main),
+                ));
+            }
+        }
+        out
+    }
+
+    /// The listing of the real shaders without a kernel plan, and why: none
+    /// in `../shared/corpus` (the branchy `shaderfast2` included, with its
+    /// `end` inside a branch), and in the picasso corpus only programs
+    /// whose flow no plan runs (loops left by `breakc`, nested loops,
+    /// backward jumps).
+    #[test]
+    fn every_corpus_shader_has_a_kernel_plan() {
+        let corpus = refusals_in("../shared/corpus");
+        if corpus.is_empty() && std::env::var_os("PICA_REQUIRE_CORPUS").is_some_and(|v| v == "1") {
+            panic!("PICA_REQUIRE_CORPUS=1 but ../shared/corpus holds no .shbin file");
+        }
+        let asm = refusals_in("../shared/asm-corpus/expected");
+        for (name, why) in corpus.iter().chain(&asm) {
+            if let Some(why) = why {
+                eprintln!("no kernel plan: {name}: {why}");
+            }
+        }
+        eprintln!(
+            "kernel plans: {} of {} corpus and {} of {} picasso-corpus vertex shaders",
+            corpus.iter().filter(|(_, why)| why.is_none()).count(),
+            corpus.len(),
+            asm.iter().filter(|(_, why)| why.is_none()).count(),
+            asm.len()
+        );
+        let missing: Vec<_> = corpus.iter().filter(|(_, why)| why.is_some()).collect();
+        assert!(
+            missing.is_empty(),
+            "corpus shaders without a plan: {missing:?}"
+        );
+        assert!(
+            corpus.iter().any(|(name, _)| name.contains("shaderfast2")) || corpus.is_empty(),
+            "the branchy corpus shader is listed"
+        );
+    }
 
     /// The kernel steps of an assembled `main` and procedures `procs` (`None`:
     /// no kernel).
@@ -432,7 +621,8 @@ mod tests {
         );
     }
 
-    /// One letter per step: Block, `?` branch, True/False part, Loop, End.
+    /// One letter per step: Block, `?` branch, True/False part, Loop, End,
+    /// Guarded, Decide, Mask.
     fn kinds(steps: &[Step]) -> String {
         steps
             .iter()
@@ -443,6 +633,9 @@ mod tests {
                 Step::Predicated { when: false, .. } => 'F',
                 Step::LoopStart(_) => 'L',
                 Step::LoopEnd => 'E',
+                Step::Guarded { .. } => 'G',
+                Step::Decide { .. } => 'D',
+                Step::Mask { .. } => 'M',
             })
             .collect()
     }

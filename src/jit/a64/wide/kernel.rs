@@ -26,7 +26,7 @@ use crate::jit::wide::codegen::{
 };
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, Step};
+use crate::jit::wide::plan::{KernelPlan, Step, mask_block};
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::{offset_of, size_of};
@@ -150,23 +150,40 @@ impl Function<'_> {
                     // Skipped when no lane of the group takes it (a uniform
                     // condition, or lanes that agree): its stores would keep
                     // every row.
-                    let (skip, off) = (self.a.new_dynamic_label(), row(layout::PREDICATE));
-                    dynasm!(self.a ; .arch aarch64 ; ldr q0, [x0, off]);
-                    if when {
-                        dynasm!(self.a ; .arch aarch64 ; umaxv s0, v0.s4);
-                    } else {
-                        dynasm!(self.a ; .arch aarch64 ; uminv s0, v0.s4 ; mvn v0.b8, v0.b8);
-                    }
-                    dynasm!(self.a
-                        ; .arch aarch64
-                        ; fmov w9, s0
-                        ; cbnz w9, >run
-                        ; b =>skip
-                        ; run:
-                    );
-                    self.body(&predicated(&blocks[block], when))?;
+                    let skip = self.skip_unless_some_lane(layout::PREDICATE as u16, when);
+                    self.body(&predicated(&blocks[block], layout::PREDICATE as u16, when))?;
                     dynasm!(self.a ; .arch aarch64 ; =>skip);
                 }
+                Step::Guarded { block, mask } => {
+                    let skip = self.skip_unless_some_lane(mask, true);
+                    self.body(&predicated(&blocks[block], mask, true))?;
+                    dynasm!(self.a ; .arch aarch64 ; =>skip);
+                }
+                Step::Decide { block, mask, cond } => {
+                    let emitted = match mask {
+                        Some(mask) => predicated(&blocks[block], mask, true),
+                        None => blocks[block].clone(),
+                    };
+                    self.body(&emitted)?;
+                    let c = emitted.exit_cond.ok_or_else(|| {
+                        JitError::Lowering("a kernel branch without a condition".into())
+                    })?;
+                    // The condition's sign bits as whole-lane masks, for the
+                    // masks' and guarded steps' selects.
+                    let r = self.reg_of(c, &[])?;
+                    let off = row(cond as usize);
+                    dynasm!(self.a
+                        ; .arch aarch64
+                        ; cmlt v0.s4, V(r).s4, 0
+                        ; str q0, [x0, off]
+                    );
+                }
+                Step::Mask {
+                    dst,
+                    within,
+                    by,
+                    when,
+                } => self.body(&mask_block(dst, within, by, when))?,
                 Step::LoopStart(k) => {
                     if body_start.is_some() {
                         return Err(JitError::Lowering("a nested kernel loop".into()));
@@ -212,6 +229,26 @@ impl Function<'_> {
             return Err(JitError::Lowering("a kernel loop without its end".into()));
         }
         Ok(())
+    }
+
+    /// Branches to the returned label (to bind after the guarded code) when
+    /// no lane of the group has `when` in the lane mask row `mask`.
+    fn skip_unless_some_lane(&mut self, mask: u16, when: bool) -> dynasmrt::DynamicLabel {
+        let (skip, off) = (self.a.new_dynamic_label(), row(mask as usize));
+        dynasm!(self.a ; .arch aarch64 ; ldr q0, [x0, off]);
+        if when {
+            dynasm!(self.a ; .arch aarch64 ; umaxv s0, v0.s4);
+        } else {
+            dynasm!(self.a ; .arch aarch64 ; uminv s0, v0.s4 ; mvn v0.b8, v0.b8);
+        }
+        dynasm!(self.a
+            ; .arch aarch64
+            ; fmov w9, s0
+            ; cbnz w9, >run
+            ; b =>skip
+            ; run:
+        );
+        skip
     }
 
     /// The rows of the vertex layout's starting state (every lane the same,
@@ -319,12 +356,13 @@ impl Function<'_> {
     }
 }
 
-/// `block` for the lanes whose saved condition (the `PREDICATE` row, whole
-/// lane masks) is `when`: every lane computes it, and each store keeps the
-/// row's value in the other lanes (a select against the row as it is).
-fn predicated(block: &LaneBlock, when: bool) -> LaneBlock {
+/// `block` for the lanes whose saved condition or lane mask (row `mask`:
+/// `PREDICATE` or a `MASKS` row, whole lane masks) is `when`: every lane
+/// computes it, and each store keeps the row's value in the other lanes (a
+/// select against the row as it is).
+fn predicated(block: &LaneBlock, mask: u16, when: bool) -> LaneBlock {
     let condition: LaneRef = 0;
-    let mut ops = vec![LaneOp::Row(layout::PREDICATE as u16)];
+    let mut ops = vec![LaneOp::Row(mask)];
     // Where each of `block`'s operations went.
     let mut map = Vec::with_capacity(block.ops.len());
     for &op in &block.ops {

@@ -23,7 +23,7 @@ use crate::jit::wide::codegen::{
 };
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, Step};
+use crate::jit::wide::plan::{KernelPlan, Step, mask_block};
 use crate::state::UnitState;
 
 /// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
@@ -363,6 +363,22 @@ impl Function<'_> {
                         body_start = Some(top);
                     }
                 }
+                (
+                    Step::Mask {
+                        dst,
+                        within,
+                        by,
+                        when,
+                    },
+                    None,
+                ) => {
+                    let block = mask_block(dst, within, by, when);
+                    for copy in 0..copies {
+                        self.file_at(copy);
+                        self.body(&block)?;
+                    }
+                    self.file_at(0);
+                }
                 _ => return Err(JitError::Lowering("a malformed kernel step".into())),
             }
         }
@@ -386,10 +402,38 @@ impl Function<'_> {
                 Ok(())
             }
             Step::Predicated { when, .. } => {
-                self.predicate = Some(when);
+                self.predicate = Some((layout::PREDICATE, when));
                 let result = self.body(block);
                 self.predicate = None;
                 result
+            }
+            Step::Guarded { mask, .. } => {
+                // Skipped when no lane of the group is in the mask: its
+                // stores would keep every row.
+                let skip = self.a.ops.new_dynamic_label();
+                let off = self.row(mask as usize);
+                self.a.load(S1, off);
+                self.a.movmsk(S1);
+                dynasm!(self.a.ops ; .arch x64 ; test eax, eax ; jz =>skip);
+                self.predicate = Some((mask as usize, true));
+                let result = self.body(block);
+                self.predicate = None;
+                self.a.bind(skip);
+                self.a.forget_masks();
+                result
+            }
+            Step::Decide { mask, cond, .. } => {
+                self.predicate = mask.map(|row| (row as usize, true));
+                let result = self.body(block);
+                self.predicate = None;
+                result?;
+                let c = block.exit_cond.ok_or_else(|| {
+                    JitError::Lowering("a kernel branch without a condition".into())
+                })?;
+                let r = self.reg_of(c, &[])?;
+                let off = self.row(cond as usize);
+                self.a.store(off, r);
+                Ok(())
             }
             Step::LoopStart(_) => {
                 self.body(block)?;
@@ -402,7 +446,9 @@ impl Function<'_> {
                 self.a.store_lane0(layout::LOOP_INCREMENT, r);
                 Ok(())
             }
-            Step::LoopEnd => Err(JitError::Lowering("a loop end has no block".into())),
+            Step::LoopEnd | Step::Mask { .. } => {
+                Err(JitError::Lowering("a step without a block".into()))
+            }
         }
     }
 

@@ -98,8 +98,9 @@ struct Function<'a> {
     allocation: Allocation,
     gathered: Vec<bool>,
     /// Batch kernel: stores keep the new value only in the lanes whose
-    /// saved condition (`layout::PREDICATE`) is this.
-    predicate: Option<bool>,
+    /// saved condition or lane mask (in this row: `layout::PREDICATE` or a
+    /// `layout::MASKS` row) is this.
+    predicate: Option<(usize, bool)>,
     /// Batch kernel: which of the groups of a pass `rdi` (its register
     /// file) and `r8`/`r11` (its records) point at now.
     copy: GroupAt,
@@ -158,8 +159,8 @@ impl Target for Function<'_> {
             None => self.a.store(off, reg),
             // Only the lanes whose saved condition is `when` take the new
             // value.
-            Some(when) => {
-                let mask = self.row(layout::PREDICATE);
+            Some((mask_row, when)) => {
+                let mask = self.row(mask_row);
                 self.a.load(S1, mask);
                 self.a.load(S2, off);
                 if when {
@@ -174,7 +175,7 @@ impl Target for Function<'_> {
     }
 
     fn mask_stores(&mut self) -> bool {
-        self.predicate = Some(true);
+        self.predicate = Some((layout::PREDICATE, true));
         true
     }
 
