@@ -1510,3 +1510,142 @@ d:
         }
     }
 }
+
+/// Random structured flow for the batch kernel's lane-mask plans: `ifc`
+/// (with and without `.else`), `jmpc` over a part and `callc` of a
+/// subroutine, nested up to three deep, decided by per-vertex comparisons,
+/// with `end` inside parts (so lanes of a group finish at different points
+/// while the others go on). Appends picasso source to `out` and
+/// subroutines to `procs`.
+fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, labels: &mut u32) {
+    let straight = |rng: &mut Rng, out: &mut String| {
+        let (a, b, c, v, o) = (
+            rng.below(4),
+            rng.below(4),
+            rng.below(8),
+            rng.below(2),
+            rng.below(4),
+        );
+        let line = match rng.below(6) {
+            0 => format!("    add r{a}, r{b}, c{c}\n"),
+            1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
+            2 => format!("    mov o{o}, r{b}\n"),
+            3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
+            4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
+            _ => format!("    mov r{a}.x, v{v}.y\n"),
+        };
+        out.push_str(&line);
+    };
+    let items = 1 + rng.below(4);
+    for _ in 0..items {
+        let construct = if depth < 3 { rng.below(8) } else { 0 };
+        let flag = if rng.below(2) == 0 { "cmp.x" } else { "cmp.y" };
+        match construct {
+            2 | 3 => {
+                out.push_str(&format!("    ifc {flag}\n"));
+                flow_region(rng, depth + 1, out, procs, labels);
+                if rng.below(2) == 0 {
+                    out.push_str("    .else\n");
+                    flow_region(rng, depth + 1, out, procs, labels);
+                }
+                out.push_str("    .end\n");
+            }
+            4 | 5 => {
+                *labels += 1;
+                let label = format!("skip{labels}");
+                out.push_str(&format!("    jmpc {flag}, {label}\n"));
+                flow_region(rng, depth + 1, out, procs, labels);
+                out.push_str(&format!("{label}:\n"));
+                straight(rng, out);
+            }
+            6 => {
+                *labels += 1;
+                let name = format!("sub{labels}");
+                out.push_str(&format!("    callc {flag}, {name}\n"));
+                let mut body = String::new();
+                flow_region(rng, depth + 1, &mut body, procs, labels);
+                procs.push_str(&format!(".proc {name}\n{body}.end\n"));
+            }
+            7 if depth > 0 => out.push_str("    end\n"),
+            _ => straight(rng, out),
+        }
+    }
+    // A part's last instruction makes its flow-stack check: a plain one
+    // (a branch there would race the check, which no plan runs).
+    straight(rng, out);
+}
+
+/// Programs whose lanes decide differently at nested branches and reach
+/// `end` inside them ([`flow_region`]) run every vertex in the batch
+/// kernels (`run_batch`, `run_vertices` with `Reset`), bit for bit as the
+/// interpreter, at every width and in both precisions; `Carry` matches too.
+#[test]
+fn nested_branches_and_ends_in_some_lanes_run_in_the_kernel() {
+    let mut rng = Rng(0x5eed_0021);
+    let mut programs = 0;
+    while programs < case_count() / 8 + 4 {
+        let (mut body, mut procs, mut labels) = (String::new(), String::new(), 0);
+        body.push_str("    mov r0, v0\n    mov r1, v1\n    cmp v0, lt, ge, v1\n");
+        flow_region(&mut rng, 0, &mut body, &mut procs, &mut labels);
+        body.push_str("    mov o0, r0\n    mov o1, r1\n    end\n");
+        let text = format!(".proc main\n{body}.end\n{procs}");
+        let shbin = pica_jit::asm::assemble_str("flow.pica", &text).expect("assembles");
+        let program = std::sync::Arc::new(
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .expect("loads"),
+        );
+        programs += 1;
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                entry: shbin.dvles[0].main,
+                kind: ShaderKind::Vertex,
+                precision,
+                ..Default::default()
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            for c in uniforms.f.iter_mut() {
+                *c = corpus_vec4(&mut rng);
+            }
+            for width in widths() {
+                let len = 2 * width.lanes() + 3;
+                let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
+                let case = TestCase {
+                    program: program.clone(),
+                    config,
+                    uniforms: uniforms.clone(),
+                    states: states.clone(),
+                    carry_state: false,
+                };
+                let what = format!("{precision:?} {width:?}:\n{text}");
+                let (interp, wide_shader) = shaders(&case, width);
+                let mut expected = states.clone();
+                let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
+                let mut got = states.clone();
+                let before = wide::kernel_vertices();
+                let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
+                assert_eq!(
+                    wide::kernel_vertices() - before,
+                    len as u64,
+                    "{what}: run_batch in the kernel"
+                );
+                assert_eq!(stops, expected_stops, "{what}");
+                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                    assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
+                }
+                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    let before = wide::kernel_vertices();
+                    let output_mask = rng.next() as u16 | 1;
+                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
+                    if policy == StatePolicy::Reset {
+                        assert_eq!(
+                            wide::kernel_vertices() - before,
+                            len as u64,
+                            "{what}: run_vertices in the kernel"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

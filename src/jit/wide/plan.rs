@@ -683,6 +683,60 @@ mod tests {
     }
 
     #[test]
+    fn end_in_some_lanes_runs_the_rest_under_the_lanes_still_running() {
+        // shaderfast2's shape: the lanes that jump run a second `end`.
+        let body =
+            " cmp c0, lt, lt, r1\n jmpc cmp.x, other\n mov o0, c1\n end\nother:\n mov o0, c2\n end";
+        let steps = steps_of(body, "").expect("a kernel");
+        // Decide, the staying lanes' mask, their block, the others' mask
+        // (every lane but the ended ones), their block.
+        assert_eq!(kinds(&steps), "DMGMG");
+        let [
+            _,
+            Step::Mask {
+                dst: staying,
+                within: None,
+                by: cond,
+                when: false,
+            },
+            _,
+            retire,
+            last,
+        ] = steps[..]
+        else {
+            panic!("{steps:?}")
+        };
+        assert_eq!(
+            retire,
+            Step::Mask {
+                dst: retire_dst(retire),
+                within: None,
+                by: staying,
+                when: false
+            }
+        );
+        assert_ne!(cond, staying);
+        assert!(matches!(last, Step::Guarded { mask, .. } if mask == retire_dst(retire)));
+        // `end` in a then-part, an `if` nested in the else-part.
+        let body = " ifc cmp.x\n  mov o0, c0\n  end\n .else\n  ifc cmp.y\n   mov o1, c1\n  .end\n  mov o2, c2\n .end\n mov o3, c3\n end";
+        let steps = steps_of(body, "").expect("a kernel");
+        assert_eq!(kinds(&steps), "DMMGMDMGGG");
+        // A loop body cannot end lanes (its count and `aL` are every lane's).
+        let body = " for i0\n  ifc cmp.x\n   end\n  .end\n  add r0, r0, c0\n .end\n end";
+        assert_eq!(steps_of(body, ""), None);
+        // A branch as a part's last instruction races its flow-stack check.
+        let body = " ifc cmp.x\n  mov r0, c0\n  jmpc cmp.y, out\n  mov r0, c1\n .end\nout:\n mov o0, r0\n end";
+        assert_eq!(steps_of(body, ""), None);
+    }
+
+    fn retire_dst(step: Step) -> u16 {
+        match step {
+            Step::Mask { dst, .. } => dst,
+            _ => panic!("a mask step: {step:?}"),
+        }
+    }
+
+    #[test]
     fn a_subroutine_called_too_often_makes_too_much_code() {
         // 64 calls of a 70-instruction subroutine: over the kernel's bound.
         let sub: String = (0..70).map(|_| " add r1, r1, c0\n").collect();
