@@ -106,8 +106,16 @@ pub fn spill_slots(
 ) -> usize {
     let n = last_use.len();
     // Per node: the change in the number of values live there (all; those
-    // that cannot be reloaded), a value being live at its readers.
-    let mut delta = vec![(0i32, 0i32); n + 1];
+    // that cannot be reloaded), a value being live at its readers. On the
+    // stack for the usual block (most have a few dozen nodes).
+    let mut on_stack = [(0i32, 0i32); 128];
+    let mut on_heap = Vec::new();
+    let delta = if n < on_stack.len() {
+        &mut on_stack[..n + 1]
+    } else {
+        on_heap.resize(n + 1, (0i32, 0i32));
+        &mut on_heap[..]
+    };
     for (v, &last) in last_use.iter().enumerate() {
         let Some(spillable) = occupies(v) else {
             continue;
@@ -123,7 +131,7 @@ pub fn spill_slots(
     }
     let (mut live, mut spillable) = (0i32, 0i32);
     let (mut most_live, mut most_spillable) = (0i32, 0i32);
-    for (all, unloadable) in delta {
+    for &mut (all, unloadable) in delta {
         live += all;
         spillable += unloadable;
         most_live = most_live.max(live);
@@ -133,5 +141,42 @@ pub fn spill_slots(
         0
     } else {
         most_spillable as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spill_slots;
+
+    /// `live` values read last by the final node, then `n` nodes in all:
+    /// counted the same whether the per-node counts fit the stack buffer or
+    /// not.
+    fn many_live(live: usize, n: usize) -> Vec<u32> {
+        (0..n)
+            .map(|v| if v < live { n as u32 - 1 } else { u32::MAX })
+            .collect()
+    }
+
+    #[test]
+    fn spill_slots_count_the_same_for_short_and_long_blocks() {
+        for n in [20, 127, 128, 129, 300, 1000] {
+            let last_use = many_live(n / 2, n);
+            assert_eq!(spill_slots(&last_use, 4, |_| Some(true)), n / 2, "n = {n}");
+            // Only every other value must be spilled; the others are loaded again.
+            let half = (n / 2).div_ceil(2);
+            assert_eq!(
+                spill_slots(&last_use, 4, |v| Some(v % 2 == 0)),
+                half,
+                "n = {n}"
+            );
+            // Fewer live values than registers: nothing is spilled.
+            assert_eq!(
+                spill_slots(&last_use, n / 2 + 1, |_| Some(true)),
+                0,
+                "n = {n}"
+            );
+            // Values without a register take no slot.
+            assert_eq!(spill_slots(&last_use, 1, |_| None), 0, "n = {n}");
+        }
     }
 }

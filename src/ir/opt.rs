@@ -156,6 +156,8 @@ struct Scratch {
     lanes: Vec<[Facts; 4]>,
     flags: Vec<bool>,
     seen: OpTable,
+    /// Per node of the block being rebuilt, its facts (`Rebuild`).
+    facts: Vec<Facts>,
 }
 
 /// Rebuilds a block node by node, remapping operands.
@@ -166,11 +168,14 @@ struct Rebuild {
 }
 
 impl Rebuild {
-    fn new(block: &Block) -> Rebuild {
+    /// Rebuilds `block` with `facts` (emptied) as its facts buffer.
+    fn new(block: &Block, mut facts: Vec<Facts>) -> Rebuild {
+        facts.clear();
+        facts.reserve(block.nodes.len());
         Rebuild {
             nodes: Vec::with_capacity(block.nodes.len()),
             instrs: Vec::with_capacity(block.instrs.len()),
-            facts: Vec::with_capacity(block.nodes.len()),
+            facts,
         }
     }
 
@@ -201,15 +206,17 @@ impl Rebuild {
         self.nodes[v.0 as usize].op
     }
 
-    fn finish(self, block: &Block, exit: Exit) -> Block {
-        Block {
+    /// The rebuilt block, and the facts buffer for the next one.
+    fn finish(self, block: &Block, exit: Exit) -> (Block, Vec<Facts>) {
+        let rebuilt = Block {
             start: block.start,
             last: block.last,
             nodes: self.nodes,
             instrs: self.instrs,
             exit,
             stack_check: block.stack_check,
-        }
+        };
+        (rebuilt, self.facts)
     }
 }
 
@@ -409,7 +416,7 @@ fn forward(
     scratch: &mut Scratch,
 ) -> (Block, [Facts; 16]) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-    let mut out = Rebuild::new(block);
+    let mut out = Rebuild::new(block, std::mem::take(&mut scratch.facts));
     let remap = &mut scratch.remap;
     remap.clear();
     remap.reserve(block.nodes.len());
@@ -552,7 +559,9 @@ fn forward(
         }
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
-    (out.finish(block, exit), stored)
+    let (rebuilt, facts) = out.finish(block, exit);
+    scratch.facts = facts;
+    (rebuilt, stored)
 }
 
 /// [`forward`] on every block, with the facts each temporary holds at every

@@ -46,8 +46,11 @@ pub(crate) fn plan<'p, S: SpillSlots>(
     reachable: impl Fn(u32) -> bool,
     state: impl Fn(&'p Block, &[bool]) -> S,
 ) -> Result<Plan<S>, JitError> {
-    let sized = |block: &'p Block| {
-        let lowered: Vec<bool> = (block.start..=block.last).map(&data).collect();
+    // One buffer for every block's "lowered" flags.
+    let mut lowered: Vec<bool> = Vec::new();
+    let mut sized = |block: &'p Block| {
+        lowered.clear();
+        lowered.extend((block.start..=block.last).map(&data));
         let state = state(block, &lowered);
         let slots = state.spill_slots_needed();
         (state, slots)

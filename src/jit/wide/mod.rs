@@ -18,11 +18,10 @@
 //!   functions (x86-64 and NEON) the lanes split into paths in one register
 //!   file (`run_masked`): the path with the lowest PC runs next under its
 //!   lane mask and paths meeting in one flow state merge (reconvergence).
-//!   A backend without masked stores would fork instead (`run_group`): the
-//!   lanes that took the other way continue later as a group of their own,
-//!   with a copy of the register file and of the flow state; both backends
-//!   have masked functions wherever a decision can differ between lanes, so
-//!   there `run_group` never sees lanes diverge. Inactive lanes compute values nobody reads,
+//!   Programs whose decisions cannot differ between lanes have no masked
+//!   functions and run as one group (`run_group`); should its lanes still
+//!   diverge, each finishes on the interpreter (no register file is ever
+//!   copied). Inactive lanes compute values nobody reads,
 //!   and a few lanes left on their own go to the single-vertex JIT where the
 //!   caller can run them (`LaneSink::single_vertex`).
 //! * **Hand-over**: a block entered mid-way, a block the remaining budget
@@ -558,12 +557,9 @@ struct Path {
 
 /// A group of lanes still running.
 struct Group {
-    state: Option<Box<LaneState>>,
     active: u32,
     progress: Progress,
     written: RowSet,
-    /// The exit of this block is still to apply, with this outcome.
-    pending: Option<(usize, bool)>,
 }
 
 impl WideShader {
@@ -1204,28 +1200,15 @@ impl WideShader {
         if !self.masked.is_empty() {
             return self.run_masked(state, active, cx, finish);
         }
-        let mut first = Group {
-            state: None,
+        let mut group = Group {
             active,
             progress: Progress {
                 flow: FlowState::at(cx.entry),
                 ..Progress::default()
             },
             written: RowSet::default(),
-            pending: None,
         };
-        // Forked groups wait here (no allocation unless lanes diverge).
-        let mut work = Vec::new();
-        self.run_group(state, &mut first, cx, &mut work, finish)?;
-        while let Some(mut group) = work.pop() {
-            let mut own = group.state.take();
-            let lanes = match own.as_deref_mut() {
-                Some(own) => own,
-                None => &mut *state,
-            };
-            self.run_group(lanes, &mut group, cx, &mut work, finish)?;
-        }
-        Ok(())
+        self.run_group(state, &mut group, cx, finish)
     }
 
     /// [`WideShader::run`] with execution masks: the lanes are split into
@@ -1395,33 +1378,26 @@ impl WideShader {
     ) {
         for lane in (0..lanes.lanes()).filter(|lane| path.active >> lane & 1 != 0) {
             let group = Group {
-                state: None,
                 active: 1 << lane,
                 progress: Progress {
                     flow: path.progress.flow,
                     executed: executed[lane],
                 },
                 written: path.written,
-                pending: None,
             };
             self.hand_over(lanes, &group, cx, finish);
         }
     }
 
+    /// [`WideShader::run`] where the program has no masked functions (no
+    /// decision can differ between its lanes): the lanes run as one group.
     fn run_group(
         &self,
         lanes: &mut LaneState,
         group: &mut Group,
         cx: &RunContext<'_>,
-        work: &mut Vec<Group>,
         finish: &mut dyn LaneSink,
     ) -> Result<(), NotIndependent> {
-        if let Some((k, taken)) = group.pending.take()
-            && let Err(stop) = self.apply_exit(k, taken, lanes, &mut group.progress, group.active)
-        {
-            finish.finish(group.active, lanes, stop, &group.written);
-            return Ok(());
-        }
         loop {
             let pc = group.progress.flow.pc;
             let Some(&k) = self.block_at.get(pc as usize) else {
@@ -1457,37 +1433,46 @@ impl WideShader {
                 Exit::Call { taken, .. } | Exit::Break { taken } => taken.is_some(),
                 _ => false,
             };
-            let mut taken_lanes = mask & group.active;
+            let taken_lanes = mask & group.active;
             if conditional && taken_lanes != 0 && taken_lanes != group.active {
-                let other = group.active & !mask;
-                // The lanes diverge. A side of a few lanes costs less one
-                // vertex at a time than a whole group's work per block.
-                let (few, keep) = if other.count_ones() <= taken_lanes.count_ones() {
-                    (other, taken_lanes)
-                } else {
-                    (taken_lanes, other)
-                };
-                if few.count_ones() <= few_lanes(lanes.lanes())
-                    && finish.single_vertex(few, &group.written)
-                {
-                    group.active = keep;
-                    taken_lanes = keep & mask;
-                } else {
-                    // The others continue later on a copy.
-                    work.push(Group {
-                        state: Some(Box::new(lanes.clone())),
-                        active: other,
-                        progress: group.progress,
-                        written: group.written,
-                        pending: Some((k, false)),
-                    });
-                    group.active = taken_lanes;
+                // Lanes diverge only where the backend has masked functions
+                // (`run_masked`); without them the register file cannot hold
+                // two paths, so each lane finishes on the interpreter.
+                if cx.carry {
+                    return Err(NotIndependent);
                 }
+                self.finish_lanes_apart(k, taken_lanes, lanes, group, cx, finish);
+                return Ok(());
             }
             let taken = taken_lanes != 0;
             if let Err(stop) = self.apply_exit(k, taken, lanes, &mut group.progress, group.active) {
                 finish.finish(group.active, lanes, stop, &group.written);
                 return Ok(());
+            }
+        }
+    }
+
+    /// Applies block `k`'s exit lane by lane (`taken_lanes` took it) and
+    /// finishes each lane of `group` on the interpreter from there.
+    fn finish_lanes_apart(
+        &self,
+        k: usize,
+        taken_lanes: u32,
+        lanes: &mut LaneState,
+        group: &Group,
+        cx: &RunContext<'_>,
+        finish: &mut dyn LaneSink,
+    ) {
+        for lane in (0..lanes.lanes()).filter(|lane| group.active >> lane & 1 != 0) {
+            let mut alone = Group {
+                active: 1 << lane,
+                progress: group.progress,
+                written: group.written,
+            };
+            let taken = taken_lanes >> lane & 1 != 0;
+            match self.apply_exit(k, taken, lanes, &mut alone.progress, alone.active) {
+                Ok(()) => self.hand_over(lanes, &alone, cx, finish),
+                Err(stop) => finish.finish(alone.active, lanes, stop, &alone.written),
             }
         }
     }
@@ -1704,6 +1689,103 @@ mod tests {
                 state_bits(&single),
                 "{width:?}: states"
             );
+        }
+    }
+
+    /// A program run as one group (no masked functions) whose lanes still
+    /// diverge finishes each lane on the interpreter from the decision:
+    /// every lane ends with the interpreter's bits, its stop and its budget.
+    #[test]
+    fn diverging_lanes_without_masked_functions_finish_apart_exactly() {
+        let source = "
+            .constf one(1.0, 2.0, 3.0, 4.0)
+            .out o0 position
+            .out o1 color
+            .proc main
+                cmp one, gt, gt, v0
+                jmpc !cmp.x, big
+                mul r0, v0, one
+                add r0, r0, r0
+                mov o0, r0
+                mov o1, one
+                end
+            big:
+                dp4 r1, v0, one
+                mov o0, r1
+                mov o1, v0
+                end
+            .end
+        ";
+        let shbin = crate::asm::assemble_str("diverge.pica", source).expect("assembles");
+        let dvle = &shbin.dvles[0];
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let mut uniforms = Uniforms::default();
+        uniforms.apply_constants(&dvle.constants);
+        for precision in [crate::Precision::F32, crate::Precision::F24] {
+            for budget in [u64::MAX, 4] {
+                let config = ShaderConfig {
+                    entry: dvle.main,
+                    precision,
+                    budget,
+                    ..Default::default()
+                };
+                for width in Width::available() {
+                    let mut wide = WideShader::compile(&program, &config, width).expect("compiles");
+                    assert!(!wide.masked.is_empty(), "{width:?}: lanes may diverge");
+                    // The backend without masked functions this path is for.
+                    wide.masked.clear();
+                    wide.kernel = None;
+                    wide.pair_kernel = None;
+                    let lanes = width.lanes();
+                    let start: Vec<UnitState> = (0..3 * lanes)
+                        .map(|k| {
+                            let mut state = UnitState::default();
+                            let x = if k % 3 == 0 { 0.25 } else { 1.5 + k as f32 };
+                            state.inputs[0] = [x, -0.5 * k as f32, 7.0, 1.0];
+                            state
+                        })
+                        .collect();
+                    let mut expected = start.clone();
+                    let expected_stops: Vec<Stop> = expected
+                        .iter_mut()
+                        .map(|s| crate::interp::run(&program, &config, &uniforms, s, &mut ()))
+                        .collect();
+                    let mut got = start.clone();
+                    let was = force_lanes(true);
+                    let calls = crate::jit::frame::rust_calls();
+                    let stops = batch::run_states(
+                        &wide,
+                        &program,
+                        &config,
+                        &uniforms,
+                        &mut got,
+                        &mut |_| panic!("no single-vertex JIT here"),
+                    );
+                    force_lanes(was);
+                    assert!(
+                        crate::jit::frame::rust_calls() > calls,
+                        "{width:?}: lanes finished on the interpreter"
+                    );
+                    assert_eq!(stops, expected_stops, "{precision:?} {width:?} {budget}");
+                    for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+                        let bits = |s: &UnitState| -> Vec<u32> {
+                            s.outputs
+                                .iter()
+                                .chain(&s.temps)
+                                .flatten()
+                                .map(|x| x.to_bits())
+                                .collect()
+                        };
+                        assert_eq!(
+                            bits(g),
+                            bits(e),
+                            "{precision:?} {width:?} {budget} state {k}"
+                        );
+                        assert_eq!(g.cmp, e.cmp, "state {k}");
+                    }
+                }
+            }
         }
     }
 }

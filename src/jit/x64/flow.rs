@@ -75,11 +75,11 @@ impl FlowTarget for Emitter<'_> {
             ; .arch x64
             ; mov eax, next
             ; cmp [rbx + TOP_LOOP], eax
-            ; je ->loop_match
+            ; je =>self.labels.loop_match
             ; cmp [rbx + TOP_IF], eax
-            ; je ->if_match
+            ; je =>self.labels.if_match
             ; cmp [rbx + TOP_CALL], eax
-            ; je ->call_match
+            ; je =>self.labels.call_match
         );
     }
 
@@ -87,7 +87,7 @@ impl FlowTarget for Emitter<'_> {
     fn jump_to(&mut self, target: u32) {
         match self.cx.pc_labels.get(target as usize).copied() {
             Some(label) => dynasm!(self.ops ; .arch x64 ; jmp =>label),
-            None => dynasm!(self.ops ; .arch x64 ; jmp ->past_end),
+            None => dynasm!(self.ops ; .arch x64 ; jmp =>self.labels.past_end),
         }
     }
 
@@ -174,18 +174,18 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             // More than one stack involved, or a CALL chain: the exact Rust version.
-            ; ->slow_check:
+            ; =>self.labels.slow_check
             ; lea esi, [rax - 1]
             ; mov rdi, rbx
             ; mov rax, QWORD helper
             ; call rax
-            ; jmp ->after_helper
+            ; jmp =>self.labels.after_helper
 
-            ; ->loop_match:
+            ; =>self.labels.loop_match
             ; cmp [rbx + TOP_IF], eax
-            ; je ->slow_check
+            ; je =>self.labels.slow_check
             ; cmp [rbx + TOP_CALL], eax
-            ; je ->slow_check
+            ; je =>self.labels.slow_check
             ; mov ecx, [rbx + LOOPS.next]
             ; dec ecx
             ; and ecx, LOOPS.slots - 1
@@ -199,17 +199,17 @@ impl Emitter<'_> {
             ; dec ecx
             ; mov [rdx + 8], ecx
             ; mov eax, [rdx + 4]
-            ; jmp ->dispatch
+            ; jmp =>self.labels.dispatch
             ; exit:
         );
         self.pop(LOOPS, TOP_LOOP);
         dynasm!(self.ops
             ; .arch x64
-            ; jmp ->dispatch
+            ; jmp =>self.labels.dispatch
 
-            ; ->if_match:
+            ; =>self.labels.if_match
             ; cmp [rbx + TOP_CALL], eax
-            ; je ->slow_check
+            ; je =>self.labels.slow_check
             ; mov ecx, [rbx + IFS.next]
             ; dec ecx
             ; and ecx, IFS.slots - 1
@@ -218,9 +218,9 @@ impl Emitter<'_> {
         self.pop(IFS, TOP_IF);
         dynasm!(self.ops
             ; .arch x64
-            ; jmp ->dispatch
+            ; jmp =>self.labels.dispatch
 
-            ; ->call_match:
+            ; =>self.labels.call_match
             ; mov ecx, [rbx + CALLS.next]
             ; dec ecx
             ; and ecx, CALLS.slots - 1
@@ -231,12 +231,12 @@ impl Emitter<'_> {
             ; lea r8d, [rcx - 1]
             ; and r8d, CALLS.slots - 1
             ; cmp [rbx + r8 * 8 + CALLS.entries], edx
-            ; je ->slow_check
+            ; je =>self.labels.slow_check
             ; single:
             ; mov eax, edx
         );
         self.pop(CALLS, TOP_CALL);
-        dynasm!(self.ops ; .arch x64 ; jmp ->dispatch);
+        dynasm!(self.ops ; .arch x64 ; jmp =>self.labels.dispatch);
     }
 
     /// Removes the top entry of `ring` and refreshes its cached top check.
@@ -244,6 +244,7 @@ impl Emitter<'_> {
     fn pop(&mut self, ring: RingLayout, top: i32) {
         let shift = ring.stride.trailing_zeros() as i8;
         let mask = ring.slots - 1;
+        let empty = self.ops.new_dynamic_label();
         dynasm!(self.ops
             ; .arch x64
             ; mov ecx, [rbx + ring.next]
@@ -252,12 +253,12 @@ impl Emitter<'_> {
             ; mov [rbx + ring.next], ecx
             ; dec DWORD [rbx + ring.len]
             ; mov edx, NO_CHECK as i32
-            ; jz >empty
+            ; jz =>empty
             ; dec ecx
             ; and ecx, mask
             ; shl ecx, shift
             ; mov edx, [rbx + rcx + ring.entries]
-            ; empty:
+            ; =>empty
             ; mov [rbx + top], edx
         );
     }

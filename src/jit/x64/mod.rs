@@ -29,6 +29,7 @@ mod emit;
 pub(crate) mod evex;
 mod flow;
 pub(crate) mod fp_env;
+mod labels;
 mod lower;
 mod offsets;
 pub(in crate::jit) mod wide;
@@ -46,6 +47,7 @@ use crate::ir::{Ir, Value};
 use crate::program::Program;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
+use labels::Labels;
 
 pub(crate) type Asm = VecAssembler<X64Relocation>;
 
@@ -98,6 +100,8 @@ pub(crate) struct Emitter<'p> {
     budget_checks: bool,
     /// The floating-point environment's probe constants.
     fp: fp_env::Constants,
+    /// The labels of the code the instructions share.
+    labels: Labels,
 }
 
 /// Compiles `program`, lowering its data instructions from `ir` (its
@@ -124,8 +128,10 @@ pub(crate) fn compile(
     )?;
     // Sized up front from what the corpus emits (about 20–30 bytes and under
     // one label reference per IR node, a few dozen bytes and references per
-    // instruction for the flow code): growing the buffers (and rehashing the
-    // label table) node by node is a noticeable part of a compilation.
+    // instruction for the flow code): growing the buffers node by node is a
+    // noticeable part of a compilation. The labels are dynamic (`Labels`)
+    // but for a few local ones of the entry and the flow stubs, so there
+    // are few static relocations.
     let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
@@ -135,14 +141,16 @@ pub(crate) fn compile(
         16,
         16,
         64 + len + nodes / 2,
-        64 + 2 * len,
-        64 + nodes + 2 * len,
+        16,
+        64 + nodes + 4 * len,
     );
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let fp = fp_env::Constants::new(&mut ops);
+    let labels = Labels::new(&mut ops);
     let mut e = Emitter {
         ops,
         fp,
+        labels,
         precision,
         cold: Vec::new(),
         avx: features.avx,
@@ -171,19 +179,19 @@ pub(crate) fn compile(
     }
     e.cx.lowering.finish()?;
     // Falling off the last instruction leaves the program.
-    dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp ->epilogue);
+    dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp =>e.labels.epilogue);
     e.cold_paths();
     e.flow_stubs();
     e.progress_initialiser();
-    let resume = e.ops.new_dynamic_label();
-    e.shared_paths(len as u32, resume);
-    consts::emit(&mut e.ops);
+    let resume = e.labels.resume;
+    e.shared_paths(len as u32);
+    consts::emit(&mut e.ops, e.labels.ones);
     e.fp.emit(&mut e.ops);
     e.vector().emit_pool();
     // The dispatch table: one i32 per PC, the code offset relative to the table.
     // PCs that do not start a block go to `resume` (the interpreter continues
     // there), which keeps the budget exact.
-    dynasm!(e.ops ; .arch x64 ; .align 16 ; ->table:);
+    dynasm!(e.ops ; .arch x64 ; .align 16 ; =>e.labels.table);
     let table = e.ops.offset().0;
     let assemble = |err: dynasmrt::DynasmError| JitError::Assemble(format!("{err:?}"));
     e.ops.commit().map_err(assemble)?;
@@ -240,33 +248,32 @@ impl Emitter<'_> {
         lower::flushed_input_offset(self.flushed_base, self.flushed_inputs, n)
     }
 
-    fn shared_paths(&mut self, len: u32, resume: DynamicLabel) {
+    fn shared_paths(&mut self, len: u32) {
         let frame_bytes = 8 + self.stack_extra;
         dynasm!(self.ops
             ; .arch x64
             // eax = PC < len: jump to its code.
-            ; ->dispatch:
+            ; =>self.labels.dispatch
             ; cmp eax, len as i32
-            ; jae ->past_end
-            ; lea rcx, [->table]
+            ; jae =>self.labels.past_end
+            ; lea rcx, [=>self.labels.table]
             ; movsxd rdx, DWORD [rcx + rax * 4]
             ; add rcx, rdx
             ; jmp rcx
             // eax = a helper's result: a PC or STOP_BASE + exit code.
-            ; ->after_helper:
+            ; =>self.labels.after_helper
             ; cmp eax, len as i32
-            ; jb ->dispatch
+            ; jb =>self.labels.dispatch
             ; cmp eax, STOP_BASE as i32
-            ; jae ->stop
-            ; ->past_end:
+            ; jae =>self.labels.stop
+            ; =>self.labels.past_end
             ; mov eax, EXIT_END_OF_CODE as i32
-            ; jmp ->epilogue
-            ; ->stop:
+            ; jmp =>self.labels.epilogue
+            ; =>self.labels.stop
             ; sub eax, STOP_BASE as i32
-            ; jmp ->epilogue
+            ; jmp =>self.labels.epilogue
             // eax = PC with no compiled entry: let the interpreter continue there.
-            ; ->resume:
-            ; =>resume
+            ; =>self.labels.resume
             ; mov [rbx + OFFSET_RESUME_PC], eax
         );
         // Only the hand-over reads the remaining budget back (uncounted code
@@ -277,7 +284,7 @@ impl Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; mov eax, EXIT_RESUME as i32
-            ; ->epilogue:
+            ; =>self.labels.epilogue
         );
         fp_env::leave(&mut self.ops, 3, OFFSET_SAVED_FP);
         dynasm!(self.ops
@@ -300,19 +307,20 @@ impl Emitter<'_> {
             ; mov esi, pc as i32
             ; mov rax, QWORD helper as i64
             ; call rax
-            ; jmp ->after_helper
+            ; jmp =>self.labels.after_helper
         );
     }
 
     /// Initialises the frame's `progress` unless it already is (the first push
     /// or helper call of an invocation does it; see `Frame::progress_ready`).
     pub(super) fn ensure_progress(&mut self) {
+        let ready = self.ops.new_dynamic_label();
         dynasm!(self.ops
             ; .arch x64
             ; cmp DWORD [rbx + frame::OFFSET_PROGRESS_READY], 0
-            ; jne >ready
-            ; call ->init_progress
-            ; ready:
+            ; jne =>ready
+            ; call =>self.labels.init_progress
+            ; =>ready
         );
     }
 
@@ -325,7 +333,7 @@ impl Emitter<'_> {
         let (at, size) = frame::PROGRESS;
         dynasm!(self.ops
             ; .arch x64
-            ; ->init_progress:
+            ; =>self.labels.init_progress
             ; xorps xmm0, xmm0
         );
         let mut off = 0;
@@ -354,7 +362,7 @@ impl Emitter<'_> {
                         ; =>label
                         ; add r15, len as i32
                         ; mov eax, pc as i32
-                        ; jmp ->resume
+                        ; jmp =>self.labels.resume
                     );
                 }
             }
@@ -372,7 +380,7 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
     }
 
     fn resume_at(&mut self, pc: u32) {
-        dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp ->resume);
+        dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp =>self.labels.resume);
     }
 
     /// Subtracts the block from `r15` (unless budget checks are off) and
@@ -395,7 +403,7 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
     }
 
     fn end(&mut self) {
-        dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp ->epilogue);
+        dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp =>self.labels.epilogue);
     }
 
     fn lower_node(&mut self, v: Value) -> Result<(), JitError> {

@@ -170,13 +170,12 @@ pub(super) fn block_state<'p>(
         }
     }
     // Reads of state no node of this block writes can be loaded again.
-    let written = |op: &Op| {
-        block.nodes.iter().any(|node| match (node.op, op) {
-            (Op::Store { dst, .. }, Op::ReadTemp(t)) => dst == crate::isa::DstReg::Temp(*t),
-            (Op::WriteAddr(w, _), Op::ReadAddr(r)) => w == *r,
-            (Op::WriteFlag(w, _), Op::ReadFlag(r)) => w == *r,
-            _ => false,
-        })
+    let writes = Writes::of(block);
+    let written = |op: &Op| match *op {
+        Op::ReadTemp(t) => writes.temps.has(t),
+        Op::ReadAddr(r) => writes.addrs.has(r as u8),
+        Op::ReadFlag(f) => writes.flags.has(f),
+        _ => false,
     };
     values.set_remat(
         (0..n)
@@ -200,6 +199,47 @@ pub(super) fn block_state<'p>(
         instrs: &block.instrs,
         values,
         own: form,
+    }
+}
+
+/// A set of `u8`s (register numbers).
+#[derive(Clone, Copy, Default)]
+struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    fn insert(&mut self, n: u8) {
+        self.0[usize::from(n >> 6)] |= 1 << (n & 63);
+    }
+
+    fn has(self, n: u8) -> bool {
+        self.0[usize::from(n >> 6)] >> (n & 63) & 1 != 0
+    }
+}
+
+/// The registers some node of a block writes: one walk over the block, so
+/// that asking of each read costs no walk of its own.
+#[derive(Default)]
+struct Writes {
+    temps: ByteSet,
+    addrs: ByteSet,
+    flags: ByteSet,
+}
+
+impl Writes {
+    fn of(block: &Block) -> Writes {
+        let mut writes = Writes::default();
+        for node in &block.nodes {
+            match node.op {
+                Op::Store {
+                    dst: crate::isa::DstReg::Temp(t),
+                    ..
+                } => writes.temps.insert(t),
+                Op::WriteAddr(r, _) => writes.addrs.insert(r as u8),
+                Op::WriteFlag(f, _) => writes.flags.insert(f),
+                _ => {}
+            }
+        }
+        writes
     }
 }
 

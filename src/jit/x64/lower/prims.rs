@@ -225,7 +225,7 @@ impl Emitter<'_> {
             ; mov ecx, eax
             ; shl ecx, 4
             ; lea rcx, [r13 + rcx + FLOATS]
-            ; lea rdx, [->ones]
+            ; lea rdx, [=>self.labels.ones]
             ; cmp eax, 95
             ; cmova rcx, rdx
             ; movaps Rx(d), [rcx]
