@@ -36,6 +36,8 @@ mod flow;
 pub(crate) mod fp_env;
 mod lower;
 mod offsets;
+#[cfg(test)]
+mod tests;
 pub(in crate::jit) mod wide;
 
 use super::JitError;
