@@ -306,7 +306,7 @@ fn check_stack_alignment() {
     let rsp: u64;
     // SAFETY: only reads the stack pointer.
     unsafe { std::arch::asm!("mov {}, rsp", out(reg) rsp) };
-    if rsp % 16 != 0 {
+    if !rsp.is_multiple_of(16) {
         MISALIGNED_CALLS.with(|c| c.set(c.get() + 1));
     }
 }
