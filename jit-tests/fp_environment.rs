@@ -138,6 +138,135 @@ mod x86 {
         }
     }
 
+    /// Code that only moves, negates and swizzles (which the x86-64 entry
+    /// runs without probing the environment: its results are bits) gives the
+    /// same bits in every mode, subnormals included, and leaves MXCSR as the
+    /// caller set it.
+    #[test]
+    fn bitwise_code_gives_the_same_bits_in_every_mode() {
+        let subnormal = f32::from_bits(1 << 19);
+        let case = Case::new("mov o0, v0\n mov o1, -v1\n mov o2, v2.wzyx\n mov o3, c1\n end")
+            .precision(Precision::F32)
+            .input(0, [subnormal, -subnormal, ABOVE_HALF_ULP, -0.0])
+            .input(1, [subnormal, 0.0, -1.0, f32::NAN])
+            .input(2, [1.0, 2.0, subnormal, 4.0]);
+        let expected = case.run();
+        assert_eq!(
+            expected.out_bits(0),
+            [1 << 19, 0x8008_0000, ABOVE_HALF_ULP.to_bits(), 0x8000_0000]
+        );
+        assert_eq!(
+            expected.out_bits(1),
+            [0x8008_0000, 0x8000_0000, 0x3F80_0000, 0xFFC0_0000]
+        );
+        assert_eq!(
+            expected.out_bits(2),
+            [0x4080_0000, 1 << 19, 0x4000_0000, 0x3F80_0000]
+        );
+        if !EngineKind::available().contains(&EngineKind::Jit) {
+            return;
+        }
+        for (csr, mode) in NON_DEFAULT {
+            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
+            assert_eq!(
+                control(during),
+                csr,
+                "{mode}: the caller's MXCSR is restored"
+            );
+            for o in 0..4 {
+                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
+            }
+        }
+    }
+
+    /// Code that calls into Rust (a geometry shader's `emit`) and pushes
+    /// stacks (`loop`) computes in the default environment before and after
+    /// each call, and every exit gives the caller's MXCSR back: `end`, a
+    /// budget hand-over to the interpreter.
+    #[test]
+    fn code_that_calls_into_rust_runs_in_the_default_mode_throughout() {
+        let source = "
+            add o0, v0, v1
+            emit
+            loop i0
+                add o1, v0, v1
+            .end
+            emit
+            mul o2, v2, v3
+            add o3, v4, v5
+            end
+        ";
+        let tiny = 2f32.powi(-70);
+        let case = Case::new(source)
+            .geometry()
+            .precision(Precision::F32)
+            .input(0, [1.0, -1.0, 1.0, -1.0])
+            .input(
+                1,
+                [
+                    ABOVE_HALF_ULP,
+                    -ABOVE_HALF_ULP,
+                    -ABOVE_HALF_ULP,
+                    ABOVE_HALF_ULP,
+                ],
+            )
+            .input(2, [tiny; 4])
+            .input(3, [tiny; 4])
+            .input(4, [f32::from_bits(1 << 19); 4])
+            .input(5, [0.0; 4]);
+        let expected = case.run();
+        let rounded = [0x3F80_0001, 0xBF80_0001, 0x3F7F_FFFF, 0xBF7F_FFFF];
+        assert_eq!(expected.stop, pica_jit::Stop::End);
+        assert_eq!(expected.emits.len(), 2);
+        assert_eq!(expected.emits[1].outputs[1].map(f32::to_bits), rounded);
+        assert_eq!(expected.out_bits(0), rounded);
+        assert_eq!(expected.out_bits(2)[0], 1 << 9);
+        assert_eq!(expected.out_bits(3)[0], 1 << 19);
+        if !EngineKind::available().contains(&EngineKind::Jit) {
+            return;
+        }
+        for (csr, mode) in NON_DEFAULT {
+            let before = pica_jit::jit::rust_calls();
+            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
+            assert!(
+                pica_jit::jit::rust_calls() > before,
+                "{mode}: emit calls into Rust"
+            );
+            assert_eq!(
+                control(during),
+                csr,
+                "{mode}: the caller's MXCSR is restored"
+            );
+            assert_eq!(jit.stop, expected.stop, "{mode}");
+            assert_eq!(jit.emits.len(), 2, "{mode}");
+            for (k, (a, b)) in jit.emits.iter().zip(&expected.emits).enumerate() {
+                for o in 0..4 {
+                    assert_eq!(
+                        a.outputs[o].map(f32::to_bits),
+                        b.outputs[o].map(f32::to_bits),
+                        "{mode}: emitted vertex {k} o{o}"
+                    );
+                }
+            }
+            for o in 0..4 {
+                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
+            }
+            // A budget the code cannot finish in: it hands over to the
+            // interpreter (which runs in the caller's environment, restored
+            // on that exit too).
+            let short = Case {
+                config: pica_jit::ShaderConfig {
+                    budget: 3,
+                    ..case.config
+                },
+                ..case.clone()
+            };
+            let (stopped, during) = with_mxcsr(csr, || short.run_on(EngineKind::Jit));
+            assert_eq!(control(during), csr, "{mode}: restored after a hand-over");
+            assert_eq!(stopped.stop, pica_jit::Stop::BudgetExceeded, "{mode}");
+        }
+    }
+
     /// The same for the wide engine at every width this host has (its block
     /// functions and batch kernels enter the environment the same way).
     #[test]

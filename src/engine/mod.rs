@@ -8,6 +8,7 @@ use crate::program::Program;
 use crate::state::{EmitSink, PreparedUniforms, Uniforms, UnitState};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Arc, OnceLock};
 use thiserror::Error;
 
@@ -153,6 +154,11 @@ pub struct Shader {
     /// The width was chosen with [`Shader::with_batch_width`]: every batch path
     /// uses it, not only those where it is measured faster by default.
     batch_width_chosen: bool,
+    /// The single-vertex code once compiled (null before, or after a failed
+    /// compilation): what [`Shader::run`] calls, found with one load. It
+    /// points into the `Arc` that `Backend::Jit::single` holds for as long
+    /// as `self` lives and never replaces.
+    single_code: AtomicPtr<crate::jit::CompiledShader>,
 }
 
 impl Shader {
@@ -201,6 +207,7 @@ impl Shader {
             backend,
             batch_width,
             batch_width_chosen: false,
+            single_code: AtomicPtr::new(std::ptr::null_mut()),
         })
     }
 
@@ -303,10 +310,14 @@ impl Shader {
         // The per-vertex path of an emulator: straight into compiled code once
         // it exists, without the engine dispatch (a small shader's whole cost is
         // of the order of this call).
-        if let Backend::Jit { single, .. } = &self.backend
-            && let Some(Some(code)) = single.get()
-        {
-            return code.run(&self.program, &self.config, uniforms, state, sink);
+        let code = self.single_code.load(Ordering::Acquire);
+        if !code.is_null() {
+            // SAFETY: a non-null `single_code` points to the compiled shader
+            // the `OnceLock` in `self.backend` holds (see `publish_single`),
+            // which lives, unchanged, as long as `self`.
+            let code = unsafe { &*code };
+            // It was compiled for `self.config`, whose budget it covers.
+            return code.run_within_budget(&self.program, &self.config, uniforms, state, sink);
         }
         self.run_slow(uniforms, state, sink)
     }
@@ -338,6 +349,7 @@ impl Shader {
                             None
                         }
                     });
+                self.publish_single(compiled);
                 match (compiled, error) {
                     (_, Some(e)) => Err(e),
                     (Some(_), None) => Ok(()),
@@ -352,9 +364,21 @@ impl Shader {
     fn compiled(&self) -> Option<&crate::jit::CompiledShader> {
         match &self.backend {
             Backend::Interpreter | Backend::Ir(_) => None,
-            Backend::Jit { single, .. } => single
-                .get_or_init(|| crate::jit::compile(&self.program, &self.config).ok())
-                .as_deref(),
+            Backend::Jit { single, .. } => {
+                let compiled =
+                    single.get_or_init(|| crate::jit::compile(&self.program, &self.config).ok());
+                self.publish_single(compiled);
+                compiled.as_deref()
+            }
+        }
+    }
+
+    /// Makes [`Shader::run`] call `compiled` (the content of
+    /// `Backend::Jit::single`, set once) directly from now on.
+    fn publish_single(&self, compiled: &Option<Arc<crate::jit::CompiledShader>>) {
+        if let Some(code) = compiled {
+            self.single_code
+                .store(Arc::as_ptr(code).cast_mut(), Ordering::Release);
         }
     }
 

@@ -1,7 +1,7 @@
 //! The calling convention between Rust and generated code, and the runtime
 //! helpers generated code calls for control flow.
 //!
-//! Generated code is `fn(frame, state, uniforms, entry_pc) -> exit` (System V ABI
+//! Generated code is `fn(frame, state, uniforms) -> exit` (System V ABI
 //! on x86-64, AAPCS64 on AArch64). It reads and writes the caller's
 //! [`UnitState`] in place and keeps the control-flow stacks, budget and emit
 //! parameters in the [`Frame`], laid out exactly as the interpreter's
@@ -209,14 +209,16 @@ macro_rules! jit_abi {
     };
 }
 
-/// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
+/// The signature of a compiled shader: `(frame, state, uniforms) -> exit code` (the
+/// code is specific to its entry point).
 #[cfg(target_arch = "x86_64")]
 pub type EntryFn =
-    unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
-/// The signature of a compiled shader: `(frame, state, uniforms, entry pc) -> exit code`.
+    unsafe extern "sysv64" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms) -> u32;
+/// The signature of a compiled shader: `(frame, state, uniforms) -> exit code` (the
+/// code is specific to its entry point).
 #[cfg(not(target_arch = "x86_64"))]
 pub type EntryFn =
-    unsafe extern "C" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms, u32) -> u32;
+    unsafe extern "C" fn(*mut Frame<'_>, *mut UnitState, *const crate::Uniforms) -> u32;
 
 jit_abi! {
 /// Executes the runtime instruction at `pc` and returns the next PC, or
@@ -290,6 +292,25 @@ pub fn rust_calls() -> u64 {
     RUST_CALLS.with(std::cell::Cell::get)
 }
 
+#[cfg(all(test, target_arch = "x86_64"))]
+std::thread_local! {
+    /// Helper calls on this thread that found the stack misaligned (tests).
+    pub(crate) static MISALIGNED_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts a helper call whose caller broke the System V stack alignment: Rust
+/// keeps `rsp` 16-byte aligned at an `asm!` block relative to its entry, so a
+/// misaligned call shows here.
+#[cfg(all(test, target_arch = "x86_64"))]
+fn check_stack_alignment() {
+    let rsp: u64;
+    // SAFETY: only reads the stack pointer.
+    unsafe { std::arch::asm!("mov {}, rsp", out(reg) rsp) };
+    if !rsp.is_multiple_of(16) {
+        MISALIGNED_CALLS.with(|c| c.set(c.get() + 1));
+    }
+}
+
 std::thread_local! {
     /// A panic caught in a helper, waiting for generated code to return so that
     /// [`resume_pending_panic`] can resume it in Rust.
@@ -306,6 +327,8 @@ std::thread_local! {
 /// invocation, tells the caller to look.
 fn catching_panics(body: impl FnOnce() -> u32) -> u32 {
     count_rust_call();
+    #[cfg(all(test, target_arch = "x86_64"))]
+    check_stack_alignment();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(next) => next,
         Err(payload) => {

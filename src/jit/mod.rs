@@ -406,6 +406,23 @@ impl CompiledShader {
             // interpreter gives the exact result.
             return crate::interp::run(program, config, uniforms, state, sink);
         }
+        self.run_within_budget(program, config, uniforms, state, sink)
+    }
+
+    /// [`run`](CompiledShader::run) for a `config` whose budget this code
+    /// covers: the one it was compiled for (whatever its budget, as
+    /// [`crate::Shader::run`] calls it), or any budget not below
+    /// `min_budget`. A smaller budget could let uncounted code run past it.
+    #[inline]
+    pub(crate) fn run_within_budget(
+        &self,
+        program: &Program,
+        config: &ShaderConfig,
+        uniforms: &Uniforms,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+    ) -> Stop {
+        debug_assert!(config.budget >= self.min_budget);
         // Generated code converts the registers entering the unit itself (see the
         // backends' prologues), exactly as `interp::enter` does.
         let state_ptr: *mut UnitState = state;
@@ -446,7 +463,7 @@ impl CompiledShader {
         // accesses them through these pointers (and the helpers through the
         // frame), and no Rust reference to them is used until it returns. The
         // frame fields the code may read are initialised above.
-        let exit = unsafe { (self.entry)(fp, state_ptr, uniforms, config.entry) };
+        let exit = unsafe { (self.entry)(fp, state_ptr, uniforms) };
         if exit == EXIT_END {
             return Stop::End;
         }

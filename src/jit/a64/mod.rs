@@ -212,8 +212,7 @@ impl<'p> Emitter<'p> {
     /// Sets up only the registers the code reads (see the module comment),
     /// the floating-point environment and the pinned constants, converts the
     /// F24 temporaries, and jumps to the entry point's code (the code is
-    /// specific to its entry point, part of the cache key; the entry PC
-    /// argument in `w3` is not read).
+    /// specific to its entry point, part of the cache key).
     fn prologue(&mut self) {
         if self.stack_extra > 0 {
             dynasm!(self.ops ; .arch aarch64 ; sub sp, sp, self.stack_extra);

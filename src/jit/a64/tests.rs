@@ -1092,7 +1092,7 @@ fn stacks_agree_where_generated_code_stops(
     // SAFETY: as in `CompiledShader::run`: the function is mapped while
     // `compiled` lives; the frame, state and uniforms outlive the call and are
     // only accessed through these pointers meanwhile.
-    let exit = unsafe { (compiled.entry)(&mut fr, state_ptr, u, cfg.entry) };
+    let exit = unsafe { (compiled.entry)(&mut fr, state_ptr, u) };
     // The code writes the remaining budget back on the hand-over only (the
     // caller reads it there alone); after `end` the interpreter gets the
     // whole budget, which it cannot exhaust either.

@@ -25,9 +25,9 @@ impl Emitter<'_> {
         for n in 0..16u8 {
             if temps_read >> n & 1 != 0 {
                 let off = TEMPS + n as i32 * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + off]);
+                dynasm!(self.ops ; .arch x64 ; movaps xmm1, [rsi + off]);
                 self.vector().f24_load(1);
-                dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], xmm1);
+                dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], xmm1);
             }
             let loaded = self.loaded_inputs >> n & 1 != 0;
             let flushed = self.flushed_inputs >> n & 1 != 0;
@@ -35,11 +35,11 @@ impl Emitter<'_> {
                 continue;
             }
             let from = INPUTS + n as i32 * 16;
-            dynasm!(self.ops ; .arch x64 ; movaps xmm1, [r12 + from]);
+            dynasm!(self.ops ; .arch x64 ; movaps xmm1, [rsi + from]);
             if loaded {
                 self.vector().f24_load(1);
                 let to = OFFSET_CONVERTED_INPUTS + n as i32 * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps [rbx + to], xmm1);
+                dynasm!(self.ops ; .arch x64 ; movaps [rdi + to], xmm1);
                 if flushed {
                     self.vector().unary(UnOp::F24Flush, 2, 1);
                     let to = self.flushed_input_offset(n);

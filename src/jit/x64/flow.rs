@@ -27,20 +27,20 @@ impl FlowTarget for Emitter<'_> {
             Guard::Always => dynasm!(self.ops ; .arch x64 ; mov ecx, 1),
             Guard::Bool(id) => {
                 let off = inline_flow::bool_uniform(id) as i32;
-                dynasm!(self.ops ; .arch x64 ; movzx ecx, BYTE [r13 + off]);
+                dynasm!(self.ops ; .arch x64 ; movzx ecx, BYTE [rdx + off]);
             }
             Guard::Cond(c) => {
                 let x_test = |e: &mut Self, reg_is_ecx: bool, lane: i32, reference: bool| {
                     let off = CMP + lane;
                     if reg_is_ecx {
-                        dynasm!(e.ops ; .arch x64 ; movzx ecx, BYTE [r12 + off]);
+                        dynasm!(e.ops ; .arch x64 ; movzx ecx, BYTE [rsi + off]);
                         if !reference {
                             dynasm!(e.ops ; .arch x64 ; xor ecx, 1);
                         }
                     } else {
-                        dynasm!(e.ops ; .arch x64 ; movzx edx, BYTE [r12 + off]);
+                        dynasm!(e.ops ; .arch x64 ; movzx r9d, BYTE [rsi + off]);
                         if !reference {
-                            dynasm!(e.ops ; .arch x64 ; xor edx, 1);
+                            dynasm!(e.ops ; .arch x64 ; xor r9d, 1);
                         }
                     }
                 };
@@ -51,9 +51,9 @@ impl FlowTarget for Emitter<'_> {
                         x_test(self, true, 0, c.ref_x);
                         x_test(self, false, 1, c.ref_y);
                         if c.op == CondOp::And {
-                            dynasm!(self.ops ; .arch x64 ; and ecx, edx);
+                            dynasm!(self.ops ; .arch x64 ; and ecx, r9d);
                         } else {
-                            dynasm!(self.ops ; .arch x64 ; or ecx, edx);
+                            dynasm!(self.ops ; .arch x64 ; or ecx, r9d);
                         }
                     }
                 }
@@ -74,11 +74,11 @@ impl FlowTarget for Emitter<'_> {
         dynasm!(self.ops
             ; .arch x64
             ; mov eax, next
-            ; cmp [rbx + TOP_LOOP], eax
+            ; cmp [rdi + TOP_LOOP], eax
             ; je =>self.labels.loop_match
-            ; cmp [rbx + TOP_IF], eax
+            ; cmp [rdi + TOP_IF], eax
             ; je =>self.labels.if_match
-            ; cmp [rbx + TOP_CALL], eax
+            ; cmp [rdi + TOP_CALL], eax
             ; je =>self.labels.call_match
         );
     }
@@ -102,19 +102,19 @@ impl FlowTarget for Emitter<'_> {
         let mask = ring.slots - 1;
         dynasm!(self.ops
             ; .arch x64
-            ; mov eax, [rbx + ring.next]
-            ; mov edx, eax
-            ; shl edx, shift
-            ; lea rdx, [rbx + rdx + ring.entries]
+            ; mov eax, [rdi + ring.next]
+            ; mov r9d, eax
+            ; shl r9d, shift
+            ; lea r9, [rdi + r9 + ring.entries]
         );
         for (i, word) in push.words.iter().enumerate() {
             let off = 4 * i as i32;
             match *word {
-                Word::Imm(v) => dynasm!(self.ops ; .arch x64 ; mov DWORD [rdx + off], v as i32),
+                Word::Imm(v) => dynasm!(self.ops ; .arch x64 ; mov DWORD [r9 + off], v as i32),
                 Word::UniformByte(u) => dynasm!(self.ops
                     ; .arch x64
-                    ; movzx r8d, BYTE [r13 + u as i32]
-                    ; mov [rdx + off], r8d
+                    ; movzx r8d, BYTE [rdx + u as i32]
+                    ; mov [r9 + off], r8d
                 ),
             }
         }
@@ -123,12 +123,12 @@ impl FlowTarget for Emitter<'_> {
             ; .arch x64
             ; inc eax
             ; and eax, mask
-            ; mov [rbx + ring.next], eax
-            ; mov eax, [rbx + ring.len]
+            ; mov [rdi + ring.next], eax
+            ; mov eax, [rdi + ring.len]
             ; cmp eax, ring.slots
             ; adc eax, 0
-            ; mov [rbx + ring.len], eax
-            ; mov DWORD [rbx + top], check as i32
+            ; mov [rdi + ring.len], eax
+            ; mov DWORD [rdi + top], check as i32
         );
     }
 
@@ -157,8 +157,8 @@ impl FlowTarget for Emitter<'_> {
     fn load_al(&mut self, al_from: u32) {
         dynasm!(self.ops
             ; .arch x64
-            ; movzx eax, BYTE [r13 + al_from as i32]
-            ; mov [r12 + AL], eax
+            ; movzx eax, BYTE [rdx + al_from as i32]
+            ; mov [rsi + AL], eax
         );
     }
 
@@ -175,30 +175,28 @@ impl Emitter<'_> {
             ; .arch x64
             // More than one stack involved, or a CALL chain: the exact Rust version.
             ; =>self.labels.slow_check
-            ; lea esi, [rax - 1]
-            ; mov rdi, rbx
+            ; lea ecx, [rax - 1]
             ; mov rax, QWORD helper
-            ; call rax
-            ; jmp =>self.labels.after_helper
+            ; jmp =>self.labels.call_rust
 
             ; =>self.labels.loop_match
-            ; cmp [rbx + TOP_IF], eax
+            ; cmp [rdi + TOP_IF], eax
             ; je =>self.labels.slow_check
-            ; cmp [rbx + TOP_CALL], eax
+            ; cmp [rdi + TOP_CALL], eax
             ; je =>self.labels.slow_check
-            ; mov ecx, [rbx + LOOPS.next]
+            ; mov ecx, [rdi + LOOPS.next]
             ; dec ecx
             ; and ecx, LOOPS.slots - 1
             ; shl ecx, 4
-            ; lea rdx, [rbx + rcx + LOOPS.entries]
-            ; mov ecx, [rdx + 12]
-            ; add [r12 + AL], ecx
-            ; mov ecx, [rdx + 8]
+            ; lea r9, [rdi + rcx + LOOPS.entries]
+            ; mov ecx, [r9 + 12]
+            ; add [rsi + AL], ecx
+            ; mov ecx, [r9 + 8]
             ; test ecx, ecx
             ; jz >exit
             ; dec ecx
-            ; mov [rdx + 8], ecx
-            ; mov eax, [rdx + 4]
+            ; mov [r9 + 8], ecx
+            ; mov eax, [r9 + 4]
             ; jmp =>self.labels.dispatch
             ; exit:
         );
@@ -208,12 +206,12 @@ impl Emitter<'_> {
             ; jmp =>self.labels.dispatch
 
             ; =>self.labels.if_match
-            ; cmp [rbx + TOP_CALL], eax
+            ; cmp [rdi + TOP_CALL], eax
             ; je =>self.labels.slow_check
-            ; mov ecx, [rbx + IFS.next]
+            ; mov ecx, [rdi + IFS.next]
             ; dec ecx
             ; and ecx, IFS.slots - 1
-            ; mov eax, [rbx + rcx * 8 + IFS.entries + 4]
+            ; mov eax, [rdi + rcx * 8 + IFS.entries + 4]
         );
         self.pop(IFS, TOP_IF);
         dynasm!(self.ops
@@ -221,19 +219,19 @@ impl Emitter<'_> {
             ; jmp =>self.labels.dispatch
 
             ; =>self.labels.call_match
-            ; mov ecx, [rbx + CALLS.next]
+            ; mov ecx, [rdi + CALLS.next]
             ; dec ecx
             ; and ecx, CALLS.slots - 1
-            ; mov edx, [rbx + rcx * 8 + CALLS.entries + 4]   // ret
+            ; mov r9d, [rdi + rcx * 8 + CALLS.entries + 4]   // ret
             // A second pop in the same check (ret is the next entry's exit)?
-            ; cmp DWORD [rbx + CALLS.len], 2
+            ; cmp DWORD [rdi + CALLS.len], 2
             ; jb >single
             ; lea r8d, [rcx - 1]
             ; and r8d, CALLS.slots - 1
-            ; cmp [rbx + r8 * 8 + CALLS.entries], edx
+            ; cmp [rdi + r8 * 8 + CALLS.entries], r9d
             ; je =>self.labels.slow_check
             ; single:
-            ; mov eax, edx
+            ; mov eax, r9d
         );
         self.pop(CALLS, TOP_CALL);
         dynasm!(self.ops ; .arch x64 ; jmp =>self.labels.dispatch);
@@ -247,19 +245,19 @@ impl Emitter<'_> {
         let empty = self.ops.new_dynamic_label();
         dynasm!(self.ops
             ; .arch x64
-            ; mov ecx, [rbx + ring.next]
+            ; mov ecx, [rdi + ring.next]
             ; dec ecx
             ; and ecx, mask
-            ; mov [rbx + ring.next], ecx
-            ; dec DWORD [rbx + ring.len]
-            ; mov edx, NO_CHECK as i32
+            ; mov [rdi + ring.next], ecx
+            ; dec DWORD [rdi + ring.len]
+            ; mov r9d, NO_CHECK as i32
             ; jz =>empty
             ; dec ecx
             ; and ecx, mask
             ; shl ecx, shift
-            ; mov edx, [rbx + rcx + ring.entries]
+            ; mov r9d, [rdi + rcx + ring.entries]
             ; =>empty
-            ; mov [rbx + top], edx
+            ; mov [rdi + top], r9d
         );
     }
 }

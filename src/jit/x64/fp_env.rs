@@ -64,17 +64,14 @@ impl Constants {
     }
 }
 
-/// Emits the entry into the default environment: the dword at
-/// `[base + saved]` becomes the MXCSR to restore on exit, which is
-/// [`DEFAULT_MXCSR`] (nothing to restore) when the probe finds the default
-/// rounding and no FTZ/DAZ. Clobbers `xmm0`; `vex` code uses VEX encodings
-/// (no SSE/AVX transition in code that uses AVX).
-pub(crate) fn enter(ops: &mut Asm, constants: Constants, vex: bool, base: u8, saved: i32) {
+/// The probe's vector addition and comparison with the default sums; sets
+/// ZF when the environment gives the default results. Clobbers `xmm0`.
+fn probe_sum(ops: &mut Asm, constants: Constants, vex: bool) {
     let Constants {
         addend_a,
         addend_b,
         sum,
-        default,
+        ..
     } = constants;
     if vex {
         dynasm!(ops
@@ -93,6 +90,43 @@ pub(crate) fn enter(ops: &mut Asm, constants: Constants, vex: bool, base: u8, sa
             ; ptest xmm0, xmm0
         );
     }
+}
+
+/// The single-vertex entry: falls through to the function's body
+/// (`->body`) in the default environment, else jumps to
+/// [`switch_and_call`]'s wrapper. Nothing is saved or restored on the
+/// common path. Clobbers `xmm0`; `vex` as for [`enter`].
+pub(crate) fn probe(ops: &mut Asm, constants: Constants, vex: bool) {
+    probe_sum(ops, constants, vex);
+    dynasm!(ops ; .arch x64 ; jnz ->fp_switch);
+}
+
+/// The wrapper [`probe`] jumps to in a non-default environment: saves MXCSR
+/// on the stack, loads the default, calls the body (`->body`, which sees
+/// the stack and argument registers as the caller left them) and restores
+/// the saved MXCSR before returning the body's result.
+pub(crate) fn switch_and_call(ops: &mut Asm, constants: Constants) {
+    dynasm!(ops
+        ; .arch x64
+        ; ->fp_switch:
+        // 8 bytes keep the call's stack 16-byte aligned, as the caller's was.
+        ; sub rsp, 8
+        ; stmxcsr [rsp]
+        ; ldmxcsr [=>constants.default]
+        ; call ->body
+        ; ldmxcsr [rsp]
+        ; add rsp, 8
+        ; ret
+    );
+}
+
+/// Emits the entry into the default environment: the dword at
+/// `[base + saved]` becomes the MXCSR to restore on exit, which is
+/// [`DEFAULT_MXCSR`] (nothing to restore) when the probe finds the default
+/// rounding and no FTZ/DAZ. Clobbers `xmm0`; `vex` code uses VEX encodings
+/// (no SSE/AVX transition in code that uses AVX).
+pub(crate) fn enter(ops: &mut Asm, constants: Constants, vex: bool, base: u8, saved: i32) {
+    probe_sum(ops, constants, vex);
     dynasm!(ops
         ; .arch x64
         ; jnz >switch
@@ -100,7 +134,7 @@ pub(crate) fn enter(ops: &mut Asm, constants: Constants, vex: bool, base: u8, sa
         ; jmp >entered
         ; switch:
         ; stmxcsr [Rq(base) + saved]
-        ; ldmxcsr [=>default]
+        ; ldmxcsr [=>constants.default]
         ; entered:
     );
 }

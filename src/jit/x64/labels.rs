@@ -33,6 +33,8 @@ pub(super) struct Labels {
     pub loop_match: DynamicLabel,
     pub if_match: DynamicLabel,
     pub call_match: DynamicLabel,
+    /// The call into Rust (`rax` = the helper, `ecx` = its PC argument).
+    pub call_rust: DynamicLabel,
     /// The constant `(1, 1, 1, 1)` (a relative constant read beyond `c95`).
     pub ones: DynamicLabel,
 }
@@ -54,6 +56,7 @@ impl Labels {
             loop_match: label(),
             if_match: label(),
             call_match: label(),
+            call_rust: label(),
             ones: label(),
         }
     }

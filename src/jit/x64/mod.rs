@@ -2,10 +2,15 @@
 //! precision, unit kind).
 //!
 //! Register conventions inside generated code:
-//! - `rbx` = `*mut Frame`, `r12` = `*mut UnitState`, `r13` = `*const Uniforms`,
-//!   `r15` = the remaining budget (stored to `Frame::remaining` for a
-//!   hand-over to the interpreter). Only these callee-saved registers are
-//!   saved: the prologue and epilogue are a fixed cost of every invocation.
+//! - `rdi` = `*mut Frame`, `rsi` = `*mut UnitState`, `rdx` = `*const Uniforms`
+//!   (where the System V convention passes them), `r11` = the remaining budget
+//!   (stored to `Frame::remaining` for a hand-over to the interpreter). All
+//!   four are caller-saved, so the function saves no register and builds no
+//!   stack frame unless it has spill slots: the entry and exit are a fixed
+//!   cost of every invocation, a small shader's whole cost is of their order.
+//!   A call into Rust (the `call_rust` stub, slow paths only) saves them around the
+//!   call.
+//! - `rax`, `rcx`, `r8`, `r9` are scratch.
 //! - Data instructions are lowered from the shared IR (`lower/`): IR values
 //!   live in `xmm1..xmm12` within a block, `xmm0` and `xmm13..xmm15` are
 //!   scratch. Every write of a PICA register goes to memory at once, so at
@@ -32,13 +37,14 @@ pub(crate) mod fp_env;
 mod labels;
 mod lower;
 mod offsets;
+#[cfg(test)]
+mod tests;
 pub(in crate::jit) mod wide;
 
 use super::JitError;
 use super::flow_dispatch::FlowTarget;
 use super::frame::{
-    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC,
-    OFFSET_SAVED_FP, STOP_BASE,
+    self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, STOP_BASE,
 };
 use super::single::{self, Compiled, Context, Lowering, SingleTarget};
 use crate::analysis::{Analysis, InstrClass};
@@ -96,12 +102,15 @@ pub(crate) struct Emitter<'p> {
     uses_flow_state: bool,
     /// Some reachable instruction pushes a control-flow stack.
     may_push: bool,
-    /// Count the budget (`r15`); off when no invocation can exhaust it.
+    /// Count the budget (`r11`); off when no invocation can exhaust it.
     budget_checks: bool,
     /// The floating-point environment's probe constants.
     fp: fp_env::Constants,
     /// The labels of the code the instructions share.
     labels: Labels,
+    /// Some code depends on the floating-point environment (see
+    /// [`needs_fp_env`]): the entry probes it.
+    needs_fp_env: bool,
 }
 
 /// Compiles `program`, lowering its data instructions from `ir` (its
@@ -133,6 +142,7 @@ pub(crate) fn compile(
     // but for a few local ones of the entry and the flow stubs, so there
     // are few static relocations.
     let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
+    let needs_fp_env = needs_fp_env(program, analysis, precision, &plan);
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut ops = Asm::new_with_capacity(
@@ -172,12 +182,20 @@ pub(crate) fn compile(
         uses_flow_state: false,
         budget_checks,
         may_push: super::inline_flow::may_push(program, analysis),
+        needs_fp_env,
     };
     e.prologue();
     for pc in 0..len as u32 {
         single::instruction(&mut e, pc);
     }
     e.cx.lowering.finish()?;
+    if e.uses_flow_state && !e.needs_fp_env {
+        // `needs_fp_env` counts every flow instruction that can push a stack
+        // or call into Rust: the two cannot disagree.
+        return Err(JitError::Lowering(
+            "flow code emitted where no flow was predicted".into(),
+        ));
+    }
     // Falling off the last instruction leaves the program.
     dynasm!(e.ops ; .arch x64 ; mov eax, EXIT_END_OF_CODE as i32 ; jmp =>e.labels.epilogue);
     e.cold_paths();
@@ -185,6 +203,9 @@ pub(crate) fn compile(
     e.progress_initialiser();
     let resume = e.labels.resume;
     e.shared_paths(len as u32);
+    if e.needs_fp_env {
+        fp_env::switch_and_call(&mut e.ops, e.fp);
+    }
     consts::emit(&mut e.ops, e.labels.ones);
     e.fp.emit(&mut e.ops);
     e.vector().emit_pool();
@@ -208,27 +229,87 @@ pub(crate) fn compile(
     })
 }
 
+/// Whether the code can depend on the floating-point environment (MXCSR's
+/// rounding control, flush-to-zero, denormals-are-zero): unless every lowered
+/// node only moves, blends, compares integers or computes with bits, and no
+/// instruction can push a stack or call into Rust (whose runtime runs in the
+/// fixed environment too). Code that cannot skips the probe at its entry:
+/// its results are the same bits under any environment. F24 code always
+/// probes (its conversions compute).
+fn needs_fp_env(
+    program: &Program,
+    analysis: &Analysis,
+    precision: Precision,
+    plan: &crate::jit::spill::Plan<lower::BlockState<'_>>,
+) -> bool {
+    use crate::ir::{BinOp, Op, UnOp};
+    if precision == Precision::F24 || super::inline_flow::may_push(program, analysis) {
+        return true;
+    }
+    let runtime = (0..program.len())
+        .any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime);
+    if runtime {
+        return true;
+    }
+    let bitwise = |op: &Op| match op {
+        Op::Unary(u, _) => matches!(
+            u,
+            UnOp::FlipSign
+                | UnOp::Bits
+                | UnOp::FromBits
+                | UnOp::Shl(_)
+                | UnOp::Sar(_)
+                | UnOp::Shr(_)
+                | UnOp::Not
+        ),
+        Op::Binary(b, _, _) => matches!(
+            b,
+            BinOp::IAdd | BinOp::ISub | BinOp::And | BinOp::Or | BinOp::BAnd | BinOp::BOr
+        ),
+        Op::FCmp(..) => false,
+        _ => true,
+    };
+    plan.blocks.iter().flatten().any(|block| {
+        block.nodes.iter().zip(&block.own).any(|(node, form)| {
+            // Folded nodes emit nothing; every other form but `Own` is
+            // F24-only or address arithmetic in general-purpose registers.
+            match form {
+                lower::Form::Folded => false,
+                lower::Form::Own => !bitwise(&node.op),
+                lower::Form::Relative { .. } => false,
+                _ => true,
+            }
+        })
+    })
+}
+
 impl Emitter<'_> {
+    /// Stack bytes below the return address: the spill slots and flushed
+    /// inputs, 16-byte aligned, or nothing.
+    fn frame_bytes(&self) -> i32 {
+        if self.stack_extra > 0 {
+            self.stack_extra + 8
+        } else {
+            0
+        }
+    }
+
+    /// The entry: the floating-point environment's probe where the code
+    /// depends on it (which jumps to `fp_env::switch_and_call` for a
+    /// non-default one), then the body (`->body`) in the System V state the
+    /// caller left: the frame, state and uniforms already in the registers
+    /// the code keeps them in, no register to save.
     fn prologue(&mut self) {
-        let frame_bytes = 8 + self.stack_extra;
-        dynasm!(self.ops
-            ; .arch x64
-            ; push rbx
-            ; push r12
-            ; push r13
-            ; push r15
-            // Four pushes and the return address: `frame_bytes` ≡ 8 (mod 16)
-            // keeps calls to helpers 16-byte aligned.
-            ; sub rsp, frame_bytes
-            ; mov rbx, rdi
-            ; mov r12, rsi
-            ; mov r13, rdx
-        );
-        // Run with the default floating-point environment whatever the host
-        // set.
-        fp_env::enter(&mut self.ops, self.fp, self.avx, 3, OFFSET_SAVED_FP);
+        if self.needs_fp_env {
+            fp_env::probe(&mut self.ops, self.fp, self.avx);
+        }
+        dynasm!(self.ops ; .arch x64 ; ->body:);
+        let frame_bytes = self.frame_bytes();
+        if frame_bytes > 0 {
+            dynasm!(self.ops ; .arch x64 ; sub rsp, frame_bytes);
+        }
         if self.budget_checks {
-            dynasm!(self.ops ; .arch x64 ; mov r15, [rbx + OFFSET_REMAINING]);
+            dynasm!(self.ops ; .arch x64 ; mov r11, [rdi + OFFSET_REMAINING]);
         }
         self.f24_entry_conversion(
             self.cx
@@ -243,13 +324,22 @@ impl Emitter<'_> {
         }
     }
 
+    /// Leaves with the exit code in `eax`.
+    fn epilogue(&mut self) {
+        let frame_bytes = self.frame_bytes();
+        if frame_bytes > 0 {
+            dynasm!(self.ops ; .arch x64 ; add rsp, frame_bytes);
+        }
+        dynasm!(self.ops ; .arch x64 ; ret);
+    }
+
     /// The stack offset of the flushed copy of input `n`.
     pub(super) fn flushed_input_offset(&self, n: u8) -> i32 {
         lower::flushed_input_offset(self.flushed_base, self.flushed_inputs, n)
     }
 
     fn shared_paths(&mut self, len: u32) {
-        let frame_bytes = 8 + self.stack_extra;
+        let frame_bytes = self.frame_bytes();
         dynasm!(self.ops
             ; .arch x64
             // eax = PC < len: jump to its code.
@@ -257,8 +347,8 @@ impl Emitter<'_> {
             ; cmp eax, len as i32
             ; jae =>self.labels.past_end
             ; lea rcx, [=>self.labels.table]
-            ; movsxd rdx, DWORD [rcx + rax * 4]
-            ; add rcx, rdx
+            ; movsxd r9, DWORD [rcx + rax * 4]
+            ; add rcx, r9
             ; jmp rcx
             // eax = a helper's result: a PC or STOP_BASE + exit code.
             ; =>self.labels.after_helper
@@ -274,27 +364,50 @@ impl Emitter<'_> {
             ; jmp =>self.labels.epilogue
             // eax = PC with no compiled entry: let the interpreter continue there.
             ; =>self.labels.resume
-            ; mov [rbx + OFFSET_RESUME_PC], eax
+            ; mov [rdi + OFFSET_RESUME_PC], eax
         );
         // Only the hand-over reads the remaining budget back (uncounted code
         // leaves the caller's budget there: it cannot have exhausted it).
         if self.budget_checks {
-            dynasm!(self.ops ; .arch x64 ; mov [rbx + OFFSET_REMAINING], r15);
+            dynasm!(self.ops ; .arch x64 ; mov [rdi + OFFSET_REMAINING], r11);
         }
         dynasm!(self.ops
             ; .arch x64
             ; mov eax, EXIT_RESUME as i32
             ; =>self.labels.epilogue
         );
-        fp_env::leave(&mut self.ops, 3, OFFSET_SAVED_FP);
+        self.epilogue();
+        // A call into Rust: `rax` = the helper, `ecx` = its PC argument.
+        // The helper may change every caller-saved register: the code's own
+        // are saved around it, and the stack is 16-byte aligned at the call
+        // (`frame_bytes` leaves `rsp` at 8 mod 16 when it is 0, else at 0).
+        let align = if frame_bytes > 0 { 0 } else { 8 };
         dynasm!(self.ops
             ; .arch x64
-            ; add rsp, frame_bytes
-            ; pop r15
-            ; pop r13
-            ; pop r12
-            ; pop rbx
-            ; ret
+            ; =>self.labels.call_rust
+            ; push rdi
+            ; push rsi
+            ; push rdx
+            ; push r11
+        );
+        if align > 0 {
+            dynasm!(self.ops ; .arch x64 ; sub rsp, align);
+        }
+        dynasm!(self.ops
+            ; .arch x64
+            ; mov esi, ecx
+            ; call rax
+        );
+        if align > 0 {
+            dynasm!(self.ops ; .arch x64 ; add rsp, align);
+        }
+        dynasm!(self.ops
+            ; .arch x64
+            ; pop r11
+            ; pop rdx
+            ; pop rsi
+            ; pop rdi
+            ; jmp =>self.labels.after_helper
         );
     }
 
@@ -303,11 +416,9 @@ impl Emitter<'_> {
         self.ensure_progress();
         dynasm!(self.ops
             ; .arch x64
-            ; mov rdi, rbx
-            ; mov esi, pc as i32
+            ; mov ecx, pc as i32
             ; mov rax, QWORD helper as i64
-            ; call rax
-            ; jmp =>self.labels.after_helper
+            ; jmp =>self.labels.call_rust
         );
     }
 
@@ -317,7 +428,7 @@ impl Emitter<'_> {
         let ready = self.ops.new_dynamic_label();
         dynasm!(self.ops
             ; .arch x64
-            ; cmp DWORD [rbx + frame::OFFSET_PROGRESS_READY], 0
+            ; cmp DWORD [rdi + frame::OFFSET_PROGRESS_READY], 0
             ; jne =>ready
             ; call =>self.labels.init_progress
             ; =>ready
@@ -338,17 +449,17 @@ impl Emitter<'_> {
         );
         let mut off = 0;
         while off + 16 <= size {
-            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + off], xmm0);
+            dynasm!(self.ops ; .arch x64 ; movups [rdi + at + off], xmm0);
             off += 16;
         }
         if off < size {
-            dynasm!(self.ops ; .arch x64 ; movups [rbx + at + size - 16], xmm0);
+            dynasm!(self.ops ; .arch x64 ; movups [rdi + at + size - 16], xmm0);
         }
         let entry_pc = at + frame::OFFSET_FLOW_PC;
         dynasm!(self.ops
             ; .arch x64
-            ; mov DWORD [rbx + entry_pc], self.cx.analysis.entry as i32
-            ; mov DWORD [rbx + frame::OFFSET_PROGRESS_READY], 1
+            ; mov DWORD [rdi + entry_pc], self.cx.analysis.entry as i32
+            ; mov DWORD [rdi + frame::OFFSET_PROGRESS_READY], 1
             ; ret
         );
     }
@@ -360,7 +471,7 @@ impl Emitter<'_> {
                     dynasm!(self.ops
                         ; .arch x64
                         ; =>label
-                        ; add r15, len as i32
+                        ; add r11, len as i32
                         ; mov eax, pc as i32
                         ; jmp =>self.labels.resume
                     );
@@ -383,7 +494,7 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
         dynasm!(self.ops ; .arch x64 ; mov eax, pc as i32 ; jmp =>self.labels.resume);
     }
 
-    /// Subtracts the block from `r15` (unless budget checks are off) and
+    /// Subtracts the block from `r11` (unless budget checks are off) and
     /// leaves for a cold path when it goes below zero.
     fn charge_budget(&mut self, pc: u32, len: u32) {
         if !self.budget_checks {
@@ -392,7 +503,7 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
         let fail = self.ops.new_dynamic_label();
         dynasm!(self.ops
             ; .arch x64
-            ; sub r15, len as i32
+            ; sub r11, len as i32
             ; jb =>fail
         );
         self.cold.push(Cold::Budget {
@@ -403,7 +514,10 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
     }
 
     fn end(&mut self) {
-        dynasm!(self.ops ; .arch x64 ; mov eax, EXIT_END as i32 ; jmp =>self.labels.epilogue);
+        // The epilogue is at most two instructions: inline.
+        dynasm!(self.ops ; .arch x64 ; xor eax, eax);
+        const { assert!(EXIT_END == 0) };
+        self.epilogue();
     }
 
     fn lower_node(&mut self, v: Value) -> Result<(), JitError> {

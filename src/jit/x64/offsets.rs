@@ -1,5 +1,5 @@
-//! Where generated code finds the unit's registers (`r12` = `*mut UnitState`)
-//! and the uniforms (`r13` = `*const Uniforms`): the shared offsets
+//! Where generated code finds the unit's registers (`rsi` = `*mut UnitState`)
+//! and the uniforms (`rdx` = `*const Uniforms`): the shared offsets
 //! ([`crate::jit::single::state`]) as x86-64 displacements.
 
 use crate::jit::single::state;

@@ -16,6 +16,12 @@ impl Vector<'_> {
             UnOp::Floor => self.u(U::Floor, d, a),
             UnOp::Sqrt => self.u(U::Sqrt, d, a),
             UnOp::FlipSign => self.v3c(V::Xorps, d, a, 0x8000_0000),
+            UnOp::Canonicalize if a != MASK => {
+                // Reads `a` twice instead of copying it into `d` first (the
+                // VEX and EVEX selects take a separate source).
+                self.v3(V::Cmpps(3), MASK, a, a);
+                self.select_c(d, a, CANONICAL_NAN.to_bits(), MASK);
+            }
             UnOp::Canonicalize => {
                 self.copy(d, a);
                 self.canonicalize(d);

@@ -4,7 +4,7 @@
 //! comparisons, float24, `mova`) goes to the shared emitter
 //! ([`crate::jit::x64::emit`]). Register roles: see the module above; `d` is
 //! the result register (never an operand's), `xmm0` and `xmm13..=xmm15` are
-//! scratch, and so are `rax`, `rcx`, `rdx`.
+//! scratch, and so are `rax`, `rcx`, `r8`, `r9`.
 
 use super::Form;
 use crate::ir::{Op, UnOp};
@@ -57,7 +57,7 @@ impl Emitter<'_> {
             Form::Folded => return Ok(()),
             Form::ConvertedInput(n) => {
                 let off = OFFSET_CONVERTED_INPUTS + 16 * (n & 15) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rbx + off]);
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdi + off]);
                 return Ok(());
             }
             Form::Same(_) => {
@@ -78,10 +78,10 @@ impl Emitter<'_> {
             Form::QuantizeConst(n, lanes) => {
                 let off = state::float_uniform(n) as i32;
                 if lanes == super::IDENTITY {
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off]);
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdx + off]);
                 } else {
                     let imm = shuffle_imm(lanes);
-                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [r13 + off], imm);
+                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rdx + off], imm);
                 }
                 // The quantisation works in place.
                 self.vector().unary(UnOp::F24Quantize, d, d);
@@ -102,16 +102,16 @@ impl Emitter<'_> {
                     Some(_) => dynasm!(self.ops ; .arch x64 ; movd eax, Rx(regs[0])),
                     None => {
                         let off = state::addr(reg) as i32;
-                        dynasm!(self.ops ; .arch x64 ; mov eax, [r12 + off]);
+                        dynasm!(self.ops ; .arch x64 ; mov eax, [rsi + off]);
                     }
                 }
                 dynasm!(self.ops
                     ; .arch x64
                     // offset outside -128..=127 → 0
                     ; lea ecx, [rax + 128]
-                    ; xor edx, edx
+                    ; xor r9d, r9d
                     ; cmp ecx, 255
-                    ; cmova eax, edx
+                    ; cmova eax, r9d
                     ; add eax, base as i32
                     ; and eax, 0x7F
                 );
@@ -133,39 +133,39 @@ impl Emitter<'_> {
             }
             Op::ReadAddr(reg) => {
                 let off = state::addr(reg) as i32;
-                dynasm!(self.ops ; .arch x64 ; movd Rx(d), [r12 + off]);
+                dynasm!(self.ops ; .arch x64 ; movd Rx(d), [rsi + off]);
                 self.broadcast(d);
             }
             Op::ReadFlag(f) => {
                 let off = state::flag(f) as i32;
-                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r12 + off]);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [rsi + off]);
                 self.splat_eax(d, true);
             }
             Op::ReadBoolUniform(n) => {
                 let off = state::bool_uniform(n) as i32;
-                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [rdx + off]);
                 self.splat_eax(d, true);
             }
             Op::ReadIntUniform { id, field } => {
                 let off = state::int_uniform(id, field) as i32;
-                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [r13 + off]);
+                dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [rdx + off]);
                 self.splat_eax(d, false);
             }
             Op::Store { dst, mask, .. } => {
                 let off = state::destination(dst) as i32;
                 let m = mask.0 & 0xF;
                 if m == 0xF {
-                    dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], Rx(r(0)));
+                    dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], Rx(r(0)));
                 } else if m != 0 {
                     let imm = mask.lane_bits() as i8;
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S1), [r12 + off]);
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S1), [rsi + off]);
                     self.blend(S1, S1, r(0), imm);
-                    dynasm!(self.ops ; .arch x64 ; movaps [r12 + off], Rx(S1));
+                    dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], Rx(S1));
                 }
             }
             Op::WriteAddr(reg, _) => {
                 let off = state::addr(reg) as i32;
-                dynasm!(self.ops ; .arch x64 ; movd [r12 + off], Rx(r(0)));
+                dynasm!(self.ops ; .arch x64 ; movd [rsi + off], Rx(r(0)));
             }
             Op::WriteFlag(f, _) => {
                 let off = state::flag(f) as i32;
@@ -173,7 +173,7 @@ impl Emitter<'_> {
                     ; .arch x64
                     ; movd eax, Rx(r(0))
                     ; and eax, 1
-                    ; mov BYTE [r12 + off], al
+                    ; mov BYTE [rsi + off], al
                 );
             }
             Op::Swizzle(_, lanes) => {
@@ -199,10 +199,10 @@ impl Emitter<'_> {
     fn read_vector(&mut self, d: u8, op: Op) {
         match state::vector_read(op) {
             Some((Base::State, off)) => {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r12 + off as i32]);
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rsi + off as i32]);
             }
             Some((Base::Uniforms, off)) => {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [r13 + off as i32]);
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdx + off as i32]);
             }
             None => {}
         }
@@ -224,10 +224,10 @@ impl Emitter<'_> {
             ; .arch x64
             ; mov ecx, eax
             ; shl ecx, 4
-            ; lea rcx, [r13 + rcx + FLOATS]
-            ; lea rdx, [=>self.labels.ones]
+            ; lea rcx, [rdx + rcx + FLOATS]
+            ; lea r9, [=>self.labels.ones]
             ; cmp eax, 95
-            ; cmova rcx, rdx
+            ; cmova rcx, r9
             ; movaps Rx(d), [rcx]
         );
     }
