@@ -64,7 +64,44 @@ pub(crate) trait Driver: Target {
         }
         self.allocation().start(block);
         self.start_block(block.gathers as usize);
-        for (k, op) in block.ops.iter().enumerate() {
+        // The operations before the first store (stores come last and are
+        // the block's only writes of state rows): where two or more of them
+        // have a fast form under one deferred range check, they run in their
+        // fast forms, then the check, then (for the rare groups it fails) all
+        // of them again by their exact sequences, from the same registers
+        // and rows; the allocator makes the same decisions both times, so
+        // both paths join with every value in the same place.
+        let region = (block.ops.iter())
+            .position(|op| matches!(op, LaneOp::Store(..)))
+            .unwrap_or(block.ops.len());
+        let deferred = block.ops[..region]
+            .iter()
+            .filter(|op| self.defers_check(**op))
+            .count();
+        let mut first = 0;
+        if deferred >= 2 && self.begin_deferred() {
+            let start = self.allocation().clone();
+            for (k, op) in block.ops[..region].iter().enumerate() {
+                self.lower(k as LaneRef, *op)?;
+            }
+            let joined = self.allocation().clone();
+            self.check_deferred();
+            *self.allocation() = start;
+            for (k, op) in block.ops[..region].iter().enumerate() {
+                self.lower(k as LaneRef, *op)?;
+            }
+            // Both runs must leave every value in the same place (they lower
+            // the same operations from the same state); were they ever to
+            // differ, the block is not lowered rather than joined wrongly.
+            if *self.allocation() != joined {
+                return Err(JitError::Lowering(
+                    "the exact run of a deferred region allocated differently".into(),
+                ));
+            }
+            self.join_deferred();
+            first = region;
+        }
+        for (k, op) in block.ops.iter().enumerate().skip(first) {
             self.lower(k as LaneRef, *op)?;
         }
         Ok(())

@@ -198,4 +198,29 @@ pub(crate) trait Target {
 
     /// Header field at byte `offset` = lane 0 of register `reg`.
     fn store_lane0(&mut self, offset: i32, reg: u8);
+
+    /// Whether `op` has a cheaper form under a deferred range check
+    /// ([`Driver::body`]); none where the backend has no such forms.
+    fn defers_check(&self, op: LaneOp) -> bool {
+        let _ = op;
+        false
+    }
+
+    /// Starts a block's deferred region: the operations
+    /// [`defers_check`](Self::defers_check) names emit their fast forms,
+    /// which are exact in every lane a single range check at the region's
+    /// end passes. Returns false (emitting nothing) where the backend has
+    /// none.
+    fn begin_deferred(&mut self) -> bool {
+        false
+    }
+
+    /// Ends the deferred region: the one range check, which jumps to the
+    /// join when every lane passes; the code emitted next (up to
+    /// [`join_deferred`](Self::join_deferred)) runs the region again with
+    /// the exact sequences, from the same state (the region stores no row).
+    fn check_deferred(&mut self) {}
+
+    /// The join after the exact run of a deferred region.
+    fn join_deferred(&mut self) {}
 }

@@ -17,6 +17,8 @@ mod kernel;
 use crate::jit::wide::codegen::KernelShape;
 
 use super::emit::{S1, S2, S3, V};
+use crate::arith::f24;
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::{
     self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
@@ -26,7 +28,7 @@ use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 use isa::WideAsm;
 use std::mem::offset_of;
 
@@ -103,7 +105,24 @@ struct Function<'a> {
     /// Batch kernel: which of the groups of a pass `rdi` (its register
     /// file) and `r8`/`r11` (its records) point at now.
     copy: GroupAt,
+    /// Inside a deferred region ([`Target::begin_deferred`]): the gathers
+    /// done when it started (its exact run gathers again) and the join.
+    deferred: Option<(Vec<bool>, DynamicLabel)>,
+    /// Bytes of exact runs of deferred regions emitted (cold code inside a
+    /// kernel's loop, jumped over).
+    pub(super) cold_bytes: usize,
+    /// Where the current exact run started.
+    cold_start: usize,
+    /// The fast forms are on (from [`Target::begin_deferred`] to
+    /// [`Target::check_deferred`]).
+    deferring: bool,
 }
+
+/// The register that accumulates a deferred region's range check: per
+/// lane, the largest magnitude (bits of `|x|` as a signed integer) of the
+/// values its fast float24 quantisations saw. Neither a value register nor
+/// scratch of one operation.
+const RANGE: u8 = 12;
 
 /// Where the batch kernel's pointers are: at which of the groups it shades
 /// per pass.
@@ -216,6 +235,55 @@ impl Target for Function<'_> {
     fn store_lane0(&mut self, offset: i32, reg: u8) {
         self.a.store_lane0(offset, reg);
     }
+
+    /// The float24 product and quantisation: their range checks (the only
+    /// test of their fast paths) can wait for the region's end. Not with
+    /// AVX-512 (its compares write opmasks; no deferred forms there).
+    fn defers_check(&self, op: LaneOp) -> bool {
+        self.a.width != Width::Avx512
+            && matches!(
+                op,
+                LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _)
+            )
+    }
+
+    fn begin_deferred(&mut self) -> bool {
+        if self.a.width == Width::Avx512 {
+            return false;
+        }
+        let join = self.a.ops.new_dynamic_label();
+        self.deferred = Some((self.gathered.clone(), join));
+        self.deferring = true;
+        self.a.v().constant(RANGE, 0);
+        true
+    }
+
+    /// Every value the fast forms quantised was below 2^64 in magnitude (not
+    /// infinite, not NaN): the fast results are exact; otherwise the exact
+    /// run follows.
+    fn check_deferred(&mut self) {
+        let Some((gathered, join)) = self.deferred.as_ref() else {
+            return;
+        };
+        let join = *join;
+        self.gathered = gathered.clone();
+        self.a
+            .v()
+            .v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
+        self.a.v().test_zero(S1);
+        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        self.cold_start = self.a.ops.offset().0;
+        // The exact run's operations take their own sequences.
+        self.deferring_off();
+    }
+
+    fn join_deferred(&mut self) {
+        if let Some((_, join)) = self.deferred.take() {
+            self.cold_bytes += self.a.ops.offset().0 - self.cold_start;
+            self.a.bind(join);
+            self.a.forget_masks();
+        }
+    }
 }
 
 impl<'a> Function<'a> {
@@ -229,7 +297,27 @@ impl<'a> Function<'a> {
             gathered: Vec::new(),
             predicate: None,
             copy: GroupAt::default(),
+            deferred: None,
+            cold_bytes: 0,
+            cold_start: 0,
+            deferring: false,
         }
+    }
+
+    /// The exact sequences from here on.
+    fn deferring_off(&mut self) {
+        self.deferring = false;
+    }
+
+    /// `d = f24::quantize_result(a)` where `|a| < 2^64` (the deferred
+    /// check sees `|a|`): the truncated mantissa, +0 below 2^-62.
+    fn quantize_deferred(&mut self, d: u8, a: u8) {
+        let mut v = self.a.v();
+        v.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
+        v.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
+        v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
+        v.v3(V::Andps, d, d, S1);
+        self.a.pmaxsd_into(RANGE, S2);
     }
 
     fn row(&self, row: usize) -> i32 {
@@ -259,6 +347,17 @@ impl<'a> Function<'a> {
                 }
                 let off = self.row(layout::GATHER + 4 * group as usize + comp as usize);
                 self.a.load(d, off);
+            }
+            // In a deferred region: the fast forms, checked at its end. A
+            // product below 2^64 in magnitude is not NaN, so it is the PICA
+            // product (`arith::mul_rule` differs from IEEE only where the
+            // IEEE product is NaN).
+            LaneOp::Unary(UnOp::F24Quantize, _) if self.deferring => {
+                self.quantize_deferred(d, r[0]);
+            }
+            LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
+                self.a.v().v3(V::Mulps, d, r[0], r[1]);
+                self.quantize_deferred(d, d);
             }
             LaneOp::Unary(u, _) => self.a.v().unary(u, d, r[0]),
             LaneOp::Binary(b, _, _) => self.a.v().binary(b, d, r[0], r[1]),
