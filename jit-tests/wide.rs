@@ -1512,8 +1512,12 @@ d:
 /// and in groups that hold none, at every width: the wide engine's fast
 /// float24 sequences, whose one range check per block sends a group to the
 /// exact sequences, equal the interpreter bit for bit, and the batch kernel
-/// shades every vertex. (Deleting the range check's accumulation,
-/// `pmaxsd_into` in `x64/wide`'s `quantize_deferred`, fails this test.)
+/// shades every vertex; float24 subnormal, tiny, infinite and NaN inputs
+/// likewise through the inputs' conversion, whose fast loads share one check
+/// per group too. (Deleting a check's accumulation in `x64/wide`,
+/// `pmaxsd_into` in `quantize_deferred` or `pminud_into` in
+/// `f24_load_deferred`, or lowering its bound to the infinities, fails this
+/// test.)
 #[test]
 fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
     let source = "

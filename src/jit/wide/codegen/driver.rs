@@ -15,13 +15,26 @@ pub(crate) trait Driver: Target {
     /// `CONVERTED` rows.
     fn convert_inputs(&mut self, mask: u16) {
         let reg = Self::VALUE_REGS[0];
-        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-            for c in 0..4 {
-                self.load_row(reg, layout::INPUT + 4 * n + c);
-                self.f24_load_in_place(reg);
-                self.store_row(layout::CONVERTED + 4 * n + c, reg);
+        let rows = (0..16)
+            .filter(|n| mask >> n & 1 != 0)
+            .flat_map(|n| (0..4).map(move |c| 4 * n + c));
+        // The fast forms under one range check, then (for the rare groups
+        // with a float24 subnormal, infinite, NaN or too large lane) the
+        // exact loads from the same input rows, which nothing changed.
+        if mask != 0 && self.begin_deferred_loads() {
+            for row in rows.clone() {
+                self.load_row(reg, layout::INPUT + row);
+                self.f24_load_deferred(reg);
+                self.store_row(layout::CONVERTED + row, reg);
             }
+            self.check_deferred();
         }
+        for row in rows {
+            self.load_row(reg, layout::INPUT + row);
+            self.f24_load_in_place(reg);
+            self.store_row(layout::CONVERTED + row, reg);
+        }
+        self.join_deferred();
     }
 
     /// The function converting the inputs of `mask` (F24).

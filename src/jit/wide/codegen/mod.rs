@@ -223,4 +223,18 @@ pub(crate) trait Target {
 
     /// The join after the exact run of a deferred region.
     fn join_deferred(&mut self) {}
+
+    /// Starts a deferred region of float24 input loads: each
+    /// [`f24_load_deferred`](Self::f24_load_deferred) is exact in every lane
+    /// the region's one check ([`check_deferred`](Self::check_deferred))
+    /// passes. Returns false (emitting nothing) where the backend has none.
+    fn begin_deferred_loads(&mut self) -> bool {
+        false
+    }
+
+    /// `arith::f24::load` of register `reg` in place, by the fast form of a
+    /// deferred region of loads.
+    fn f24_load_deferred(&mut self, reg: u8) {
+        self.f24_load_in_place(reg);
+    }
 }

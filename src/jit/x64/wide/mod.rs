@@ -16,7 +16,7 @@ mod kernel;
 
 use crate::jit::wide::codegen::KernelShape;
 
-use super::emit::{S1, S2, S3, V};
+use super::emit::{S1, S2, S3, U, V};
 use crate::arith::f24;
 use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
@@ -116,6 +116,9 @@ struct Function<'a> {
     /// The fast forms are on (from [`Target::begin_deferred`] to
     /// [`Target::check_deferred`]).
     deferring: bool,
+    /// The deferred region is one of input loads (its check reads
+    /// [`LOADS_MIN`] too).
+    deferred_loads: bool,
 }
 
 /// The register that accumulates a deferred region's range check: per
@@ -123,6 +126,17 @@ struct Function<'a> {
 /// values its fast float24 quantisations saw. Neither a value register nor
 /// scratch of one operation.
 const RANGE: u8 = 12;
+
+/// A deferred region of input loads ([`Target::begin_deferred_loads`]):
+/// per lane, the smallest `|x| - 2^-78` (bits, unsigned) of the values it
+/// loaded; below `2^-62 - 2^-78` some lane was a float24 subnormal. The
+/// loads run before any block, when no value register holds a value (they
+/// use the first).
+const LOADS_MIN: u8 = 11;
+
+/// The bits of the float24 subnormal quantum 2^-78 (the smallest magnitude
+/// a load keeps).
+const SUBNORMAL_QUANTUM_BITS: u32 = f24::SUBNORMAL_QUANTUM.to_bits();
 
 /// Where the batch kernel's pointers are: at which of the groups it shades
 /// per pass.
@@ -267,14 +281,49 @@ impl Target for Function<'_> {
         };
         let join = *join;
         self.gathered = gathered.clone();
-        self.a
-            .v()
-            .v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
-        self.a.v().test_zero(S1);
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
+        if std::mem::take(&mut self.deferred_loads) {
+            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
+            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
+            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
+            const _: () = assert!(SPAN == 1 << 27);
+            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.v3c(V::Pcmpeqd, S2, S2, 0);
+            v.v3(V::Orps, S1, S1, S2);
+        }
+        v.test_zero(S1);
         dynasm!(self.a.ops ; .arch x64 ; jz =>join);
         self.cold_start = self.a.ops.offset().0;
         // The exact run's operations take their own sequences.
         self.deferring_off();
+    }
+
+    fn begin_deferred_loads(&mut self) -> bool {
+        if self.a.width == Width::Avx512 {
+            return false;
+        }
+        let join = self.a.ops.new_dynamic_label();
+        self.deferred = Some((self.gathered.clone(), join));
+        self.deferred_loads = true;
+        let mut v = self.a.v();
+        v.constant(RANGE, 0);
+        v.constant(LOADS_MIN, u32::MAX);
+        true
+    }
+
+    /// The quantisation's fast path where no lane is a float24 subnormal or
+    /// at or above 2^64 (the check sees both): the truncated mantissa, +0
+    /// below 2^-62 (magnitudes below 2^-78 load as +0 too).
+    fn f24_load_deferred(&mut self, reg: u8) {
+        let mut v = self.a.v();
+        v.v3c(V::Andps, S2, reg, 0x7FFF_FFFF);
+        v.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
+        v.v3(V::Andps, reg, reg, S3);
+        v.v3c(V::Andps, reg, reg, f24::MANTISSA_MASK);
+        self.a.pmaxsd_into(RANGE, S2);
+        self.a.v().v3c(V::Psubd, S2, S2, SUBNORMAL_QUANTUM_BITS);
+        self.a.pminud_into(LOADS_MIN, S2);
     }
 
     fn join_deferred(&mut self) {
@@ -301,6 +350,7 @@ impl<'a> Function<'a> {
             cold_bytes: 0,
             cold_start: 0,
             deferring: false,
+            deferred_loads: false,
         }
     }
 
