@@ -1507,7 +1507,8 @@ d:
 /// (each product, each pairwise sum, the final sum), whose infinite steps
 /// cancel (NaN where IEEE sums of the unquantised values would give 0), with
 /// NaN inputs, `inf * 0`, products and sums that flush to +0 (from either
-/// sign), values just below 2^64 and float24 subnormal inputs. Each such
+/// sign), values just below 2^64, float24 subnormal inputs and products
+/// of `rcp`/`rsq` results that are infinite or NaN. Each such
 /// lane sits among ordinary ones, in groups that hold one or several of them
 /// and in groups that hold none, at every width: the wide engine's fast
 /// float24 sequences, whose one range check per block sends a group to the
@@ -1533,6 +1534,10 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
         add o2.zw, r1.xy, r1.zw
         mad o3, v0, v1, v2
         mov o4, v0
+        rcp r3.x, v2.x
+        rsq r3.y, v2.y
+        mul o5, r3.xyxy, v1
+        dp4 o5.x, r3.xyxy, v0
         end
     ";
     let program = std::sync::Arc::new(common::assemble(source).program());

@@ -4,6 +4,7 @@
 //! emitted.
 
 use super::{RegAlloc, Target};
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -87,14 +88,28 @@ pub(crate) trait Driver: Target {
         let region = (block.ops.iter())
             .position(|op| matches!(op, LaneOp::Store(..)))
             .unwrap_or(block.ops.len());
-        let deferred = block.ops[..region]
-            .iter()
-            .filter(|op| self.defers_check(**op))
-            .count();
+        // Values that may be infinite or NaN in the ordinary course (`rcp`,
+        // `rsq` of 0 or of a negative number, `lg2`'s and `ex2`'s results
+        // made from bits, constants at or above 2^64), and what the block
+        // computes from them, keep their own checks: were they deferred,
+        // such a lane would send the group through the whole region twice.
+        let mut wild = vec![false; region];
+        for (k, op) in block.ops[..region].iter().enumerate() {
+            wild[k] = match *op {
+                LaneOp::Binary(BinOp::FDiv, ..) | LaneOp::Unary(UnOp::Sqrt | UnOp::FromBits, _) => {
+                    true
+                }
+                LaneOp::Const(bits) => bits & 0x7FFF_FFFF >= crate::arith::f24::OVERFLOW_BITS,
+                _ => op.operands().any(|o| wild[o as usize]),
+            };
+        }
+        let fast = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
             let start = self.allocation().clone();
             for (k, op) in block.ops[..region].iter().enumerate() {
+                self.defer_next(fast(self, k));
                 self.lower(k as LaneRef, *op)?;
             }
             let joined = self.allocation().clone();

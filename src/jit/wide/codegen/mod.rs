@@ -215,6 +215,13 @@ pub(crate) trait Target {
         false
     }
 
+    /// Inside a deferred region: whether the next operation takes its fast
+    /// form (one that [`defers_check`](Self::defers_check) names) or its own
+    /// checked sequence.
+    fn defer_next(&mut self, fast: bool) {
+        let _ = fast;
+    }
+
     /// Ends the deferred region: the one range check, which jumps to the
     /// join when every lane passes; the code emitted next (up to
     /// [`join_deferred`](Self::join_deferred)) runs the region again with

@@ -299,6 +299,12 @@ impl Target for Function<'_> {
         self.deferring_off();
     }
 
+    fn defer_next(&mut self, fast: bool) {
+        if self.deferred.is_some() {
+            self.deferring = fast;
+        }
+    }
+
     fn begin_deferred_loads(&mut self) -> bool {
         if self.a.width == Width::Avx512 {
             return false;
