@@ -1649,3 +1649,232 @@ fn nested_branches_and_ends_in_some_lanes_run_in_the_kernel() {
         }
     }
 }
+
+/// Float24 arithmetic in lanes with edge values: dot products (`dp4`,
+/// `dp3`, `dph`), `mad`, `mul` and `add` whose steps overflow one by one
+/// (each product, each pairwise sum, the final sum), whose infinite steps
+/// cancel (NaN where IEEE sums of the unquantised values would give 0), with
+/// NaN inputs, `inf * 0`, products and sums that flush to +0 (from either
+/// sign), values just below 2^64, float24 subnormal inputs and products
+/// of `rcp`/`rsq` results that are infinite or NaN. Each such
+/// lane sits among ordinary ones, in groups that hold one or several of them
+/// and in groups that hold none, at every width: the wide engine's fast
+/// float24 sequences, whose one range check per block sends a group to the
+/// exact sequences, equal the interpreter bit for bit, and the batch kernel
+/// shades every vertex; float24 subnormal, tiny, infinite and NaN inputs
+/// likewise through the inputs' conversion, whose fast loads share one check
+/// per group too. (Deleting a check's accumulation in `x64/wide`,
+/// `pmaxsd_into` in `quantize_deferred` or `pminud_into` in
+/// `f24_load_deferred`, or lowering its bound to the infinities, fails this
+/// test.)
+#[test]
+fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
+    let source = "
+        dp4 o0.x, v0, v1
+        dp3 o0.y, v0, v1
+        dph o0.z, v0, v1
+        mad o0.w, v0.x, v1.x, v2.x
+        mul r1, v0, v1
+        add o1, r1, v2
+        mul r2, v0, c0
+        dp4 o2.x, c1, v0
+        dp4 o2.y, r2, v1
+        add o2.zw, r1.xy, r1.zw
+        mad o3, v0, v1, v2
+        mov o4, v0
+        rcp r3.x, v2.x
+        rsq r3.y, v2.y
+        mul o5, r3.xyxy, v1
+        dp4 o5.x, r3.xyxy, v0
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let ordinary = [
+        [1.5, -2.25, 3.0, 0.5],
+        [0.75, 1.25, -0.5, 2.0],
+        [0.1, -7.0, 2.5, 1e3],
+    ];
+    let big = 1.5 * p(31); // big * 2^32 = 1.5 * 2^63: below 2^64, two of them above
+    let mut cases: Vec<[[f32; 4]; 3]> = Vec::new();
+    // A product at or above 2^64 in each position, either sign.
+    for c in 0..4 {
+        for sign in [1.0, -1.0] {
+            let mut v = ordinary;
+            v[0][c] = p(40);
+            v[1][c] = sign * p(30);
+            cases.push(v);
+        }
+    }
+    // Each pairwise sum above 2^64 with products below it; the final sum.
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3)] {
+        let mut v = ordinary;
+        v[0] = [0.0; 4];
+        v[1] = [0.0; 4];
+        for c in [i, j] {
+            v[0][c] = p(32);
+            v[1][c] = big;
+        }
+        cases.push(v);
+    }
+    // Infinite steps that cancel: in one pair, and across the pairs.
+    for (i, j) in [(0, 1), (2, 3), (0, 2), (1, 3)] {
+        let mut v = ordinary;
+        v[0][i] = p(40);
+        v[1][i] = p(30);
+        v[0][j] = -p(40);
+        v[1][j] = p(30);
+        cases.push(v);
+    }
+    // NaN inputs, infinities times zero, infinite inputs.
+    for c in 0..4 {
+        let mut v = ordinary;
+        v[0][c] = f32::NAN;
+        cases.push(v);
+        let mut v = ordinary;
+        v[0][c] = f32::INFINITY;
+        v[1][c] = 0.0;
+        cases.push(v);
+        let mut v = ordinary;
+        v[1][c] = f32::NEG_INFINITY;
+        cases.push(v);
+    }
+    // Flush to +0: tiny products of either sign, -0 products and sums,
+    // sums that cancel exactly, float24 subnormal and tiny inputs.
+    cases.push([
+        [p(-40), -p(-40), p(-35), p(-50)],
+        [p(-40), p(-40), -p(-35), p(-20)],
+        ordinary[2],
+    ]);
+    cases.push([
+        [-1.0, 0.0, -0.0, 2.0],
+        [0.0, -3.0, 5.0, -0.0],
+        [-0.0, -0.0, 0.0, -0.0],
+    ]);
+    cases.push([
+        [1.5, -1.5, 2.0, -2.0],
+        [2.0, 2.0, 3.0, 3.0],
+        [-2.0, 1.0, -1.0, 0.0],
+    ]);
+    cases.push([
+        [p(-70), -p(-63), p(-62), -p(-80)],
+        [1.0, 1.0, 1.0, 1.0],
+        [p(-63), 0.0, 0.0, 0.0],
+    ]);
+    // Products and sums just below 2^64 (the largest float24 and above).
+    let below = f32::from_bits(0x5F7F_FFFF);
+    cases.push([
+        [below, 1.0, 1.0, 0.0],
+        [1.0, p(-1), 0.5, 0.0],
+        [below, -below, 1.0, 0.0],
+    ]);
+    cases.push([
+        [p(32), p(32), 0.0, 0.0],
+        [p(31), p(31), 0.0, 0.0],
+        [below, below, below, below],
+    ]);
+    let mut uniforms = pica_jit::Uniforms::default();
+    uniforms.f[0] = [2.0, -p(40), p(-40), 0.5];
+    uniforms.f[1] = [1.0, p(35), -0.25, p(-45)];
+    let mut any_width = false;
+    for width in widths() {
+        any_width = true;
+        let lanes = width.lanes();
+        // Groups with one edge lane, groups with several and groups of
+        // ordinary lanes only, then a partial group.
+        let mut inputs: Vec<VertexRegisters> = Vec::new();
+        let record = |v: &[[f32; 4]; 3]| {
+            let mut r = [[0.0f32; 4]; 16];
+            r[..3].copy_from_slice(v);
+            r
+        };
+        for (k, case) in cases.iter().enumerate() {
+            for n in 0..lanes {
+                let mut v = ordinary;
+                v[0][n % 4] += n as f32;
+                inputs.push(record(if n == k % lanes { case } else { &v }));
+            }
+        }
+        for chunk in cases.chunks(3) {
+            for n in 0..lanes {
+                inputs.push(record(chunk.get(n).unwrap_or(&ordinary)));
+            }
+        }
+        for n in 0..lanes + lanes / 2 {
+            let mut v = ordinary;
+            v[2][n % 4] = n as f32 * 0.375;
+            inputs.push(record(&v));
+        }
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                precision,
+                ..Default::default()
+            };
+            let interp =
+                Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
+            let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+                .expect("jit")
+                .with_batch_width(Some(width))
+                .expect("width available");
+            let untouched = [[-7.5f32; 4]; 16];
+            let mut expected = vec![untouched; inputs.len()];
+            let mut got = vec![untouched; inputs.len()];
+            let mut state = UnitState::default();
+            interp
+                .run_vertices(
+                    &uniforms,
+                    &inputs,
+                    0xffff,
+                    &mut expected,
+                    0xffff,
+                    StatePolicy::Reset,
+                    &mut state,
+                    &mut (),
+                )
+                .expect("batch");
+            let before = wide::kernel_vertices();
+            let mut state = UnitState::default();
+            jit.run_vertices(
+                &uniforms,
+                &inputs,
+                0xffff,
+                &mut got,
+                0xffff,
+                StatePolicy::Reset,
+                &mut state,
+                &mut (),
+            )
+            .expect("batch");
+            assert_eq!(
+                wide::kernel_vertices() - before,
+                inputs.len() as u64,
+                "{width:?} {precision:?}: the batch kernel shades every vertex"
+            );
+            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
+                assert!(
+                    diff.is_empty(),
+                    "{width:?} {precision:?}, vertex {k} (lane {}): {diff}\ninputs {:?}",
+                    k % lanes,
+                    &inputs[k][..3]
+                );
+            }
+            if precision == pica_jit::Precision::F24 {
+                // Spot checks of the rules themselves (lane 0 of the first
+                // cases): an infinite product makes `dp4` infinite, and the
+                // cancelling infinities make it the canonical NaN.
+                assert_eq!(got[0][0][0].to_bits(), 0x7F80_0000, "{width:?}: +inf");
+                assert_eq!(
+                    got[lanes + 1][0][0].to_bits(),
+                    0xFF80_0000,
+                    "{width:?}: -inf"
+                );
+                let cancel = (8 + 4) * lanes + 12 % lanes;
+                assert_eq!(got[cancel][0][0].to_bits(), 0x7FC0_0000, "{width:?}: NaN");
+            }
+        }
+    }
+    if !any_width {
+        eprintln!("SKIPPED: no wide width");
+    }
+}

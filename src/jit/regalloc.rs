@@ -44,6 +44,7 @@ enum Loc {
 }
 
 /// The allocation state of one block's values.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Registers<V> {
     loc: Vec<Loc>,
     /// Per value: the operation that reads it last ([`NEVER`]: none).

@@ -4,6 +4,7 @@
 //! emitted.
 
 use super::{RegAlloc, Target};
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -15,13 +16,26 @@ pub(crate) trait Driver: Target {
     /// `CONVERTED` rows.
     fn convert_inputs(&mut self, mask: u16) {
         let reg = Self::VALUE_REGS[0];
-        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
-            for c in 0..4 {
-                self.load_row(reg, layout::INPUT + 4 * n + c);
-                self.f24_load_in_place(reg);
-                self.store_row(layout::CONVERTED + 4 * n + c, reg);
+        let rows = (0..16)
+            .filter(|n| mask >> n & 1 != 0)
+            .flat_map(|n| (0..4).map(move |c| 4 * n + c));
+        // The fast forms under one range check, then (for the rare groups
+        // with a float24 subnormal, infinite, NaN or too large lane) the
+        // exact loads from the same input rows, which nothing changed.
+        if mask != 0 && self.begin_deferred_loads() {
+            for row in rows.clone() {
+                self.load_row(reg, layout::INPUT + row);
+                self.f24_load_deferred(reg);
+                self.store_row(layout::CONVERTED + row, reg);
             }
+            self.check_deferred();
         }
+        for row in rows {
+            self.load_row(reg, layout::INPUT + row);
+            self.f24_load_in_place(reg);
+            self.store_row(layout::CONVERTED + row, reg);
+        }
+        self.join_deferred();
     }
 
     /// The function converting the inputs of `mask` (F24).
@@ -64,7 +78,58 @@ pub(crate) trait Driver: Target {
         }
         self.allocation().start(block);
         self.start_block(block.gathers as usize);
-        for (k, op) in block.ops.iter().enumerate() {
+        // The operations before the first store (stores come last and are
+        // the block's only writes of state rows): where two or more of them
+        // have a fast form under one deferred range check, they run in their
+        // fast forms, then the check, then (for the rare groups it fails) all
+        // of them again by their exact sequences, from the same registers
+        // and rows; the allocator makes the same decisions both times, so
+        // both paths join with every value in the same place.
+        let region = (block.ops.iter())
+            .position(|op| matches!(op, LaneOp::Store(..)))
+            .unwrap_or(block.ops.len());
+        // Values that may be infinite or NaN in the ordinary course (`rcp`,
+        // `rsq` of 0 or of a negative number, `lg2`'s and `ex2`'s results
+        // made from bits, constants at or above 2^64), and what the block
+        // computes from them, keep their own checks: were they deferred,
+        // such a lane would send the group through the whole region twice.
+        let mut wild = vec![false; region];
+        for (k, op) in block.ops[..region].iter().enumerate() {
+            wild[k] = match *op {
+                LaneOp::Binary(BinOp::FDiv, ..) | LaneOp::Unary(UnOp::Sqrt | UnOp::FromBits, _) => {
+                    true
+                }
+                LaneOp::Const(bits) => bits & 0x7FFF_FFFF >= crate::arith::f24::OVERFLOW_BITS,
+                _ => op.operands().any(|o| wild[o as usize]),
+            };
+        }
+        let fast = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let deferred = (0..region).filter(|&k| fast(self, k)).count();
+        let mut first = 0;
+        if deferred >= 2 && self.begin_deferred() {
+            let start = self.allocation().clone();
+            for (k, op) in block.ops[..region].iter().enumerate() {
+                self.defer_next(fast(self, k));
+                self.lower(k as LaneRef, *op)?;
+            }
+            let joined = self.allocation().clone();
+            self.check_deferred();
+            *self.allocation() = start;
+            for (k, op) in block.ops[..region].iter().enumerate() {
+                self.lower(k as LaneRef, *op)?;
+            }
+            // Both runs must leave every value in the same place (they lower
+            // the same operations from the same state); were they ever to
+            // differ, the block is not lowered rather than joined wrongly.
+            if *self.allocation() != joined {
+                return Err(JitError::Lowering(
+                    "the exact run of a deferred region allocated differently".into(),
+                ));
+            }
+            self.join_deferred();
+            first = region;
+        }
+        for (k, op) in block.ops.iter().enumerate().skip(first) {
             self.lower(k as LaneRef, *op)?;
         }
         Ok(())

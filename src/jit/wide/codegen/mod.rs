@@ -198,4 +198,50 @@ pub(crate) trait Target {
 
     /// Header field at byte `offset` = lane 0 of register `reg`.
     fn store_lane0(&mut self, offset: i32, reg: u8);
+
+    /// Whether `op` has a cheaper form under a deferred range check
+    /// ([`Driver::body`]); none where the backend has no such forms.
+    fn defers_check(&self, op: LaneOp) -> bool {
+        let _ = op;
+        false
+    }
+
+    /// Starts a block's deferred region: the operations
+    /// [`defers_check`](Self::defers_check) names emit their fast forms,
+    /// which are exact in every lane a single range check at the region's
+    /// end passes. Returns false (emitting nothing) where the backend has
+    /// none.
+    fn begin_deferred(&mut self) -> bool {
+        false
+    }
+
+    /// Inside a deferred region: whether the next operation takes its fast
+    /// form (one that [`defers_check`](Self::defers_check) names) or its own
+    /// checked sequence.
+    fn defer_next(&mut self, fast: bool) {
+        let _ = fast;
+    }
+
+    /// Ends the deferred region: the one range check, which jumps to the
+    /// join when every lane passes; the code emitted next (up to
+    /// [`join_deferred`](Self::join_deferred)) runs the region again with
+    /// the exact sequences, from the same state (the region stores no row).
+    fn check_deferred(&mut self) {}
+
+    /// The join after the exact run of a deferred region.
+    fn join_deferred(&mut self) {}
+
+    /// Starts a deferred region of float24 input loads: each
+    /// [`f24_load_deferred`](Self::f24_load_deferred) is exact in every lane
+    /// the region's one check ([`check_deferred`](Self::check_deferred))
+    /// passes. Returns false (emitting nothing) where the backend has none.
+    fn begin_deferred_loads(&mut self) -> bool {
+        false
+    }
+
+    /// `arith::f24::load` of register `reg` in place, by the fast form of a
+    /// deferred region of loads.
+    fn f24_load_deferred(&mut self, reg: u8) {
+        self.f24_load_in_place(reg);
+    }
 }

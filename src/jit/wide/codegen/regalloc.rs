@@ -17,6 +17,7 @@ pub(crate) use crate::jit::regalloc::Alloc as RegAlloc;
 const AT_EXIT: u32 = u32::MAX - 1;
 
 /// The allocation state of one block.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Allocation {
     registers: Registers<LaneRef>,
     /// The block's operations (to emit an evicted one again).

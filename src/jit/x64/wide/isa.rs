@@ -222,6 +222,28 @@ impl WideAsm {
         true
     }
 
+    /// `d = max(d, s)` lane-wise, as signed 32-bit integers (SSE4.1 and
+    /// AVX2 only: the deferred range checks are not used with AVX-512).
+    pub fn pmaxsd_into(&mut self, d: u8, s: u8) {
+        debug_assert!(!self.evex());
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vpmaxsd Ry(d), Ry(d), Ry(s));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; pmaxsd Rx(d), Rx(s));
+        }
+    }
+
+    /// `d = min(d, s)` lane-wise, as unsigned 32-bit integers (SSE4.1 and
+    /// AVX2 only, as [`pmaxsd_into`](Self::pmaxsd_into)).
+    pub fn pminud_into(&mut self, d: u8, s: u8) {
+        debug_assert!(!self.evex());
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vpminud Ry(d), Ry(d), Ry(s));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; pminud Rx(d), Rx(s));
+        }
+    }
+
     /// Leaves vector code (clears the upper halves after 256- and 512-bit code).
     pub fn leave(&mut self) {
         if self.vex() || self.evex() {

@@ -157,6 +157,7 @@ impl Function<'_> {
         self.file_at(0);
         self.a.bind(group);
         let loop_start = self.a.ops.offset().0;
+        let cold_before = self.cold_bytes;
         for copy in 0..copies {
             self.group_at(copy);
             match shape {
@@ -195,7 +196,8 @@ impl Function<'_> {
             ; dec r9
             ; jnz =>group
         );
-        let loop_bytes = self.a.ops.offset().0 - loop_start;
+        // The exact runs of deferred regions are jumped over: not the loop's.
+        let loop_bytes = self.a.ops.offset().0 - loop_start - (self.cold_bytes - cold_before);
         self.a.bind(done);
         dynasm!(self.a.ops ; .arch x64 ; xor eax, eax);
         self.leave();

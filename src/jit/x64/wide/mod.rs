@@ -16,7 +16,9 @@ mod kernel;
 
 use crate::jit::wide::codegen::KernelShape;
 
-use super::emit::{S1, S2, S3, V};
+use super::emit::{S1, S2, S3, U, V};
+use crate::arith::f24;
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::{
     self, Allocation, KernelSource, Kernels, Module, Target, WideCode,
@@ -26,7 +28,7 @@ use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
 use crate::jit::wide::width::Width;
 use crate::state::Uniforms;
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 use isa::WideAsm;
 use std::mem::offset_of;
 
@@ -104,7 +106,38 @@ struct Function<'a> {
     /// Batch kernel: which of the groups of a pass `rdi` (its register
     /// file) and `r8`/`r11` (its records) point at now.
     copy: GroupAt,
+    /// Inside a deferred region ([`Target::begin_deferred`]): the gathers
+    /// done when it started (its exact run gathers again) and the join.
+    deferred: Option<(Vec<bool>, DynamicLabel)>,
+    /// Bytes of exact runs of deferred regions emitted (cold code inside a
+    /// kernel's loop, jumped over).
+    pub(super) cold_bytes: usize,
+    /// Where the current exact run started.
+    cold_start: usize,
+    /// The fast forms are on (from [`Target::begin_deferred`] to
+    /// [`Target::check_deferred`]).
+    deferring: bool,
+    /// The deferred region is one of input loads (its check reads
+    /// [`LOADS_MIN`] too).
+    deferred_loads: bool,
 }
+
+/// The register that accumulates a deferred region's range check: per
+/// lane, the largest magnitude (bits of `|x|` as a signed integer) of the
+/// values its fast float24 quantisations saw. Neither a value register nor
+/// scratch of one operation.
+const RANGE: u8 = 12;
+
+/// A deferred region of input loads ([`Target::begin_deferred_loads`]):
+/// per lane, the smallest `|x| - 2^-78` (bits, unsigned) of the values it
+/// loaded; below `2^-62 - 2^-78` some lane was a float24 subnormal. The
+/// loads run before any block, when no value register holds a value (they
+/// use the first).
+const LOADS_MIN: u8 = 11;
+
+/// The bits of the float24 subnormal quantum 2^-78 (the smallest magnitude
+/// a load keeps).
+const SUBNORMAL_QUANTUM_BITS: u32 = f24::SUBNORMAL_QUANTUM.to_bits();
 
 /// Where the batch kernel's pointers are: at which of the groups it shades
 /// per pass.
@@ -217,6 +250,96 @@ impl Target for Function<'_> {
     fn store_lane0(&mut self, offset: i32, reg: u8) {
         self.a.store_lane0(offset, reg);
     }
+
+    /// The float24 product and quantisation: their range checks (the only
+    /// test of their fast paths) can wait for the region's end. Not with
+    /// AVX-512 (its compares write opmasks; no deferred forms there).
+    fn defers_check(&self, op: LaneOp) -> bool {
+        self.a.width != Width::Avx512
+            && matches!(
+                op,
+                LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _)
+            )
+    }
+
+    fn begin_deferred(&mut self) -> bool {
+        if self.a.width == Width::Avx512 {
+            return false;
+        }
+        let join = self.a.ops.new_dynamic_label();
+        self.deferred = Some((self.gathered.clone(), join));
+        self.deferring = true;
+        self.a.v().constant(RANGE, 0);
+        true
+    }
+
+    /// Every value the fast forms quantised was below 2^64 in magnitude (not
+    /// infinite, not NaN): the fast results are exact; otherwise the exact
+    /// run follows.
+    fn check_deferred(&mut self) {
+        let Some((gathered, join)) = self.deferred.as_ref() else {
+            return;
+        };
+        let join = *join;
+        self.gathered = gathered.clone();
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
+        if std::mem::take(&mut self.deferred_loads) {
+            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
+            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
+            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
+            const _: () = assert!(SPAN == 1 << 27);
+            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.v3c(V::Pcmpeqd, S2, S2, 0);
+            v.v3(V::Orps, S1, S1, S2);
+        }
+        v.test_zero(S1);
+        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        self.cold_start = self.a.ops.offset().0;
+        // The exact run's operations take their own sequences.
+        self.deferring_off();
+    }
+
+    fn defer_next(&mut self, fast: bool) {
+        if self.deferred.is_some() {
+            self.deferring = fast;
+        }
+    }
+
+    fn begin_deferred_loads(&mut self) -> bool {
+        if self.a.width == Width::Avx512 {
+            return false;
+        }
+        let join = self.a.ops.new_dynamic_label();
+        self.deferred = Some((self.gathered.clone(), join));
+        self.deferred_loads = true;
+        let mut v = self.a.v();
+        v.constant(RANGE, 0);
+        v.constant(LOADS_MIN, u32::MAX);
+        true
+    }
+
+    /// The quantisation's fast path where no lane is a float24 subnormal or
+    /// at or above 2^64 (the check sees both): the truncated mantissa, +0
+    /// below 2^-62 (magnitudes below 2^-78 load as +0 too).
+    fn f24_load_deferred(&mut self, reg: u8) {
+        let mut v = self.a.v();
+        v.v3c(V::Andps, S2, reg, 0x7FFF_FFFF);
+        v.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
+        v.v3(V::Andps, reg, reg, S3);
+        v.v3c(V::Andps, reg, reg, f24::MANTISSA_MASK);
+        self.a.pmaxsd_into(RANGE, S2);
+        self.a.v().v3c(V::Psubd, S2, S2, SUBNORMAL_QUANTUM_BITS);
+        self.a.pminud_into(LOADS_MIN, S2);
+    }
+
+    fn join_deferred(&mut self) {
+        if let Some((_, join)) = self.deferred.take() {
+            self.cold_bytes += self.a.ops.offset().0 - self.cold_start;
+            self.a.bind(join);
+            self.a.forget_masks();
+        }
+    }
 }
 
 impl<'a> Function<'a> {
@@ -230,7 +353,28 @@ impl<'a> Function<'a> {
             gathered: Vec::new(),
             predicate: None,
             copy: GroupAt::default(),
+            deferred: None,
+            cold_bytes: 0,
+            cold_start: 0,
+            deferring: false,
+            deferred_loads: false,
         }
+    }
+
+    /// The exact sequences from here on.
+    fn deferring_off(&mut self) {
+        self.deferring = false;
+    }
+
+    /// `d = f24::quantize_result(a)` where `|a| < 2^64` (the deferred
+    /// check sees `|a|`): the truncated mantissa, +0 below 2^-62.
+    fn quantize_deferred(&mut self, d: u8, a: u8) {
+        let mut v = self.a.v();
+        v.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
+        v.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
+        v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
+        v.v3(V::Andps, d, d, S1);
+        self.a.pmaxsd_into(RANGE, S2);
     }
 
     fn row(&self, row: usize) -> i32 {
@@ -260,6 +404,17 @@ impl<'a> Function<'a> {
                 }
                 let off = self.row(layout::GATHER + 4 * group as usize + comp as usize);
                 self.a.load(d, off);
+            }
+            // In a deferred region: the fast forms, checked at its end. A
+            // product below 2^64 in magnitude is not NaN, so it is the PICA
+            // product (`arith::mul_rule` differs from IEEE only where the
+            // IEEE product is NaN).
+            LaneOp::Unary(UnOp::F24Quantize, _) if self.deferring => {
+                self.quantize_deferred(d, r[0]);
+            }
+            LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
+                self.a.v().v3(V::Mulps, d, r[0], r[1]);
+                self.quantize_deferred(d, d);
             }
             LaneOp::Unary(u, _) => self.a.v().unary(u, d, r[0]),
             LaneOp::Binary(b, _, _) => self.a.v().binary(b, d, r[0], r[1]),
