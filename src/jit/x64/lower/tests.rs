@@ -33,3 +33,111 @@ fn every_recipe_as_built_fits_the_spill_area() {
             .to_vec()
     });
 }
+
+/// A float24 `dp4`, `dp3` and `dph` are each lowered as one dot-product sum
+/// over their products ([`super::dot::dot_sums`]), a `dp4` whose products a
+/// `mul` shares as one over its terms, and every one gives the
+/// interpreter's bits where one step of the sum reaches 2^64 and the fast
+/// path's would differ.
+#[test]
+fn float24_dot_products_are_one_sum_and_exact_where_a_step_overflows() {
+    use super::dot::{DotSum, dot_sums};
+    use crate::isa::{
+        BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask,
+        encode,
+    };
+    use crate::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
+    let binary = |op, out: u8, a: u8, b: u8| Instruction::Binary {
+        op,
+        inverted: false,
+        dst: DstReg::Output(out),
+        src1: Source::direct(SrcReg::Input(a)),
+        src2: Source::direct(SrcReg::Input(b)),
+        desc: 0,
+    };
+    let code = [
+        binary(BinaryOp::Dp4, 1, 3, 4),
+        // Other operands: the same ones would share the products.
+        binary(BinaryOp::Dp3, 2, 5, 6),
+        binary(BinaryOp::Dph, 3, 3, 4),
+        binary(BinaryOp::Mul, 4, 7, 8),
+        binary(BinaryOp::Dp4, 5, 7, 8),
+        Instruction::End,
+    ];
+    let words = code.iter().map(|i| encode(i).expect("encodable")).collect();
+    let plain = OperandDescriptor::new(WriteMask(0xF), [(false, Swizzle::IDENTITY); 3]);
+    let prog = std::sync::Arc::new(Program::new(words, vec![plain.0]).expect("valid program"));
+    for p in [Precision::F32, Precision::F24] {
+        let built = crate::ir::Ir::build(&prog, 0, crate::ShaderKind::Vertex, p);
+        let optimised = crate::ir::opt::optimize(&built);
+        let sums: Vec<DotSum> = dot_sums(&optimised.blocks[0])
+            .into_iter()
+            .flatten()
+            .collect();
+        let clear_w = |sum: &DotSum| match *sum {
+            DotSum::Products { clear_w, .. } => Some(clear_w),
+            DotSum::Terms(_) => None,
+        };
+        let got: Vec<_> = sums.iter().map(clear_w).collect();
+        // In F32 nothing is quantised, so no sum matches.
+        let want = match p {
+            Precision::F24 => vec![Some(false), Some(true), Some(false), None],
+            Precision::F32 => vec![],
+        };
+        assert_eq!(got, want, "{p:?}");
+    }
+    let config = ShaderConfig {
+        precision: Precision::F24,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    let jit = Shader::new(prog, config, EngineKind::Jit).expect("the JIT is available");
+    assert_eq!(jit.engine(), EngineKind::Jit);
+    let near_max = f32::from_bits(0x5F7F_0000);
+    let big = f32::from_bits(0x5F00_0000); // 2^63
+    let p = Precision::F24;
+    for (x, y) in [
+        // The first sums reach ±2^64 (±inf in float24): NaN.
+        ([near_max, near_max, -near_max, -near_max], [1.0; 4]),
+        // The last one only: +inf.
+        ([big, 0.0, big, 0.0], [1.0; 4]),
+        // A product: +inf.
+        ([near_max, 1.0, 0.0, 0.0], [2.0, 1.0, 1.0, 1.0]),
+        // Products that cancel: NaN.
+        ([near_max, near_max, 0.0, 0.0], [2.0, -2.0, 1.0, 1.0]),
+        // Nothing overflows.
+        ([1.5, -2.0, 0.25, 3.0], [4.0, 0.5, -8.0, 1.0]),
+    ] {
+        let mut s = UnitState::default();
+        (s.inputs[3], s.inputs[4]) = (x, y);
+        (s.inputs[5], s.inputs[6]) = (x, y);
+        (s.inputs[7], s.inputs[8]) = (x, y);
+        let (mut a, mut b) = (s.clone(), s.clone());
+        let (mut ea, mut eb) = (Vec::new(), Vec::new());
+        let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
+        let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
+        assert_eq!(stop_a, stop_b);
+        let bits = |r: [f32; 4]| r.map(f32::to_bits);
+        for o in 1..=5 {
+            assert_eq!(
+                bits(a.outputs[o]),
+                bits(b.outputs[o]),
+                "o{o} of {x:?}, {y:?}"
+            );
+        }
+        let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
+        let (x, y) = (l(x), l(y));
+        for (o, want) in [
+            (1, crate::arith::dp4(p, x, y)),
+            (2, crate::arith::dp3(p, x, y)),
+            (3, crate::arith::dph(p, x, y)),
+            (5, crate::arith::dp4(p, x, y)),
+        ] {
+            assert_eq!(
+                bits(b.outputs[o]),
+                [want.to_bits(); 4],
+                "o{o} of {x:?}, {y:?}"
+            );
+        }
+    }
+}
