@@ -78,6 +78,78 @@ impl Vector<'_> {
         });
     }
 
+    /// Half of four float24 dot products of one vector `a` (a matrix row
+    /// each): `d` = `[u0.x, u0.z, u1.x, u1.z]` with `u_i` the first sums
+    /// `q(t + t.yxwz)` of the products `t = pica_mul_f24(a, b_i)` (`d` none
+    /// of the operands' registers, which are left unchanged). Two halves
+    /// give the four dot products by [`Self::f24_dot_quad`].
+    ///
+    /// As [`Self::f24_dot_sum`]: every step by the quantisation's fast path,
+    /// the largest magnitude of the products and sums tested once, the IR's
+    /// lane-x order of operands (`haddps`), else the exact sequences out of
+    /// line ([`SlowPath::F24DotPair`]).
+    pub fn f24_dot_pair(&mut self, d: u8, a: u8, b0: u8, b1: u8) {
+        debug_assert!(matches!(
+            self.encoding(),
+            Encoding::Sse41 | Encoding::Vex128
+        ));
+        debug_assert!(![a, b0, b1].contains(&d));
+        self.v3(V::Mulps, d, a, b0);
+        self.quantise_fast_seen(d, S1, false);
+        self.v3(V::Mulps, S2, a, b1);
+        // The abs of the second products in MASK, S3 keeps the first's.
+        self.v3c(V::Andps, MASK, S2, 0x7FFF_FFFF);
+        self.pmaxsd(S1, MASK);
+        self.v3c(V::Pcmpgtd, MASK, MASK, f24::MIN_NORMAL_BITS - 1);
+        self.v3c(V::Andps, S2, S2, f24::MANTISSA_MASK);
+        self.v3(V::Andps, S2, S2, MASK);
+        self.hadd2(d, d, S2);
+        self.quantise_fast_seen(d, S2, true);
+        self.test_gt_c(S1, f24::OVERFLOW_BITS - 1, S3);
+        let label = self.ops.new_dynamic_label();
+        let back = self.ops.new_dynamic_label();
+        dynasm!(self.ops ; .arch x64 ; jnz =>label);
+        self.bind(back);
+        self.st.slow.push(SlowPath::F24DotPair {
+            label,
+            back,
+            d,
+            a,
+            b: [b0, b1],
+        });
+    }
+
+    /// `d` = the four dot products of two [`Self::f24_dot_pair`] halves
+    /// `h01`, `h23` (the last sums `q(u.x + u.z)`, lane `i` row `i`); `d`
+    /// is neither, and may be `S1`.
+    pub fn f24_dot_quad(&mut self, d: u8, h01: u8, h23: u8) {
+        debug_assert!(d != h01 && d != h23);
+        self.hadd2(d, h01, h23);
+        self.unary(crate::ir::UnOp::F24Quantize, d, d);
+    }
+
+    /// The exact sequences of [`Self::f24_dot_pair`] (the slow path): the
+    /// first products' sums are kept in `rax` while the second's are formed.
+    pub(super) fn exact_f24_dot_pair(&mut self, d: u8, a: u8, b: [u8; 2]) {
+        for (k, b) in b.into_iter().enumerate() {
+            self.exact_pica_mul_f24(d, a, b);
+            self.hadd(d, d);
+            self.exact_f24_quantize(d);
+            if k == 0 {
+                if self.vex() {
+                    dynasm!(self.ops ; .arch x64 ; vmovq rax, Rx(d));
+                } else {
+                    dynasm!(self.ops ; .arch x64 ; movq rax, Rx(d));
+                }
+            }
+        }
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vpinsrq Rx(d), Rx(d), rax, 0);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; pinsrq Rx(d), rax, 0);
+        }
+    }
+
     /// `d = f24_quantize(d)` by its fast path (truncated mantissa, +0 below
     /// 2^-62), right where every lane is below 2^64; `abs` (`S1` or `S2`)
     /// receives the bits without sign, and when `keep_max` `S1` the lanes'
@@ -131,6 +203,18 @@ impl Vector<'_> {
         } else {
             self.copy(d, a);
             dynasm!(self.ops ; .arch x64 ; haddps Rx(d), Rx(d));
+        }
+    }
+
+    /// `d = [a.x + a.y, a.z + a.w, b.x + b.y, b.z + b.w]`; with SSE `d` is
+    /// not `b` unless `a` is.
+    fn hadd2(&mut self, d: u8, a: u8, b: u8) {
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vhaddps Rx(d), Rx(a), Rx(b));
+        } else {
+            debug_assert!(d != b || a == b);
+            self.copy(d, a);
+            dynasm!(self.ops ; .arch x64 ; haddps Rx(d), Rx(b));
         }
     }
 

@@ -56,6 +56,15 @@ pub(in crate::jit::x64) enum SlowPath {
         d: u8,
         terms: DotTerms,
     },
+    /// Half of four float24 dot products of `a` by the exact sequences
+    /// ([`Vector::f24_dot_pair`]; the operands are still live).
+    F24DotPair {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: [u8; 2],
+    },
 }
 
 impl Vector<'_> {
@@ -104,6 +113,17 @@ impl Vector<'_> {
                 } => {
                     self.bind(label);
                     self.exact_f24_dot_sum(d, terms);
+                    back
+                }
+                SlowPath::F24DotPair {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    self.bind(label);
+                    self.exact_f24_dot_pair(d, a, b);
                     back
                 }
                 SlowPath::F24Overflow { label, back, d } => {

@@ -101,14 +101,14 @@ const A: u8 = 1;
 const B: u8 = 2;
 const D: u8 = 4;
 
-/// Lanes of `[a, b, a after, result]`, 16-byte aligned.
+/// Lanes of `[a, b, c, a after, result]`, 16-byte aligned.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
-struct Io([[u32; 4]; 4]);
+struct Io([[u32; 4]; 5]);
 
 type TestFn = unsafe extern "sysv64" fn(*mut Io);
 
-/// A function `(io)` that loads `a, b` into `xmm1`, `xmm2`, runs `body`
+/// A function `(io)` that loads `a, b, c` into `xmm1..=xmm3`, runs `body`
 /// (its slow paths and constants after the `ret`) and stores `xmm1` (which
 /// `body` must leave alone) and the result `xmm4`.
 struct Primitive {
@@ -124,12 +124,13 @@ impl Primitive {
             ; .arch x64
             ; movaps xmm1, [rdi]
             ; movaps xmm2, [rdi + 16]
+            ; movaps xmm3, [rdi + 32]
         );
         body(&mut v);
         dynasm!(v.ops
             ; .arch x64
-            ; movaps [rdi + 32], xmm1
-            ; movaps [rdi + 48], xmm4
+            ; movaps [rdi + 48], xmm1
+            ; movaps [rdi + 64], xmm4
             ; ret
         );
         v.emit_slow_paths();
@@ -142,7 +143,12 @@ impl Primitive {
 
     /// Runs the function; returns (`xmm1` after, the result).
     fn call(&self, a: [u32; 4], b: [u32; 4]) -> ([u32; 4], [u32; 4]) {
-        let mut io = Io([a, b, [0; 4], [0; 4]]);
+        self.call3(a, b, [0; 4])
+    }
+
+    /// [`Self::call`] with a third operand.
+    fn call3(&self, a: [u32; 4], b: [u32; 4], c: [u32; 4]) -> ([u32; 4], [u32; 4]) {
+        let mut io = Io([a, b, c, [0; 4], [0; 4]]);
         // SAFETY: the region starts with a function assembled above with the
         // `TestFn` signature (System V: every vector register and rax, rcx,
         // rdx are the callee's to clobber, and it touches no other); it reads
@@ -151,7 +157,7 @@ impl Primitive {
             let f = std::mem::transmute::<*const u8, TestFn>(self.region.as_ptr());
             f(&mut io);
         }
-        (io.0[2], io.0[3])
+        (io.0[3], io.0[4])
     }
 }
 
@@ -385,6 +391,57 @@ fn float24_dot_sums_match_ir_eval() {
             );
             let got = product[clear_w as usize].call(a, b).1;
             assert_eq!(got, want, "{encoding:?} dot product of {a:08x?}, {b:08x?}");
+        }
+    }
+}
+
+/// Four float24 dot products of one vector (a matrix's rows `b0..b3`) as two
+/// halves and their sum, every encoding against `ir::eval`: every value
+/// beside every other, and the cases where one step of one row overflows.
+#[test]
+fn float24_matrix_rows_match_ir_eval() {
+    let near_max = 0x5F7F_0000;
+    for encoding in single_vertex_encodings() {
+        let pair = Primitive::new(encoding, |v| v.f24_dot_pair(D, A, B, 3));
+        // The halves' registers: the sum into S1, as the store uses it.
+        let quad = Primitive::new(encoding, |v| {
+            v.f24_dot_quad(super::S1, A, B);
+            v.copy(D, super::S1);
+        });
+        let rows = |a: [u32; 4], b: [[u32; 4]; 4]| {
+            let (kept, h01) = pair.call3(a, b[0], b[1]);
+            assert_eq!(kept, a, "{encoding:?}: the half changed its vector");
+            let h23 = pair.call3(a, b[2], b[3]).1;
+            let got = quad.call(h01, h23).1;
+            let want: [u32; 4] = std::array::from_fn(|i| dot_product_eval(a, b[i], false)[0]);
+            assert_eq!(got, want, "{encoding:?} rows of {a:08x?} by {b:08x?}");
+        };
+        let values = interesting();
+        let all = pairs(&values);
+        for (k, &(a, b)) in all.iter().enumerate() {
+            let (c, e) = all[(k * 7 + 3) % all.len()];
+            rows(a, [b, c, e, [b[1], b[0], c[3], e[2]]]);
+            rows(b, [a, e, c, a]);
+        }
+        // One row's products or first sums reach 2^64 (each row, each half),
+        // products that cancel, a last sum alone at 2^64.
+        let one = 0x3F80_0000;
+        let plain = [one, 0x4000_0000, 0xBF80_0000, 0x3F00_0000];
+        for row in 0..4 {
+            for (a, bad) in [
+                ([near_max, one, one, one], [0x4000_0000, 0, 0, 0]),
+                ([near_max, near_max, one, one], [one, one, 0, 0]),
+                (
+                    [near_max, near_max, one, one],
+                    [0x4000_0000, 0xC000_0000, 0, 0],
+                ),
+                ([0x5F00_0000, one, 0x5F00_0000, one], [one, 0, one, 0]),
+                ([one, 0x7FC0_0000, one, one], [one, 0, one, one]),
+            ] {
+                let mut b = [plain; 4];
+                b[row] = bad;
+                rows(a, b);
+            }
         }
     }
 }

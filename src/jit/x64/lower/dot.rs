@@ -29,15 +29,92 @@ impl DotSum {
 /// Per node of `block`, the dot-product sum it ends, where its inner nodes
 /// have no use outside it.
 pub(crate) fn dot_sums(block: &Block) -> Vec<Option<DotSum>> {
-    let nodes = &block.nodes;
-    let mut uses = vec![0u32; nodes.len()];
-    let operands = nodes.iter().flat_map(|n| crate::ir::opt::operands(&n.op));
+    let uses = uses(block);
+    (0..block.nodes.len())
+        .map(|k| dot_sum_at(&block.nodes, &uses, k))
+        .collect()
+}
+
+/// How many times each node of `block` is read (by nodes and the exit).
+fn uses(block: &Block) -> Vec<u32> {
+    let mut uses = vec![0u32; block.nodes.len()];
+    let operands = block
+        .nodes
+        .iter()
+        .flat_map(|n| crate::ir::opt::operands(&n.op));
     for v in operands.chain(crate::ir::opt::exit_operands(&block.exit)) {
         uses[v.0 as usize] += 1;
     }
-    (0..nodes.len())
-        .map(|k| dot_sum_at(nodes, &uses, k))
-        .collect()
+    uses
+}
+
+/// A node's part in four float24 `dp4`s of one vector into x, y, z, w of
+/// one register (a matrix times a vector: the optimiser's blend of the four
+/// sums), lowered as two halves and one sum of both
+/// ([`crate::jit::x64::emit::Vector::f24_dot_pair`], `f24_dot_quad`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatrixPart {
+    /// The second or fourth sum: computes the half of its and the previous
+    /// row, `pica_mul_f24(a, b0)` and `(a, b1)`.
+    Half { a: Value, b0: Value, b1: Value },
+    /// The last blend: all four sums, of the halves `h01` and `h23`.
+    Quad { h01: Value, h23: Value },
+}
+
+/// Per node of `block`, its part in a matrix of four dot products, given
+/// the dot-product sums `sums` ([`dot_sums`]): `blend(blend(blend(s0,
+/// s1.y), s2.z), s3.w)` with `s_i` the sums of the products of one vector
+/// `a` and `b_i`, the sums and the inner blends used nowhere else (the
+/// first and third sums and the inner blends then never run).
+pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<MatrixPart>> {
+    let nodes = &block.nodes;
+    let uses = uses(block);
+    let mut parts = vec![None; nodes.len()];
+    for k in 0..nodes.len() {
+        if let Some([s0, s1, s2, s3]) = matrix_at(nodes, &uses, k) {
+            let row = |s: Value| match sums[s.0 as usize] {
+                Some(DotSum::Products {
+                    a,
+                    b,
+                    clear_w: false,
+                }) if uses[s.0 as usize] == 1 => Some((a, b)),
+                _ => None,
+            };
+            let (Some(r0), Some(r1), Some(r2), Some(r3)) = (row(s0), row(s1), row(s2), row(s3))
+            else {
+                continue;
+            };
+            let a = r0.0;
+            if [r1.0, r2.0, r3.0] != [a; 3] {
+                continue;
+            }
+            parts[s1.0 as usize] = Some(MatrixPart::Half {
+                a,
+                b0: r0.1,
+                b1: r1.1,
+            });
+            parts[s3.0 as usize] = Some(MatrixPart::Half {
+                a,
+                b0: r2.1,
+                b1: r3.1,
+            });
+            parts[k] = Some(MatrixPart::Quad { h01: s1, h23: s3 });
+        }
+    }
+    parts
+}
+
+/// The four values node `k` blends into x, y, z, w, if it is such a blend
+/// whose inner blends have no other use.
+fn matrix_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<[Value; 4]> {
+    let blend = |v: Value, lane: u32| match nodes[v.0 as usize].op {
+        Op::Blend { a, b, take_b } if take_b.lane_bits() == 1 << lane => Some((a, b)),
+        _ => None,
+    };
+    let (b2, s3) = blend(Value(k as u32), 3)?;
+    let (b1, s2) = blend(b2, 2)?;
+    let (s0, s1) = blend(b1, 1)?;
+    (uses[b2.0 as usize] == 1 && uses[b1.0 as usize] == 1).then_some([s0, s1, s2, s3])
 }
 
 fn dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<DotSum> {

@@ -85,6 +85,8 @@ pub(crate) enum Form {
     /// the whole sum emitted as one sequence (its inner nodes run nowhere
     /// else, [`dot::dot_sums`]).
     DotSum(dot::DotSum),
+    /// A part of four dot products lowered together ([`dot::matrices`]).
+    Matrix(dot::MatrixPart),
 }
 
 /// Per-block lowering state: the values, and each node's form.
@@ -134,6 +136,8 @@ fn real_operands(op: &Op, form: Form) -> Operands {
         Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
         Form::Relative { offset, .. } => Operands::from_iter(offset),
         Form::DotSum(sum) => Operands::from_iter(sum.operands()),
+        Form::Matrix(dot::MatrixPart::Half { a, b0, b1 }) => Operands::from_iter([a, b0, b1]),
+        Form::Matrix(dot::MatrixPart::Quad { h01, h23 }) => Operands::from_iter([h01, h23]),
     }
 }
 
@@ -154,7 +158,16 @@ pub(super) fn block_state<'p>(
     } else {
         Vec::new()
     };
+    let matrices = if f24 {
+        dot::matrices(block, &sums)
+    } else {
+        Vec::new()
+    };
     for (k, node) in block.nodes.iter().enumerate() {
+        if let Some(&Some(part)) = matrices.get(k) {
+            form[k] = Form::Matrix(part);
+            continue;
+        }
         if let Some(&Some(sum)) = sums.get(k) {
             form[k] = Form::DotSum(sum);
             continue;

@@ -7,7 +7,7 @@
 //! scratch, and so are `rax`, `rcx`, `rdx`.
 
 use super::Form;
-use super::dot::DotSum;
+use super::dot::{DotSum, MatrixPart};
 use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
@@ -129,6 +129,17 @@ impl Emitter<'_> {
                     },
                 };
                 self.vector().f24_dot_sum(d, terms);
+                return Ok(());
+            }
+            Form::Matrix(part) => {
+                match part {
+                    MatrixPart::Half { .. } => {
+                        self.vector().f24_dot_pair(d, regs[0], regs[1], regs[2]);
+                    }
+                    MatrixPart::Quad { .. } => {
+                        self.vector().f24_dot_quad(d, regs[0], regs[1]);
+                    }
+                }
                 return Ok(());
             }
             Form::Own => {}
