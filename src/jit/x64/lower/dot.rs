@@ -64,7 +64,7 @@ pub(crate) enum MatrixPart {
 /// Per node of `block`, its part in a matrix of four dot products, given
 /// the dot-product sums `sums` ([`dot_sums`]): `blend(blend(blend(s0,
 /// s1.y), s2.z), s3.w)` with `s_i` the sums of the products of one vector
-/// `a` and `b_i`, the sums and the inner blends used nowhere else (the
+/// `a` and `b_i` (in either order), the sums and the inner blends used nowhere else (the
 /// first and third sums and the inner blends then never run).
 pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<MatrixPart>> {
     let nodes = &block.nodes;
@@ -84,10 +84,17 @@ pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<Mat
             else {
                 continue;
             };
-            let a = r0.0;
-            if [r1.0, r2.0, r3.0] != [a; 3] {
+            // The shared vector may be either operand (the PICA multiply
+            // gives the same bits both ways round: IEEE products commute,
+            // and every NaN product becomes +0 or the canonical NaN).
+            let [r0, r1, r2, r3] = if [r1.0, r2.0, r3.0] == [r0.0; 3] {
+                [r0, r1, r2, r3]
+            } else if [r1.1, r2.1, r3.1] == [r0.1; 3] {
+                [r0, r1, r2, r3].map(|(a, b)| (b, a))
+            } else {
                 continue;
-            }
+            };
+            let a = r0.0;
             parts[s1.0 as usize] = Some(MatrixPart::Half {
                 a,
                 b0: r0.1,

@@ -156,16 +156,25 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
     };
     use crate::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
     // Each group its own vector (the same rows would share their sums).
-    let dp4 = |dst, lane: u8, b: u8| Instruction::Binary {
-        op: BinaryOp::Dp4,
-        inverted: false,
-        dst,
-        src1: Source::direct(SrcReg::Input(match dst {
-            DstReg::Temp(t) => 5 + t,
-            _ => 0,
-        })),
-        src2: Source::direct(SrcReg::Input(b)),
-        desc: lane,
+    // The vector as the second operand into temporaries, as the first
+    // into the output.
+    let dp4 = |dst, lane: u8, b: u8| {
+        let (vector, row) = match dst {
+            DstReg::Temp(t) => (5 + t, b),
+            _ => (0, b),
+        };
+        let (src1, src2) = match dst {
+            DstReg::Temp(_) => (row, vector),
+            _ => (vector, row),
+        };
+        Instruction::Binary {
+            op: BinaryOp::Dp4,
+            inverted: false,
+            dst,
+            src1: Source::direct(SrcReg::Input(src1)),
+            src2: Source::direct(SrcReg::Input(src2)),
+            desc: lane,
+        }
     };
     let mov = |dst, src| Instruction::Unary {
         op: UnaryOp::Mov,
