@@ -54,8 +54,8 @@ fn uses(block: &Block) -> Vec<u32> {
 /// ([`crate::jit::x64::emit::Vector::f24_dot_pair`], `f24_dot_quad`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MatrixPart {
-    /// The second or fourth sum: computes the half of its and the previous
-    /// row, `pica_mul_f24(a, b0)` and `(a, b1)`.
+    /// The later sum of rows 0 and 1, or of rows 2 and 3: computes the half
+    /// of both rows, `pica_mul_f24(a, b0)` and `(a, b1)`.
     Half { a: Value, b0: Value, b1: Value },
     /// The last blend: all four sums, of the halves `h01` and `h23`.
     Quad { h01: Value, h23: Value },
@@ -64,8 +64,8 @@ pub(crate) enum MatrixPart {
 /// Per node of `block`, its part in a matrix of four dot products, given
 /// the dot-product sums `sums` ([`dot_sums`]): `blend(blend(blend(s0,
 /// s1.y), s2.z), s3.w)` with `s_i` the sums of the products of one vector
-/// `a` and `b_i` (in either order), the sums and the inner blends used nowhere else (the
-/// first and third sums and the inner blends then never run).
+/// `a` and `b_i` (in either order), the sums and the inner blends used
+/// nowhere else (the other two sums and the inner blends then never run).
 pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<MatrixPart>> {
     let nodes = &block.nodes;
     let uses = uses(block);
@@ -94,18 +94,21 @@ pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<Mat
             } else {
                 continue;
             };
+            // Each half where both its rows' operands are computed: at the
+            // later of the two sums.
+            let (h01, h23) = (s0.max(s1), s2.max(s3));
             let a = r0.0;
-            parts[s1.0 as usize] = Some(MatrixPart::Half {
+            parts[h01.0 as usize] = Some(MatrixPart::Half {
                 a,
                 b0: r0.1,
                 b1: r1.1,
             });
-            parts[s3.0 as usize] = Some(MatrixPart::Half {
+            parts[h23.0 as usize] = Some(MatrixPart::Half {
                 a,
                 b0: r2.1,
                 b1: r3.1,
             });
-            parts[k] = Some(MatrixPart::Quad { h01: s1, h23: s3 });
+            parts[k] = Some(MatrixPart::Quad { h01, h23 });
         }
     }
     parts

@@ -191,6 +191,10 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
     code.push(mov(DstReg::Output(3), SrcReg::Temp(1)));
     code.extend(rows(DstReg::Temp(1)).skip(2));
     code.push(mov(DstReg::Output(4), SrcReg::Temp(1)));
+    // Rows in the order y, x, z, w (the vector v0 again, other rows): the
+    // optimiser's blends are another shape, not grouped, and still exact.
+    let later = [1u8, 0, 2, 3].map(|lane| dp4(DstReg::Output(5), lane, 8 + lane));
+    code.extend(later);
     code.push(Instruction::End);
     let words = code.iter().map(|i| encode(i).expect("encodable")).collect();
     let id = [(false, Swizzle::IDENTITY); 3];
@@ -228,12 +232,13 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
         let mut s = UnitState::default();
         (s.inputs[0], s.inputs[5], s.inputs[6]) = (x, x, x);
         s.inputs[1..5].copy_from_slice(&m);
+        s.inputs[8..12].copy_from_slice(&m);
         let (mut a, mut b) = (s.clone(), s.clone());
         let (mut ea, mut eb) = (Vec::new(), Vec::new());
         let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
         let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
         assert_eq!(stop_a, stop_b);
-        for o in 1..=4 {
+        for o in 1..=5 {
             assert_eq!(
                 bits(a.outputs[o]),
                 bits(b.outputs[o]),
@@ -247,5 +252,6 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
         let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
         let want: [u32; 4] = std::array::from_fn(|i| crate::arith::dp4(p, l(x), l(m[i])).to_bits());
         assert_eq!(bits(b.outputs[1]), want, "o1 of {x:?} · {m:?}");
+        assert_eq!(bits(b.outputs[5]), want, "o5 of {x:?} · {m:?}");
     }
 }
