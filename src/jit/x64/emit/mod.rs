@@ -22,12 +22,14 @@
 //! are recorded as [`SlowPath`]s and emitted out of line by
 //! [`Vector::emit_slow_paths`], the one slow-path table of the backend.
 
+mod dot;
 mod ops;
 mod prims;
 mod slow;
 #[cfg(test)]
 mod tests;
 
+pub(in crate::jit::x64) use dot::DotTerms;
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};

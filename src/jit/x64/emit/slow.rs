@@ -1,7 +1,7 @@
 //! The slow paths of the x86-64 primitives: rare lanes' exact sequences,
 //! entered with `jnz label` from the fast path and returning to `back`.
 
-use super::{S3, Vector};
+use super::{DotTerms, S3, Vector};
 use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
 
 /// Out-of-line code of one primitive.
@@ -47,6 +47,24 @@ pub(in crate::jit::x64) enum SlowPath {
         back: DynamicLabel,
         d: u8,
     },
+    /// A float24 dot product's pairwise sum by the exact sequences (some
+    /// lane of some step is at or above 2^64, infinite or NaN; the terms'
+    /// registers are still live).
+    F24DotSum {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        terms: DotTerms,
+    },
+    /// Half of four float24 dot products of `a` by the exact sequences
+    /// ([`Vector::f24_dot_pair`]; the operands are still live).
+    F24DotPair {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        b: [u8; 2],
+    },
 }
 
 impl Vector<'_> {
@@ -85,6 +103,27 @@ impl Vector<'_> {
                     self.bind(label);
                     self.copy(d, a);
                     self.f24_load_exact(d);
+                    back
+                }
+                SlowPath::F24DotSum {
+                    label,
+                    back,
+                    d,
+                    terms,
+                } => {
+                    self.bind(label);
+                    self.exact_f24_dot_sum(d, terms);
+                    back
+                }
+                SlowPath::F24DotPair {
+                    label,
+                    back,
+                    d,
+                    a,
+                    b,
+                } => {
+                    self.bind(label);
+                    self.exact_f24_dot_pair(d, a, b);
                     back
                 }
                 SlowPath::F24Overflow { label, back, d } => {

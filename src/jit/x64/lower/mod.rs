@@ -34,6 +34,7 @@
 //! copy and every lane-wise primitive works on scalars unchanged); a `bool` is
 //! a lane mask (all ones or zero).
 
+mod dot;
 mod prims;
 
 use super::Emitter;
@@ -80,6 +81,12 @@ pub(crate) enum Form {
         /// Which register (when read from the state).
         reg: AddrReg,
     },
+    /// The `f24_quantize` that ends a float24 dot product's pairwise sum,
+    /// the whole sum emitted as one sequence (its inner nodes run nowhere
+    /// else, [`dot::dot_sums`]).
+    DotSum(dot::DotSum),
+    /// A part of four dot products lowered together ([`dot::matrices`]).
+    Matrix(dot::MatrixPart),
 }
 
 /// Per-block lowering state: the values, and each node's form.
@@ -128,6 +135,9 @@ fn real_operands(op: &Op, form: Form) -> Operands {
         | Form::QuantizeConst(..) => Operands::from_iter(None),
         Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
         Form::Relative { offset, .. } => Operands::from_iter(offset),
+        Form::DotSum(sum) => Operands::from_iter(sum.operands()),
+        Form::Matrix(dot::MatrixPart::Half { a, b0, b1 }) => Operands::from_iter([a, b0, b1]),
+        Form::Matrix(dot::MatrixPart::Quad { h01, h23 }) => Operands::from_iter([h01, h23]),
     }
 }
 
@@ -143,7 +153,25 @@ pub(super) fn block_state<'p>(
     let n = block.nodes.len();
     let mut form = vec![Form::Own; n];
     let op = |v: Value| block.nodes[v.0 as usize].op;
+    let sums = if f24 {
+        dot::dot_sums(block)
+    } else {
+        Vec::new()
+    };
+    let matrices = if f24 {
+        dot::matrices(block, &sums)
+    } else {
+        Vec::new()
+    };
     for (k, node) in block.nodes.iter().enumerate() {
+        if let Some(&Some(part)) = matrices.get(k) {
+            form[k] = Form::Matrix(part);
+            continue;
+        }
+        if let Some(&Some(sum)) = sums.get(k) {
+            form[k] = Form::DotSum(sum);
+            continue;
+        }
         form[k] = match node.op {
             Op::Unary(UnOp::F24Load, v) if f24 => match op(v) {
                 Op::ReadInput(i) => Form::ConvertedInput(i),

@@ -7,12 +7,13 @@
 //! scratch, and so are `rax`, `rcx`, `r8`, `r9`.
 
 use super::Form;
+use super::dot::{DotSum, MatrixPart};
 use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
-use crate::jit::x64::emit::{S1, Vector};
+use crate::jit::x64::emit::{DotTerms, S1, Vector};
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
@@ -116,6 +117,29 @@ impl Emitter<'_> {
                     ; and eax, 0x7F
                 );
                 self.read_const_at_eax(d);
+                return Ok(());
+            }
+            Form::DotSum(sum) => {
+                let terms = match sum {
+                    DotSum::Terms(_) => DotTerms::Terms(regs[0]),
+                    DotSum::Products { clear_w, .. } => DotTerms::Products {
+                        a: regs[0],
+                        b: regs[1],
+                        clear_w,
+                    },
+                };
+                self.vector().f24_dot_sum(d, terms);
+                return Ok(());
+            }
+            Form::Matrix(part) => {
+                match part {
+                    MatrixPart::Half { .. } => {
+                        self.vector().f24_dot_pair(d, regs[0], regs[1], regs[2]);
+                    }
+                    MatrixPart::Quad { .. } => {
+                        self.vector().f24_dot_quad(d, regs[0], regs[1]);
+                    }
+                }
                 return Ok(());
             }
             Form::Own => {}

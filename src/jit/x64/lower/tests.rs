@@ -95,3 +95,225 @@ fn only_reads_of_temporaries_the_block_does_not_write_are_emitted_again() {
         [(1, false), (2, true), (3, false), (4, true), (5, true)]
     );
 }
+
+/// A float24 `dp4`, `dp3` and `dph` are each lowered as one dot-product sum
+/// over their products ([`super::dot::dot_sums`]), a `dp4` whose products a
+/// `mul` shares as one over its terms, and every one gives the
+/// interpreter's bits where one step of the sum reaches 2^64 and the fast
+/// path's would differ.
+#[test]
+fn float24_dot_products_are_one_sum_and_exact_where_a_step_overflows() {
+    use super::dot::{DotSum, dot_sums};
+    use crate::isa::{
+        BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask,
+        encode,
+    };
+    use crate::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
+    let binary = |op, out: u8, a: u8, b: u8| Instruction::Binary {
+        op,
+        inverted: false,
+        dst: DstReg::Output(out),
+        src1: Source::direct(SrcReg::Input(a)),
+        src2: Source::direct(SrcReg::Input(b)),
+        desc: 0,
+    };
+    let code = [
+        binary(BinaryOp::Dp4, 1, 3, 4),
+        // Other operands: the same ones would share the products.
+        binary(BinaryOp::Dp3, 2, 5, 6),
+        binary(BinaryOp::Dph, 3, 3, 4),
+        binary(BinaryOp::Mul, 4, 7, 8),
+        binary(BinaryOp::Dp4, 5, 7, 8),
+        Instruction::End,
+    ];
+    let words = code.iter().map(|i| encode(i).expect("encodable")).collect();
+    let plain = OperandDescriptor::new(WriteMask(0xF), [(false, Swizzle::IDENTITY); 3]);
+    let prog = std::sync::Arc::new(Program::new(words, vec![plain.0]).expect("valid program"));
+    for p in [Precision::F32, Precision::F24] {
+        let built = crate::ir::Ir::build(&prog, 0, crate::ShaderKind::Vertex, p);
+        let optimised = crate::ir::opt::optimize(&built);
+        let sums: Vec<DotSum> = dot_sums(&optimised.blocks[0])
+            .into_iter()
+            .flatten()
+            .collect();
+        let clear_w = |sum: &DotSum| match *sum {
+            DotSum::Products { clear_w, .. } => Some(clear_w),
+            DotSum::Terms(_) => None,
+        };
+        let got: Vec<_> = sums.iter().map(clear_w).collect();
+        // In F32 nothing is quantised, so no sum matches.
+        let want = match p {
+            Precision::F24 => vec![Some(false), Some(true), Some(false), None],
+            Precision::F32 => vec![],
+        };
+        assert_eq!(got, want, "{p:?}");
+    }
+    let config = ShaderConfig {
+        precision: Precision::F24,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    let jit = Shader::new(prog, config, EngineKind::Jit).expect("the JIT is available");
+    assert_eq!(jit.engine(), EngineKind::Jit);
+    let near_max = f32::from_bits(0x5F7F_0000);
+    let big = f32::from_bits(0x5F00_0000); // 2^63
+    let p = Precision::F24;
+    for (x, y) in [
+        // The first sums reach ±2^64 (±inf in float24): NaN.
+        ([near_max, near_max, -near_max, -near_max], [1.0; 4]),
+        // The last one only: +inf.
+        ([big, 0.0, big, 0.0], [1.0; 4]),
+        // A product: +inf.
+        ([near_max, 1.0, 0.0, 0.0], [2.0, 1.0, 1.0, 1.0]),
+        // Products that cancel: NaN.
+        ([near_max, near_max, 0.0, 0.0], [2.0, -2.0, 1.0, 1.0]),
+        // Nothing overflows.
+        ([1.5, -2.0, 0.25, 3.0], [4.0, 0.5, -8.0, 1.0]),
+    ] {
+        let mut s = UnitState::default();
+        (s.inputs[3], s.inputs[4]) = (x, y);
+        (s.inputs[5], s.inputs[6]) = (x, y);
+        (s.inputs[7], s.inputs[8]) = (x, y);
+        let (mut a, mut b) = (s.clone(), s.clone());
+        let (mut ea, mut eb) = (Vec::new(), Vec::new());
+        let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
+        let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
+        assert_eq!(stop_a, stop_b);
+        let bits = |r: [f32; 4]| r.map(f32::to_bits);
+        for o in 1..=5 {
+            assert_eq!(
+                bits(a.outputs[o]),
+                bits(b.outputs[o]),
+                "o{o} of {x:?}, {y:?}"
+            );
+        }
+        let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
+        let (x, y) = (l(x), l(y));
+        for (o, want) in [
+            (1, crate::arith::dp4(p, x, y)),
+            (2, crate::arith::dp3(p, x, y)),
+            (3, crate::arith::dph(p, x, y)),
+            (5, crate::arith::dp4(p, x, y)),
+        ] {
+            assert_eq!(
+                bits(b.outputs[o]),
+                [want.to_bits(); 4],
+                "o{o} of {x:?}, {y:?}"
+            );
+        }
+    }
+}
+
+/// Four float24 `dp4`s of one vector into x, y, z, w of one register are
+/// lowered as a matrix ([`super::dot::matrices`]: two halves and their
+/// sum), also into a temporary, not where the register is read between the
+/// writes; every one gives the interpreter's bits, also where one step of
+/// one row reaches 2^64.
+#[test]
+fn float24_matrix_rows_are_lowered_together_and_exact() {
+    use super::dot::{MatrixPart, dot_sums, matrices};
+    use crate::isa::{
+        BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, UnaryOp,
+        WriteMask, encode,
+    };
+    use crate::{EngineKind, Program, Shader, ShaderConfig, Uniforms, UnitState};
+    // Each group its own vector (the same rows would share their sums).
+    // The vector as the second operand into temporaries, as the first
+    // into the output.
+    let dp4 = |dst, lane: u8, b: u8| {
+        let (vector, row) = match dst {
+            DstReg::Temp(t) => (5 + t, b),
+            _ => (0, b),
+        };
+        let (src1, src2) = match dst {
+            DstReg::Temp(_) => (row, vector),
+            _ => (vector, row),
+        };
+        Instruction::Binary {
+            op: BinaryOp::Dp4,
+            inverted: false,
+            dst,
+            src1: Source::direct(SrcReg::Input(src1)),
+            src2: Source::direct(SrcReg::Input(src2)),
+            desc: lane,
+        }
+    };
+    let mov = |dst, src| Instruction::Unary {
+        op: UnaryOp::Mov,
+        dst,
+        src: Source::direct(src),
+        desc: 4,
+    };
+    let rows = |dst| (0..4).map(move |lane| dp4(dst, lane, 1 + lane));
+    let mut code: Vec<Instruction> = rows(DstReg::Output(1)).collect();
+    code.extend(rows(DstReg::Temp(0)));
+    code.push(mov(DstReg::Output(2), SrcReg::Temp(0)));
+    // r1 read between the stores: not a matrix.
+    code.extend(rows(DstReg::Temp(1)).take(2));
+    code.push(mov(DstReg::Output(3), SrcReg::Temp(1)));
+    code.extend(rows(DstReg::Temp(1)).skip(2));
+    code.push(mov(DstReg::Output(4), SrcReg::Temp(1)));
+    // Rows in the order y, x, z, w (the vector v0 again, other rows): the
+    // optimiser's blends are another shape, not grouped, and still exact.
+    let later = [1u8, 0, 2, 3].map(|lane| dp4(DstReg::Output(5), lane, 8 + lane));
+    code.extend(later);
+    code.push(Instruction::End);
+    let words = code.iter().map(|i| encode(i).expect("encodable")).collect();
+    let id = [(false, Swizzle::IDENTITY); 3];
+    let descs = [8, 4, 2, 1, 0xF].map(|m| OperandDescriptor::new(WriteMask(m), id).0);
+    let prog = std::sync::Arc::new(Program::new(words, descs.to_vec()).expect("valid program"));
+    let built = crate::ir::Ir::build(&prog, 0, crate::ShaderKind::Vertex, Precision::F24);
+    let block = &crate::ir::opt::optimize(&built).blocks[0];
+    let parts = matrices(block, &dot_sums(block));
+    let count = |want: fn(&MatrixPart) -> bool| parts.iter().flatten().filter(|p| want(p)).count();
+    assert_eq!(count(|p| matches!(p, MatrixPart::Quad { .. })), 2);
+    assert_eq!(count(|p| matches!(p, MatrixPart::Half { .. })), 4);
+    let config = ShaderConfig {
+        precision: Precision::F24,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    let jit = Shader::new(prog, config, EngineKind::Jit).expect("the JIT is available");
+    assert_eq!(jit.engine(), EngineKind::Jit);
+    let near_max = f32::from_bits(0x5F7F_0000);
+    let plain = [1.0, 2.0, -1.0, 0.5];
+    let mut cases = vec![([1.5, -2.0, 0.25, 3.0], [plain; 4])];
+    for row in 0..4 {
+        for (x, bad) in [
+            ([near_max, 1.0, 1.0, 1.0], [2.0, 0.0, 0.0, 0.0]),
+            ([near_max, near_max, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]),
+            ([near_max, near_max, 1.0, 1.0], [2.0, -2.0, 0.0, 0.0]),
+        ] {
+            let mut m = [plain; 4];
+            m[row] = bad;
+            cases.push((x, m));
+        }
+    }
+    let bits = |r: [f32; 4]| r.map(f32::to_bits);
+    for (x, m) in cases {
+        let mut s = UnitState::default();
+        (s.inputs[0], s.inputs[5], s.inputs[6]) = (x, x, x);
+        s.inputs[1..5].copy_from_slice(&m);
+        s.inputs[8..12].copy_from_slice(&m);
+        let (mut a, mut b) = (s.clone(), s.clone());
+        let (mut ea, mut eb) = (Vec::new(), Vec::new());
+        let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
+        let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
+        assert_eq!(stop_a, stop_b);
+        for o in 1..=5 {
+            assert_eq!(
+                bits(a.outputs[o]),
+                bits(b.outputs[o]),
+                "o{o} of {x:?} · {m:?}"
+            );
+        }
+        for t in 0..2 {
+            assert_eq!(bits(a.temps[t]), bits(b.temps[t]), "r{t} of {x:?} · {m:?}");
+        }
+        let p = Precision::F24;
+        let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
+        let want: [u32; 4] = std::array::from_fn(|i| crate::arith::dp4(p, l(x), l(m[i])).to_bits());
+        assert_eq!(bits(b.outputs[1]), want, "o1 of {x:?} · {m:?}");
+        assert_eq!(bits(b.outputs[5]), want, "o5 of {x:?} · {m:?}");
+    }
+}

@@ -1,0 +1,193 @@
+//! Which float24 dot-product sums the single-vertex lowering emits as one
+//! sequence ([`crate::jit::x64::emit::DotTerms`]).
+
+use crate::ir::{BinOp, Block, Node, Op, UnOp, Value};
+
+/// A float24 dot product's pairwise sum `q(q(t + t.yxwz) + its .zwxy)` (`q`
+/// = `f24_quantize`, [`crate::ir::recipes`]' `pairwise_sum`), lowered as one
+/// sequence with one range check. Its inner nodes have no other use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DotSum {
+    /// Of the terms `t`.
+    Terms(Value),
+    /// Of the terms `pica_mul_f24(a, b)`, lane w replaced by +0 when
+    /// `clear_w` (`dp3`), the products used nowhere else.
+    Products { a: Value, b: Value, clear_w: bool },
+}
+
+impl DotSum {
+    /// The values the sum reads at run time.
+    pub(super) fn operands(self) -> impl Iterator<Item = Value> {
+        let (list, len) = match self {
+            DotSum::Terms(t) => ([t, t], 1),
+            DotSum::Products { a, b, .. } => ([a, b], 2),
+        };
+        list.into_iter().take(len)
+    }
+}
+
+/// Per node of `block`, the dot-product sum it ends, where its inner nodes
+/// have no use outside it.
+pub(crate) fn dot_sums(block: &Block) -> Vec<Option<DotSum>> {
+    let uses = uses(block);
+    (0..block.nodes.len())
+        .map(|k| dot_sum_at(&block.nodes, &uses, k))
+        .collect()
+}
+
+/// How many times each node of `block` is read (by nodes and the exit).
+fn uses(block: &Block) -> Vec<u32> {
+    let mut uses = vec![0u32; block.nodes.len()];
+    let operands = block
+        .nodes
+        .iter()
+        .flat_map(|n| crate::ir::opt::operands(&n.op));
+    for v in operands.chain(crate::ir::opt::exit_operands(&block.exit)) {
+        uses[v.0 as usize] += 1;
+    }
+    uses
+}
+
+/// A node's part in four float24 `dp4`s of one vector into x, y, z, w of
+/// one register (a matrix times a vector: the optimiser's blend of the four
+/// sums), lowered as two halves and one sum of both
+/// ([`crate::jit::x64::emit::Vector::f24_dot_pair`], `f24_dot_quad`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatrixPart {
+    /// The later sum of rows 0 and 1, or of rows 2 and 3: computes the half
+    /// of both rows, `pica_mul_f24(a, b0)` and `(a, b1)`.
+    Half { a: Value, b0: Value, b1: Value },
+    /// The last blend: all four sums, of the halves `h01` and `h23`.
+    Quad { h01: Value, h23: Value },
+}
+
+/// Per node of `block`, its part in a matrix of four dot products, given
+/// the dot-product sums `sums` ([`dot_sums`]): `blend(blend(blend(s0,
+/// s1.y), s2.z), s3.w)` with `s_i` the sums of the products of one vector
+/// `a` and `b_i` (in either order), the sums and the inner blends used
+/// nowhere else (the other two sums and the inner blends then never run).
+pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<MatrixPart>> {
+    let nodes = &block.nodes;
+    let uses = uses(block);
+    let mut parts = vec![None; nodes.len()];
+    for k in 0..nodes.len() {
+        if let Some([s0, s1, s2, s3]) = matrix_at(nodes, &uses, k) {
+            let row = |s: Value| match sums[s.0 as usize] {
+                Some(DotSum::Products {
+                    a,
+                    b,
+                    clear_w: false,
+                }) if uses[s.0 as usize] == 1 => Some((a, b)),
+                _ => None,
+            };
+            let (Some(r0), Some(r1), Some(r2), Some(r3)) = (row(s0), row(s1), row(s2), row(s3))
+            else {
+                continue;
+            };
+            // The shared vector may be either operand (the PICA multiply
+            // gives the same bits both ways round: IEEE products commute,
+            // and every NaN product becomes +0 or the canonical NaN).
+            let [r0, r1, r2, r3] = if [r1.0, r2.0, r3.0] == [r0.0; 3] {
+                [r0, r1, r2, r3]
+            } else if [r1.1, r2.1, r3.1] == [r0.1; 3] {
+                [r0, r1, r2, r3].map(|(a, b)| (b, a))
+            } else {
+                continue;
+            };
+            // Each half where both its rows' operands are computed: at the
+            // later of the two sums.
+            let (h01, h23) = (s0.max(s1), s2.max(s3));
+            let a = r0.0;
+            parts[h01.0 as usize] = Some(MatrixPart::Half {
+                a,
+                b0: r0.1,
+                b1: r1.1,
+            });
+            parts[h23.0 as usize] = Some(MatrixPart::Half {
+                a,
+                b0: r2.1,
+                b1: r3.1,
+            });
+            parts[k] = Some(MatrixPart::Quad { h01, h23 });
+        }
+    }
+    parts
+}
+
+/// The four values node `k` blends into x, y, z, w, if it is such a blend
+/// whose inner blends have no other use.
+fn matrix_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<[Value; 4]> {
+    let blend = |v: Value, lane: u32| match nodes[v.0 as usize].op {
+        Op::Blend { a, b, take_b } if take_b.lane_bits() == 1 << lane => Some((a, b)),
+        _ => None,
+    };
+    let (b2, s3) = blend(Value(k as u32), 3)?;
+    let (b1, s2) = blend(b2, 2)?;
+    let (s0, s1) = blend(b1, 1)?;
+    (uses[b2.0 as usize] == 1 && uses[b1.0 as usize] == 1).then_some([s0, s1, s2, s3])
+}
+
+fn dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<DotSum> {
+    let op = |v: Value| nodes[v.0 as usize].op;
+    let used = |v: Value, n: u32| uses[v.0 as usize] == n;
+    let Op::Unary(UnOp::F24Quantize, r) = nodes[k].op else {
+        return None;
+    };
+    let Op::Binary(BinOp::FAdd, half, crossed) = op(r) else {
+        return None;
+    };
+    let Op::Swizzle(c, [2, 3, 0, 1]) = op(crossed) else {
+        return None;
+    };
+    let Op::Unary(UnOp::F24Quantize, u) = op(half) else {
+        return None;
+    };
+    let Op::Binary(BinOp::FAdd, t, swapped) = op(u) else {
+        return None;
+    };
+    let Op::Swizzle(s, [1, 0, 3, 2]) = op(swapped) else {
+        return None;
+    };
+    if c != half
+        || s != t
+        || !(used(r, 1) && used(crossed, 1) && used(half, 2) && used(u, 1) && used(swapped, 1))
+    {
+        return None;
+    }
+    let product = |p: Value| match op(p) {
+        Op::Binary(BinOp::PicaMulF24, a, b) => Some((a, b)),
+        _ => None,
+    };
+    if used(t, 2) {
+        if let Some((a, b)) = product(t) {
+            return Some(DotSum::Products {
+                a,
+                b,
+                clear_w: false,
+            });
+        }
+        if let Op::Blend {
+            a: p,
+            b: zero,
+            take_b,
+        } = op(t)
+            && take_b.lane_bits() == 1 << 3
+            && matches!(
+                op(zero),
+                Op::Const {
+                    bits: [0, 0, 0, 0],
+                    ..
+                }
+            )
+            && used(p, 1)
+            && let Some((a, b)) = product(p)
+        {
+            return Some(DotSum::Products {
+                a,
+                b,
+                clear_w: true,
+            });
+        }
+    }
+    Some(DotSum::Terms(t))
+}
