@@ -10,18 +10,9 @@
 //! runs again from the operands by the exact sequences, out of line
 //! ([`SlowPath::F24DotSum`]).
 
-use super::{Encoding, MASK, S1, S2, S3, SlowPath, V, Vector};
+use super::{DotTerms, Encoding, MASK, S1, S2, S3, SlowPath, V, Vector};
 use crate::arith::f24;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
-
-/// The terms of [`Vector::f24_dot_sum`], by register.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::jit::x64) enum DotTerms {
-    /// Four lanes of terms.
-    Terms(u8),
-    /// `pica_mul_f24(a, b)`, lane w replaced by +0 when `clear_w` (`dp3`).
-    Products { a: u8, b: u8, clear_w: bool },
-}
 
 /// Lane bits keeping x, y, z and clearing w.
 const XYZ: [u32; 4] = [u32::MAX, u32::MAX, u32::MAX, 0];

@@ -29,11 +29,10 @@ mod slow;
 #[cfg(test)]
 mod tests;
 
-pub(in crate::jit::x64) use dot::DotTerms;
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};
-pub(in crate::jit::x64) use slow::SlowPath;
+pub(in crate::jit::x64) use slow::{DotTerms, SlowPath};
 
 use super::Asm;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};

@@ -1,8 +1,17 @@
 //! The slow paths of the x86-64 primitives: rare lanes' exact sequences,
 //! entered with `jnz label` from the fast path and returning to `back`.
 
-use super::{DotTerms, S3, Vector};
+use super::{S3, Vector};
 use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
+
+/// The terms of [`Vector::f24_dot_sum`] (and of its slow path), by register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::jit::x64) enum DotTerms {
+    /// Four lanes of terms.
+    Terms(u8),
+    /// `pica_mul_f24(a, b)`, lane w replaced by +0 when `clear_w` (`dp3`).
+    Products { a: u8, b: u8, clear_w: bool },
+}
 
 /// Out-of-line code of one primitive.
 pub(in crate::jit::x64) enum SlowPath {
