@@ -1878,3 +1878,102 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
         eprintln!("SKIPPED: no wide width");
     }
 }
+
+/// A program that runs past its last instruction without `end` (as several
+/// picasso test shaders do) runs in the batch kernels too: every vertex in
+/// the kernel, each stopped at the end of the code, with the interpreter's
+/// bits, under both policies (`run_vertices`) and in `run_batch`.
+#[test]
+fn programs_running_past_their_last_instruction_run_in_the_kernel() {
+    let text = "
+.fvec k
+.constf half(0.5, 0.25, -2.0, 1.0)
+.out opos position
+.out ocol color
+.alias pos v0
+.proc main
+    mul r0, pos, half
+    cmp half, gt, le, pos
+    ifc cmp.x
+        add r0, r0, k
+    .else
+        dp4 r0.x, pos, k
+    .end
+    mov opos, r0
+    mov ocol, pos
+.end
+";
+    let shbin = pica_jit::asm::assemble_str("fall_off.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut rng = Rng(0x5eed_0021);
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        for (n, c) in uniforms.f.iter_mut().enumerate() {
+            *c = [0, 1, 2, 3].map(|k| (n * 4 + k) as f32 * 0.375 - 5.0);
+        }
+        uniforms.apply_constants(&dvle.constants);
+        let states: Vec<UnitState> = (0..37)
+            .map(|_| {
+                let mut s = UnitState::default();
+                s.inputs[0] = [0; 4].map(|_| rng.below(9) as f32 * 0.5 - 2.0);
+                s
+            })
+            .collect();
+        let case = TestCase {
+            program: program.clone(),
+            config,
+            uniforms,
+            states: states.clone(),
+            carry_state: false,
+        };
+        for width in widths() {
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                let before = wide::kernel_vertices();
+                let summary =
+                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, 0xffff);
+                assert_eq!(
+                    summary.ended_at_end_of_code,
+                    states.len(),
+                    "{precision:?} {width:?} {policy:?}: {summary:?}"
+                );
+                if policy == StatePolicy::Reset {
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        states.len() as u64,
+                        "{precision:?} {width:?}: every vertex in the kernel"
+                    );
+                }
+            }
+            let (interp, wide_shader) = shaders(&case, width);
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+            assert!(expected_stops.iter().all(|&s| s == Stop::EndOfCode));
+            let mut got = states.clone();
+            let before = wide::kernel_vertices();
+            let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
+            assert_eq!(
+                wide::kernel_vertices() - before,
+                states.len() as u64,
+                "{precision:?} {width:?}: run_batch in the kernel"
+            );
+            assert_eq!(stops, expected_stops, "{precision:?} {width:?}");
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(
+                    diff.is_empty(),
+                    "vertex {k} ({diff}), {precision:?} {width:?}"
+                );
+            }
+        }
+    }
+}

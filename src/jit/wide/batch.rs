@@ -81,6 +81,8 @@ pub(crate) fn run_states(
                 done = states.len();
             }
         }
+        // Every lane a kernel shaded stopped the same way.
+        stops[..done].fill(wide.kernel_stop());
         // The rest group by group, unless lanes were found not to pay with
         // these uniforms (then one at a time, as after the probe groups).
         let key = verdict_key(uniforms, false);
@@ -578,7 +580,7 @@ pub(crate) fn run_vertices(
             if padded {
                 batch.outputs[part.clone()].copy_from_slice(&pad_out[..count]);
             }
-            record(part.clone(), Stop::End);
+            record(part.clone(), wide.kernel_stop());
             done = part.end;
             if let Some(end) = last {
                 *state = end;

@@ -411,6 +411,13 @@ pub struct WideShader {
     vertex_pair_kernel: Option<usize>,
     /// The rows the kernel's paths write.
     kernel_rows: RowSet,
+    /// How every lane of a kernel stops (`End`, or `EndOfCode` for a program
+    /// that runs past its last instruction).
+    #[cfg_attr(
+        not(any(target_arch = "x86_64", target_arch = "aarch64")),
+        allow(dead_code)
+    )]
+    kernel_stop: Stop,
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
     /// batches ([`plan::carries_independently`]).
     kernel_carries: bool,
@@ -622,7 +629,7 @@ impl WideShader {
                 block_at[pc as usize] = k as u32;
             }
         }
-        let kernel_plan = plan::kernel_steps(&ir, &block_at, config.entry).map(|steps| {
+        let kernel_plan = plan::kernel_steps(&ir, &block_at, config.entry).map(|(steps, stop)| {
             let mut store = plan::rows_written(&steps, &facts);
             let mut read_first = plan::rows_read_first(&steps, &facts);
             let registers_in = |base: usize| {
@@ -660,6 +667,7 @@ impl WideShader {
                 }),
                 steps,
                 convert_temps: converted & load.temps,
+                stop,
                 load,
                 read_first,
                 store,
@@ -681,6 +689,7 @@ impl WideShader {
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
             let kernel_plan_rows = kernel_plan.as_ref().map_or(RowSet::default(), |p| p.store);
+            let kernel_stop = kernel_plan.as_ref().map_or(Stop::End, |p| p.stop);
             let kernel = code
                 .kernel
                 .zip(kernel_plan)
@@ -705,6 +714,7 @@ impl WideShader {
                 vertex_kernel,
                 vertex_pair_kernel,
                 kernel_rows: kernel_plan_rows,
+                kernel_stop,
                 kernel_carries,
                 verdicts: batch::Verdicts::default(),
             })
@@ -783,6 +793,11 @@ impl WideShader {
     /// last register file holds the last lane's values of them after a call).
     pub(crate) fn kernel_rows(&self) -> &RowSet {
         &self.kernel_rows
+    }
+
+    /// How every lane a batch kernel shades stops.
+    pub(crate) fn kernel_stop(&self) -> Stop {
+        self.kernel_stop
     }
 
     /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:

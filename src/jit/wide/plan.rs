@@ -4,6 +4,7 @@
 use super::lanes::{LaneBlock, LaneOp, RowSet};
 use super::layout;
 use crate::ir::{Exit, Ir};
+use crate::machine::Stop;
 
 mod nested;
 use nested::nested_steps;
@@ -159,6 +160,8 @@ pub(crate) struct KernelPlan {
     /// converted in place, and stored back unless every component is
     /// written), so the caller does no entry conversion.
     pub convert_temps: u16,
+    /// How every lane stops: `End`, or `EndOfCode` (past the last instruction).
+    pub stop: Stop,
 }
 
 /// Most steps a kernel has (longer programs use the driver).
@@ -182,9 +185,12 @@ pub(crate) const MAX_ITERATIONS: u64 = 256;
 ///
 /// Where that walk refuses (parts with branches of their own, `end` in some
 /// lanes only), [`nested_steps`] plans with lane masks instead.
-pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
-    let steps = straight_parts_steps(ir, block_at, entry)
-        .or_else(|| nested_steps(ir, block_at, entry).ok())?;
+///
+/// Also returns how every lane stops: `End`, or `EndOfCode` where the
+/// straight walk runs past the last instruction.
+pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<(Vec<Step>, Stop)> {
+    let (steps, stop) = straight_parts_steps(ir, block_at, entry)
+        .or_else(|| Some((nested_steps(ir, block_at, entry).ok()?, Stop::End)))?;
     // A block appears once per step that runs it (a subroutine once per
     // call): bound the code a hostile program can make the kernel emit.
     let emitted: usize = steps
@@ -192,7 +198,7 @@ pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<
         .filter_map(|step| step.block())
         .map(|k| ir.blocks[k].instrs.len())
         .sum();
-    (emitted <= MAX_KERNEL_INSTRUCTIONS).then_some(steps)
+    (emitted <= MAX_KERNEL_INSTRUCTIONS).then_some((steps, stop))
 }
 
 /// Why the program from `entry` has no kernel (`None`: it has one).
@@ -208,13 +214,14 @@ pub(crate) fn kernel_refusal(ir: &Ir, block_at: &[u32], entry: u32) -> Option<&'
 }
 
 /// The steps of the walk whose parts are straight (one saved condition).
-fn straight_parts_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<Vec<Step>> {
+fn straight_parts_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<(Vec<Step>, Stop)> {
     let mut steps = Vec::new();
-    match walk(ir, block_at, entry, None, &mut steps)? {
-        Walked::Ended => {}
+    let stop = match walk(ir, block_at, entry, None, &mut steps)? {
+        Walked::Ended => Stop::End,
+        Walked::FellOff => Stop::EndOfCode,
         Walked::Reached => return None,
-    }
-    Some(steps)
+    };
+    Some((steps, stop))
 }
 
 /// Most PICA instructions a kernel's steps may hold, counting a block once
@@ -225,6 +232,8 @@ const MAX_KERNEL_INSTRUCTIONS: usize = 4096;
 enum Walked {
     /// An `end` block.
     Ended,
+    /// The last instruction, falling through past the end of the code.
+    FellOff,
     /// The address it was to stop at.
     Reached,
 }
@@ -245,6 +254,11 @@ fn walk(
                 Some(Step::Block(_)) => Some(Walked::Reached),
                 _ => None,
             };
+        }
+        // Past the last instruction outside every construct: every lane
+        // stops there (`Stop::EndOfCode`), as at an `end`.
+        if stop_at.is_none() && pc as usize == block_at.len() && !steps.is_empty() {
+            return Some(Walked::FellOff);
         }
         let k = block_starting_at(ir, block_at, pc)?;
         let block = &ir.blocks[k];
@@ -303,7 +317,7 @@ fn walk(
                 steps.push(Step::LoopStart(k));
                 match walk(ir, block_at, start, Some(check), steps)? {
                     Walked::Reached => steps.push(Step::LoopEnd),
-                    Walked::Ended => return None,
+                    Walked::Ended | Walked::FellOff => return None,
                 }
                 check
             }
@@ -585,7 +599,7 @@ mod tests {
                 (lanes.reads, lanes.writes)
             })
             .collect();
-        kernel_steps(&ir, &block_at, entry).map(|steps| (steps, facts))
+        kernel_steps(&ir, &block_at, entry).map(|(steps, _)| (steps, facts))
     }
 
     /// The state rows of `r{n}` components `comps` (`"xyzw"` letters).
