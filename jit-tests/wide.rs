@@ -1885,7 +1885,30 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
 /// bits, under both policies (`run_vertices`) and in `run_batch`.
 #[test]
 fn programs_running_past_their_last_instruction_run_in_the_kernel() {
-    let text = "
+    // One `if`, then nested `if`s (the masked planner's shape).
+    let programs = [
+        "    ifc cmp.x
+        add r0, r0, k
+    .else
+        dp4 r0.x, pos, k
+    .end",
+        "    ifc cmp.x
+        ifc cmp.y
+            add r0, r0, k
+        .end
+        mul r0.y, r0, r0
+    .else
+        dp4 r0.x, pos, k
+    .end",
+    ];
+    for body in programs {
+        programs_running_past_their_last_instruction(body);
+    }
+}
+
+fn programs_running_past_their_last_instruction(body: &str) {
+    let text = format!(
+        "
 .fvec k
 .constf half(0.5, 0.25, -2.0, 1.0)
 .out opos position
@@ -1894,16 +1917,13 @@ fn programs_running_past_their_last_instruction_run_in_the_kernel() {
 .proc main
     mul r0, pos, half
     cmp half, gt, le, pos
-    ifc cmp.x
-        add r0, r0, k
-    .else
-        dp4 r0.x, pos, k
-    .end
+{body}
     mov opos, r0
     mov ocol, pos
 .end
-";
-    let shbin = pica_jit::asm::assemble_str("fall_off.pica", text).expect("assembles");
+"
+    );
+    let shbin = pica_jit::asm::assemble_str("fall_off.pica", &text).expect("assembles");
     let program = std::sync::Arc::new(
         pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
             .expect("loads"),

@@ -190,7 +190,7 @@ pub(crate) const MAX_ITERATIONS: u64 = 256;
 /// straight walk runs past the last instruction.
 pub(crate) fn kernel_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Option<(Vec<Step>, Stop)> {
     let (steps, stop) = straight_parts_steps(ir, block_at, entry)
-        .or_else(|| Some((nested_steps(ir, block_at, entry).ok()?, Stop::End)))?;
+        .or_else(|| nested_steps(ir, block_at, entry).ok())?;
     // A block appears once per step that runs it (a subroutine once per
     // call): bound the code a hostile program can make the kernel emit.
     let emitted: usize = steps
@@ -558,6 +558,11 @@ mod tests {
         assert!(
             corpus.iter().any(|(name, _)| name.contains("shaderfast2")) || corpus.is_empty(),
             "the branchy corpus shader is listed"
+        );
+        let asm_missing: Vec<_> = asm.iter().filter(|(_, why)| why.is_some()).collect();
+        assert!(
+            asm_missing.is_empty(),
+            "picasso-corpus shaders without a plan: {asm_missing:?}"
         );
     }
 

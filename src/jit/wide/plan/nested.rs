@@ -20,6 +20,7 @@
 use super::{MAX_STEPS, Step, block_starting_at};
 use crate::ir::{Exit, Ir};
 use crate::jit::wide::layout;
+use crate::machine::Stop;
 
 /// Why a program has no plan (for the listing in the tests).
 pub(crate) type Refusal = &'static str;
@@ -28,8 +29,14 @@ pub(crate) type Refusal = &'static str;
 /// CALL (4) stacks' depths, so no entry a construct pushed is lost.
 const MAX_DEPTH: usize = 4;
 
-/// The steps for the program from `entry`, every path ending at `end`.
-pub(crate) fn nested_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Result<Vec<Step>, Refusal> {
+/// The steps for the program from `entry`, every path ending at `end`, or
+/// every path running past the last instruction outside every construct
+/// (then every lane stops with `Stop::EndOfCode`; not both).
+pub(crate) fn nested_steps(
+    ir: &Ir,
+    block_at: &[u32],
+    entry: u32,
+) -> Result<(Vec<Step>, Stop), Refusal> {
     let mut planner = Planner {
         ir,
         block_at,
@@ -38,9 +45,15 @@ pub(crate) fn nested_steps(ir: &Ir, block_at: &[u32], entry: u32) -> Result<Vec<
         checks: Vec::new(),
         rows_in_use: 0,
         in_loop: false,
+        ended: false,
+        fell_off: false,
     };
     match planner.region(entry, Region::Program)? {
-        Flow::Ended => Ok(planner.steps),
+        Flow::Ended if planner.fell_off && planner.ended => {
+            Err("lanes stop both at `end` and past the last instruction")
+        }
+        Flow::Ended if planner.fell_off => Ok((planner.steps, Stop::EndOfCode)),
+        Flow::Ended => Ok((planner.steps, Stop::End)),
         Flow::Reached => Err("a path leaves the program without `end`"),
     }
 }
@@ -91,6 +104,10 @@ struct Planner<'a> {
     /// runs the same iterations in every lane, and its `aL` update reaches
     /// every lane).
     in_loop: bool,
+    /// Some lane may stop at an `end`.
+    ended: bool,
+    /// The lanes still running at the top run past the last instruction.
+    fell_off: bool,
 }
 
 impl Planner<'_> {
@@ -235,6 +252,12 @@ impl Planner<'_> {
                 return Ok(Flow::Reached);
             }
             if pc as usize >= self.block_at.len() {
+                // Outside every construct, the lanes still running stop
+                // there; no step follows that could change their rows.
+                if region == Region::Program && self.lives.len() == 1 && !self.steps.is_empty() {
+                    self.fell_off = true;
+                    return Ok(Flow::Ended);
+                }
                 return Err("a path runs past the last instruction without `end`");
             }
             let k =
@@ -248,6 +271,7 @@ impl Planner<'_> {
             self.checks_only_at_part_ends(block.start, block.last, plain || ends, region)?;
             let after = match block.exit {
                 Exit::End => {
+                    self.ended = true;
                     self.run(k)?;
                     self.retire()?;
                     return Ok(Flow::Ended);
