@@ -9,17 +9,19 @@
 
 #[path = "support/corpus_skip.rs"]
 mod corpus_skip;
+#[path = "support/process.rs"]
+mod process;
 
 use pica_jit::isa::{
     BinaryOp, CmpOp, DstReg, Guard, Instruction, OperandDescriptor, Source, SrcReg, Swizzle,
     UnaryOp, WriteMask, encode,
 };
 use pica_jit::shbin::{ConstantEntry, ConstantValue, Dvle, Dvlp, OutputEntry, ShaderKind, Shbin};
+use process::{Output, Scratch};
 use serde_json::{Value, json};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Command;
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pica-jit");
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
@@ -29,68 +31,16 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 // Process and file helpers
 // ---------------------------------------------------------------------------
 
-/// What one run of the binary produced.
-#[derive(Debug)]
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+/// Every spawn of the binary gets this long (generous: under qemu-user a
+/// debug build of `run` on a corpus file takes seconds).
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The `run` document on stdout.
+trait RunDocument {
+    fn json(&self) -> Value;
 }
 
-impl Output {
-    fn describe(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    /// Asserts success and returns stdout.
-    fn ok(&self) -> &str {
-        assert_eq!(self.code, Some(0), "expected success\n{}", self.describe());
-        &self.stdout
-    }
-
-    /// Asserts a clean CLI error: exit code exactly 1 (never a 101 panic),
-    /// nothing on stdout, stderr starting `pica-jit: error:` and containing
-    /// every needle.
-    fn error(&self, needles: &[&str]) {
-        assert_eq!(
-            self.code,
-            Some(1),
-            "expected exit code 1\n{}",
-            self.describe()
-        );
-        assert!(
-            !self.stderr.contains("panicked"),
-            "panic\n{}",
-            self.describe()
-        );
-        assert!(
-            self.stderr.starts_with("pica-jit: error:"),
-            "stderr must start with `pica-jit: error:`\n{}",
-            self.describe()
-        );
-        assert_eq!(
-            self.stderr.lines().count(),
-            1,
-            "one error line expected\n{}",
-            self.describe()
-        );
-        assert!(
-            self.stdout.is_empty(),
-            "nothing on stdout on error\n{}",
-            self.describe()
-        );
-        for needle in needles {
-            assert!(
-                self.stderr.contains(needle),
-                "stderr should mention {needle:?}\n{}",
-                self.describe()
-            );
-        }
-    }
-
+impl RunDocument for Output {
     /// Parses stdout as the one JSON object `run` prints.
     fn json(&self) -> Value {
         let text = self.ok();
@@ -112,59 +62,15 @@ impl Output {
 
 /// Runs the binary with `args`; `stdin` is piped in when given, else empty.
 fn cli(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn pica-jit");
-    {
-        let mut pipe = child.stdin.take().expect("stdin");
-        if let Some(bytes) = stdin {
-            // The binary may exit before reading (e.g. on a bad option).
-            let _ = pipe.write_all(bytes);
-        }
-    }
-    let out = child.wait_with_output().expect("wait for pica-jit");
-    Output {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-    }
+    let mut command = Command::new(BIN);
+    command.args(args);
+    process::run(command, stdin, TIMEOUT)
 }
 
 /// `cli` with an argument list built from owned strings.
 fn cli_s(args: &[String], stdin: Option<&[u8]>) -> Output {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     cli(&refs, stdin)
-}
-
-/// A private scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("pica-jit-cli-{}-{tag}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).expect("write scratch file");
-        path.to_str().expect("UTF-8 temp path").to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Runs `run` with `input` given on stdin (`--input -`) and the extra `args`.
@@ -1681,18 +1587,9 @@ fn cli_to_dev_full(args: &[&str]) -> Output {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    let out = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(full))
-        .stderr(Stdio::piped())
-        .output()
-        .expect("spawn pica-jit");
-    Output {
-        code: out.status.code(),
-        stdout: String::new(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut command = Command::new(BIN);
+    command.args(args);
+    process::run_to(command, std::process::Stdio::from(full), None, TIMEOUT)
 }
 
 #[cfg(target_os = "linux")]
@@ -2366,4 +2263,15 @@ fn run_shades_many_vertices_in_one_batch() {
             assert_eq!(doc["wide_vertices"], expected, "{engine} {precision}");
         }
     }
+}
+
+/// The deadline every spawn here gets is real: a child that hangs fails its
+/// test instead of stalling the suite.
+#[cfg(unix)]
+#[test]
+#[should_panic(expected = "did not finish within")]
+fn a_hanging_child_fails_its_test() {
+    let mut sleeper = Command::new("sleep");
+    sleeper.arg("30");
+    process::run(sleeper, None, Duration::from_millis(200));
 }

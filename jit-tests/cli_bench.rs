@@ -8,15 +8,16 @@
 
 #[path = "support/corpus_skip.rs"]
 mod corpus_skip;
+#[path = "support/process.rs"]
+mod process;
 
 use pica_jit::EngineKind;
 use pica_jit::asm::{SourceFile, assemble};
+use process::{Output, Scratch};
 use serde_json::Value;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pica-jit");
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
@@ -25,45 +26,13 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// Small, fast draws for most tests.
 const QUICK: [&str; 4] = ["--vertices", "200", "--samples", "2"];
 
-struct Output {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+/// A trait rather than a method: [`Output`] is shared with the other CLI tests.
+trait BenchDocument {
+    fn json(&self) -> Value;
 }
 
-impl Output {
-    fn describe(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-
-    fn ok(&self) -> &str {
-        assert_eq!(self.code, Some(0), "expected success\n{}", self.describe());
-        &self.stdout
-    }
-
-    /// A clean CLI error: exit 1, one `pica-jit: error:` line naming every needle,
-    /// nothing on stdout.
-    fn error(&self, needles: &[&str]) {
-        assert_eq!(self.code, Some(1), "expected exit 1\n{}", self.describe());
-        assert!(
-            self.stderr.starts_with("pica-jit: error:"),
-            "{}",
-            self.describe()
-        );
-        assert_eq!(self.stderr.lines().count(), 1, "{}", self.describe());
-        assert!(self.stdout.is_empty(), "{}", self.describe());
-        for needle in needles {
-            assert!(
-                self.stderr.contains(needle),
-                "want {needle:?}\n{}",
-                self.describe()
-            );
-        }
-    }
-
+impl BenchDocument for Output {
+    /// Parses stdout as the one JSON document `bench --format json` prints.
     fn json(&self) -> Value {
         let text = self.ok();
         assert_eq!(text.trim_end().lines().count(), 1, "one JSON line: {text}");
@@ -73,42 +42,9 @@ impl Output {
 
 /// Runs `pica-jit bench ARGS…`, killed (and the test failed) after [`TIMEOUT`].
 fn bench(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .arg("bench")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn pica-jit");
-    // Readers on their own threads: a full pipe must not stall the child.
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).map(|_| s)
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).map(|_| s)
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("pica-jit bench {args:?} did not finish within {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Output {
-        code: status.code(),
-        stdout: stdout.join().expect("reader").expect("stdout is UTF-8"),
-        stderr: stderr.join().expect("reader").expect("stderr is UTF-8"),
-    }
+    let mut command = Command::new(BIN);
+    command.arg("bench").args(args);
+    process::run(command, None, TIMEOUT)
 }
 
 fn has_jit() -> bool {
@@ -204,33 +140,6 @@ fn check_row(row: &Row) {
     );
     for r in [row.vs_interp, row.vs_jit].into_iter().flatten() {
         assert!(plausible(r), "{row:?}");
-    }
-}
-
-/// A private scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("pica-jit-bench-{}-{tag}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch dir");
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).expect("write scratch file");
-        path.to_str().expect("UTF-8 temp path").to_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -653,33 +562,11 @@ fn a_terminal_sees_the_progress_line_and_a_pipe_does_not() {
         return;
     }
     let command = format!("'{BIN}' bench --engine interp --vertices 50 --samples 2");
-    let mut child = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn script");
-    let mut out = child.stdout.take().expect("stdout");
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        out.read_to_end(&mut bytes).map(|_| bytes)
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("script {command} did not finish within {TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let shown =
-        String::from_utf8_lossy(&reader.join().expect("reader").expect("read")).into_owned();
-    assert!(status.success(), "{shown}");
+    let mut script = Command::new("script");
+    script.args(["-qec", &command, "/dev/null"]);
+    let out = process::run(script, None, TIMEOUT);
+    let shown = out.stdout;
+    assert_eq!(out.code, Some(0), "{shown}");
     for needle in [
         "pica-jit bench [1/2] f24 interp: warming up",
         "pica-jit bench [1/2] f24 interp: sample 2/2",
