@@ -44,7 +44,6 @@
 use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Ir, Node, Op, UnOp, Value};
 use crate::arith::{self, f24};
 use crate::isa::{DstReg, WriteMask};
-use std::collections::HashMap;
 
 /// A small multiplicative hasher for the CSE table (keys are small `Op`s; no
 /// attacker chooses them beyond making a block slower to compile).
@@ -86,7 +85,71 @@ impl std::hash::Hasher for OpHasher {
     }
 }
 
-type OpTable = HashMap<Op, Value, std::hash::BuildHasherDefault<OpHasher>>;
+/// The CSE table of the block being rebuilt: open addressing over the
+/// rebuilt nodes, whose own operations are the keys (a slot holds a key's
+/// hash and its node's index + 1; 0: empty). A block makes a few dozen
+/// lookups, for which a general hash map's copies of the keys and its
+/// generic probing cost more than the rest of the rewrite around them.
+#[derive(Default)]
+struct OpTable {
+    slots: Vec<(u32, u32)>,
+    len: usize,
+}
+
+impl OpTable {
+    /// Empties the table, sized for a block of `nodes` nodes (it grows if
+    /// the rewrite adds more).
+    fn reset(&mut self, nodes: usize) {
+        let capacity = (2 * nodes).next_power_of_two().max(16);
+        self.slots.clear();
+        self.slots.resize(capacity, (0, 0));
+        self.len = 0;
+    }
+
+    fn hash(op: &Op) -> u32 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = OpHasher::default();
+        op.hash(&mut hasher);
+        // The multiply's high bits depend on every input bit.
+        (hasher.finish() >> 32) as u32
+    }
+
+    /// The node of `nodes` whose operation is `op` (of hash `hash`), or the
+    /// free slot where it goes.
+    fn find(&self, nodes: &[Node], op: &Op, hash: u32) -> Result<Value, usize> {
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let (h, index) = self.slots[at];
+            if index == 0 {
+                return Err(at);
+            }
+            if h == hash && nodes[index as usize - 1].op == *op {
+                return Ok(Value(index - 1));
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Records value `v` in the free `slot` [`OpTable::find`] returned; at
+    /// most half the slots are ever full, so every probe ends.
+    fn insert_at(&mut self, slot: usize, hash: u32, v: Value) {
+        self.slots[slot] = (hash, v.0 + 1);
+        self.len += 1;
+        if 2 * self.len > self.slots.len() {
+            let old = std::mem::take(&mut self.slots);
+            self.slots = vec![(0, 0); 2 * old.len()];
+            let mask = self.slots.len() - 1;
+            for (h, index) in old.into_iter().filter(|&(_, index)| index != 0) {
+                let mut at = h as usize & mask;
+                while self.slots[at].1 != 0 {
+                    at = (at + 1) & mask;
+                }
+                self.slots[at] = (h, index);
+            }
+        }
+    }
+}
 
 /// Facts about every lane of a value (a bit set).
 type Facts = u8;
@@ -421,8 +484,7 @@ fn forward(
     remap.clear();
     remap.reserve(block.nodes.len());
     let seen = &mut scratch.seen;
-    seen.clear();
-    seen.reserve(block.nodes.len());
+    seen.reset(block.nodes.len());
     let mut temps: [Option<Value>; 16] = [None; 16];
     let mut addrs: [Option<Value>; 3] = [None; 3];
     let mut flags: [Option<Value>; 2] = [None; 2];
@@ -549,9 +611,7 @@ fn forward(
                     Simplified::To(v) => v,
                     Simplified::Keep(facts) => {
                         debug_assert!(is_pure(&op));
-                        *seen
-                            .entry(op)
-                            .or_insert_with(|| out.push(Node { op, ty: node.ty }, closed(facts)))
+                        intern(&mut out, seen, op, node.ty, facts)
                     }
                 },
             };
@@ -825,10 +885,15 @@ fn intern(
     ty: Option<super::Ty>,
     facts: Facts,
 ) -> Value {
-    // One hash and probe for a new node (`get` then `insert` takes two).
-    *seen
-        .entry(op)
-        .or_insert_with(|| out.push(Node { op, ty }, closed(facts)))
+    let hash = OpTable::hash(&op);
+    match seen.find(&out.nodes, &op, hash) {
+        Ok(v) => v,
+        Err(slot) => {
+            let v = out.push(Node { op, ty }, closed(facts));
+            seen.insert_at(slot, hash, v);
+            v
+        }
+    }
 }
 
 /// `a` with the lanes in `take_b` (a [`WriteMask`]) replaced by `b`'s:
@@ -1137,6 +1202,44 @@ mod tests {
             out.push(x);
         }
         out
+    }
+
+    #[test]
+    fn cse_table_finds_every_node_it_recorded_after_growing() {
+        // Sized for one node, then given a few hundred distinct operations
+        // (so it grows several times), each recorded once and asked for
+        // again; hashes collide in the low bits often enough at 16 slots.
+        let mut table = OpTable::default();
+        table.reset(1);
+        let mut nodes: Vec<Node> = Vec::new();
+        let op = |k: u32| Op::Const {
+            ty: super::super::Ty::F32X4,
+            bits: [k, 0, k >> 3, 7],
+        };
+        for k in 0..300u32 {
+            let (op, hash) = (op(k), OpTable::hash(&op(k)));
+            let slot = table.find(&nodes, &op, hash).expect_err("not recorded yet");
+            nodes.push(Node {
+                op,
+                ty: Some(super::super::Ty::F32X4),
+            });
+            table.insert_at(slot, hash, Value(k));
+            assert!(2 * table.len <= table.slots.len());
+        }
+        for k in 0..300u32 {
+            assert_eq!(
+                table.find(&nodes, &op(k), OpTable::hash(&op(k))),
+                Ok(Value(k))
+            );
+        }
+        assert!(
+            table
+                .find(&nodes, &op(300), OpTable::hash(&op(300)))
+                .is_err()
+        );
+        // A reset forgets everything.
+        table.reset(4);
+        assert!(table.find(&nodes, &op(0), OpTable::hash(&op(0))).is_err());
     }
 
     #[test]

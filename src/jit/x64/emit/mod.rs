@@ -75,6 +75,12 @@ pub(in crate::jit::x64) struct VectorState {
     /// Constants (a 16-byte pattern repeated over a whole register), emitted
     /// after the code.
     pool: Vec<([u32; 4], DynamicLabel)>,
+    /// An index of `pool`: open addressing by a hash of the pattern, each
+    /// slot a position in `pool` + 1 (0: empty), at most half of them full.
+    /// The exact sequences ask for the same few dozen patterns a hundred
+    /// times or more per shader, which a search of `pool` made a noticeable
+    /// part of compiling.
+    pool_index: Vec<u32>,
     /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
     /// check that a select by [`MASK`] has one to read).
     mask_in_k1: bool,
@@ -92,6 +98,7 @@ impl VectorState {
         VectorState {
             encoding,
             pool: Vec::new(),
+            pool_index: Vec::new(),
             mask_in_k1: false,
             k1_holds: None,
             slow: Vec::new(),
@@ -102,6 +109,18 @@ impl VectorState {
     pub fn on<'a>(&'a mut self, ops: &'a mut Asm) -> Vector<'a> {
         Vector { ops, st: self }
     }
+}
+
+/// Slots of [`VectorState::pool_index`] to start with (a power of two).
+const POOL_INDEX_SLOTS: usize = 64;
+
+/// The hash of a pool pattern that [`VectorState::pool_index`] is probed
+/// from (the multiplication's high bits depend on every bit of its
+/// operand).
+fn pool_hash(bits: [u32; 4]) -> usize {
+    let folded = u64::from(bits[0] ^ bits[2].rotate_left(16))
+        | u64::from(bits[1] ^ bits[3].rotate_left(16)) << 32;
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize
 }
 
 /// The emitter: a code buffer and the emitter's state.
@@ -132,14 +151,57 @@ impl Vector<'_> {
 
     /// The label of the constant whose every 16 bytes are `bits` (a whole
     /// register, aligned to its size).
+    #[inline]
     pub fn pool_label_lanes(&mut self, bits: [u32; 4]) -> DynamicLabel {
-        match self.st.pool.iter().find(|(b, _)| *b == bits) {
-            Some(&(_, label)) => label,
-            None => {
-                let label = self.ops.new_dynamic_label();
-                self.st.pool.push((bits, label));
-                label
+        // The index is empty until the first pattern is pooled.
+        let mask = self.st.pool_index.len().wrapping_sub(1);
+        if !self.st.pool_index.is_empty() {
+            let mut at = pool_hash(bits) & mask;
+            loop {
+                let n = self.st.pool_index[at];
+                if n == 0 {
+                    break;
+                }
+                let (pooled, label) = self.st.pool[n as usize - 1];
+                if pooled == bits {
+                    return label;
+                }
+                at = (at + 1) & mask;
             }
+        }
+        self.pool_new(bits)
+    }
+
+    /// Pools `bits` (not pooled yet) under a new label.
+    #[cold]
+    #[inline(never)]
+    fn pool_new(&mut self, bits: [u32; 4]) -> DynamicLabel {
+        let label = self.ops.new_dynamic_label();
+        self.st.pool.push((bits, label));
+        let st = &mut *self.st;
+        if 2 * st.pool.len() > st.pool_index.len() {
+            // Twice as many slots (or the first ones): every pattern placed
+            // again.
+            let slots = (2 * st.pool_index.len()).max(POOL_INDEX_SLOTS);
+            st.pool_index.clear();
+            st.pool_index.resize(slots, 0);
+            for k in 0..st.pool.len() {
+                place(&mut st.pool_index, st.pool[k].0, k);
+            }
+        } else {
+            place(&mut st.pool_index, bits, st.pool.len() - 1);
+        }
+        return label;
+
+        /// Records pool entry `k` (of pattern `bits`) in the first free
+        /// slot from its hash on.
+        fn place(index: &mut [u32], bits: [u32; 4], k: usize) {
+            let mask = index.len() - 1;
+            let mut at = pool_hash(bits) & mask;
+            while index[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            index[at] = k as u32 + 1;
         }
     }
 
@@ -156,6 +218,7 @@ impl Vector<'_> {
             32 => dynasm!(self.ops ; .arch x64 ; .align 32),
             _ => dynasm!(self.ops ; .arch x64 ; .align 64),
         }
+        self.st.pool_index.clear();
         for (bits, label) in std::mem::take(&mut self.st.pool) {
             dynasm!(self.ops ; .arch x64 ; =>label);
             for _ in 0..entry / 16 {
@@ -176,5 +239,33 @@ impl Vector<'_> {
     pub fn forget_masks(&mut self) {
         self.st.mask_in_k1 = false;
         self.st.k1_holds = None;
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::{Asm, Encoding, VectorState};
+
+    #[test]
+    fn pool_labels_are_one_per_pattern_as_the_index_grows() {
+        let mut ops = Asm::new(0);
+        let mut state = VectorState::new(Encoding::Sse41);
+        let mut v = state.on(&mut ops);
+        // More patterns than the index starts with slots (so it grows, and
+        // probes pass over others), asked for in two interleaved orders.
+        let patterns: Vec<[u32; 4]> = (0..200u32)
+            .map(|k| [k.wrapping_mul(0x9E37_79B9), k, !k, k << 7])
+            .collect();
+        let first: Vec<_> = patterns.iter().map(|&p| v.pool_label_lanes(p)).collect();
+        for (k, &p) in patterns.iter().enumerate().rev() {
+            assert_eq!(v.pool_label_lanes(p), first[k], "pattern {k}");
+            assert_eq!(v.pool_label_lanes(patterns[k / 2]), first[k / 2]);
+        }
+        for (i, a) in first.iter().enumerate() {
+            assert!(first[i + 1..].iter().all(|b| b != a), "label {i} shared");
+        }
+        // The pool holds each pattern once, in the order first asked for.
+        let pooled: Vec<[u32; 4]> = state.pool.iter().map(|&(bits, _)| bits).collect();
+        assert_eq!(pooled, patterns);
     }
 }
