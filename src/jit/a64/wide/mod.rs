@@ -11,7 +11,8 @@
 //! `adr` however large the shader grows; every branch is local to a few
 //! instructions or unconditional.
 //!
-//! Registers: `v16..=v27` hold the pool's constants (loaded on entry);
+//! Registers: `v16..=v26` hold the pool's constants (loaded on entry),
+//! `v27` a deferred float24 range check's lanes (`deferred`);
 //! values live in `v1..=v3`, `v7`, `v28..=v31` and the callee-saved
 //! `v8..=v15` (their low halves saved on entry), allocated by the wide
 //! lowerings' shared allocator and driver ([`crate::jit::wide::codegen`]; this
@@ -45,7 +46,9 @@ use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// The pool: the shared constants (`emit::consts::K`, pinned in
 /// `v16..=v25`), then the exit mask's lane bits (`v26`) and a zero (`v27`,
-/// which keeps the loads paired); constant `k` is pinned in `v{16 + k}`.
+/// which keeps the loads paired; no operation reads it as a constant, the
+/// deferred range checks use the register); constant `k` is pinned in
+/// `v{16 + k}`.
 fn pool() -> [[u32; 4]; 12] {
     let mut pool = [[0; 4]; 12];
     pool[..PINNED].copy_from_slice(&consts::values());
