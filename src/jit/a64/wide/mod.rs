@@ -11,7 +11,8 @@
 //! `adr` however large the shader grows; every branch is local to a few
 //! instructions or unconditional.
 //!
-//! Registers: `v16..=v27` hold the pool's constants (loaded on entry);
+//! Registers: `v16..=v26` hold the pool's constants (loaded on entry),
+//! `v27` a deferred float24 range check's lanes (`deferred`);
 //! values live in `v1..=v3`, `v7`, `v28..=v31` and the callee-saved
 //! `v8..=v15` (their low halves saved on entry), allocated by the wide
 //! lowerings' shared allocator and driver ([`crate::jit::wide::codegen`]; this
@@ -24,6 +25,7 @@
 //! here. FPCR is 0 while generated code runs (round to nearest, no flush to
 //! zero, no default NaN), as in the single-vertex backend.
 
+mod deferred;
 mod kernel;
 #[cfg(test)]
 mod tests;
@@ -31,6 +33,7 @@ mod tests;
 use super::emit::Neon;
 use super::emit::consts::{self, PINNED};
 use super::{Asm, SYSREG_FPCR};
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::KernelShape;
 use crate::jit::wide::codegen::{
@@ -39,11 +42,13 @@ use crate::jit::wide::codegen::{
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::KernelPlan;
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// The pool: the shared constants (`emit::consts::K`, pinned in
 /// `v16..=v25`), then the exit mask's lane bits (`v26`) and a zero (`v27`,
-/// which keeps the loads paired); constant `k` is pinned in `v{16 + k}`.
+/// which keeps the loads paired; no operation reads it as a constant, the
+/// deferred range checks use the register); constant `k` is pinned in
+/// `v{16 + k}`.
 fn pool() -> [[u32; 4]; 12] {
     let mut pool = [[0; 4]; 12];
     pool[..PINNED].copy_from_slice(&consts::values());
@@ -121,6 +126,10 @@ pub(crate) struct Function<'a> {
     /// (the `layout::PREDICATE` row), for the lanes of a group that took one
     /// path while others wait at another.
     masked: bool,
+    /// Inside a deferred region ([`Target::begin_deferred`]): its join.
+    region: Option<DynamicLabel>,
+    /// The fast forms are on (the region's first run).
+    deferring: bool,
 }
 
 /// Byte offset of row `row` (4 lanes).
@@ -252,6 +261,50 @@ impl Target for Function<'_> {
         let off = offset as u32;
         dynasm!(self.a ; .arch aarch64 ; str S(reg), [x0, off]);
     }
+
+    /// The float24 product and quantisation: their range checks can wait
+    /// for the region's end (`deferred`).
+    fn defers_check(&self, op: LaneOp) -> bool {
+        matches!(
+            op,
+            LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _)
+        )
+    }
+
+    fn begin_deferred(&mut self) -> bool {
+        self.region = Some(self.begin_region());
+        self.deferring = true;
+        true
+    }
+
+    fn defer_next(&mut self, fast: bool) {
+        if self.region.is_some() {
+            self.deferring = fast;
+        }
+    }
+
+    fn check_deferred(&mut self) {
+        if let Some(join) = self.region {
+            self.check_region(join);
+            // The exact run's operations take their own sequences.
+            self.deferring = false;
+        }
+    }
+
+    fn join_deferred(&mut self) {
+        if let Some(join) = self.region.take() {
+            dynasm!(self.a ; .arch aarch64 ; =>join);
+        }
+    }
+
+    fn begin_deferred_loads(&mut self) -> bool {
+        self.region = Some(self.begin_region());
+        true
+    }
+
+    fn f24_load_deferred(&mut self, reg: u8) {
+        self.f24_load_deferred_in_place(reg);
+    }
 }
 
 impl<'a> Function<'a> {
@@ -261,6 +314,8 @@ impl<'a> Function<'a> {
             allocation: Allocation::new(),
             gathered: Vec::new(),
             masked: false,
+            region: None,
+            deferring: false,
         }
     }
 
@@ -288,6 +343,13 @@ impl<'a> Function<'a> {
                 }
                 let off = row(layout::GATHER + 4 * group as usize + comp as usize);
                 dynasm!(self.a ; .arch aarch64 ; ldr Q(d), [x0, off]);
+            }
+            // In a deferred region: the fast forms, checked at its end.
+            LaneOp::Unary(UnOp::F24Quantize, _) if self.deferring => {
+                self.quantize_deferred(d, r[0]);
+            }
+            LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
+                self.pica_mul_f24_deferred(d, r[0], r[1]);
             }
             LaneOp::Unary(u, _) => self.neon().unary(u, d, r[0]),
             LaneOp::Binary(b, _, _) => self.neon().binary(b, d, r[0], r[1]),
