@@ -523,8 +523,8 @@ pub(crate) fn run_vertices(
     enter(config.precision, program, config.entry, &mut start);
     // Whole groups in one kernel call where the program has one and every
     // input it reads comes from the batch; under `Carry` only where no vertex
-    // reads what an earlier one may have written and every vertex writes the
-    // same rows (then each vertex sees the first one's starting state).
+    // reads what an earlier one may have written (then each vertex sees the
+    // first one's starting state; see `plan::carry_tracking`).
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
     if inputs_covered && wide.has_vertex_kernel() && (!carry || wide.kernel_carries()) {
