@@ -596,8 +596,12 @@ pub(crate) fn run_vertices(
                         let last_lane = file.copy_row(per_pass - 1, row as usize)[lanes - 1];
                         set_row(&mut end, row as usize, last_lane);
                     }
+                    // (Rows sharing a sequence row share their last writer.)
+                    let mut writers = [None; layout::MASK_ROWS];
                     for &(row, seq) in tracking.iter().flat_map(|t| &t.rows) {
-                        if let Some((copy, lane)) = last_writer(file, per_pass, seq) {
+                        let writer = writers[seq as usize - layout::MASKS]
+                            .get_or_insert_with(|| last_writer(file, per_pass, seq));
+                        if let Some((copy, lane)) = *writer {
                             set_row(
                                 &mut end,
                                 row as usize,
