@@ -1180,15 +1180,16 @@ fn branchy_shaders_match_the_interpreter_and_count_where_vertices_ran() {
                         summary.single_vertex_vertices <= summary.wide_vertices,
                         "{what}: {summary:?}"
                     );
+                    // Every vertex in the vertex-layout kernel (its plans
+                    // run `end` in some lanes and nested branches; under
+                    // `Carry` no vertex reads what an earlier one wrote).
+                    assert_eq!(
+                        kernel_vertices_after - kernel_vertices_before,
+                        states.len() as u64,
+                        "{what}: run_vertices in the kernel"
+                    );
+                    assert_eq!(summary.wide_vertices, states.len(), "{what}");
                     if policy == StatePolicy::Reset {
-                        // Every vertex in the vertex-layout kernel (its
-                        // plans run `end` in some lanes and nested branches).
-                        assert_eq!(
-                            kernel_vertices_after - kernel_vertices_before,
-                            states.len() as u64,
-                            "{what}: run_vertices in the kernel"
-                        );
-                        assert_eq!(summary.wide_vertices, states.len(), "{what}");
                         assert!(
                             summary.single_vertex_vertices < summary.wide_vertices,
                             "{what}: some vertices finish in lanes: {summary:?}"
@@ -1518,24 +1519,75 @@ d:
 /// while the others go on). Appends picasso source to `out` and
 /// subroutines to `procs`.
 fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, labels: &mut u32) {
-    let straight = |rng: &mut Rng, out: &mut String| {
-        let (a, b, c, v, o) = (
-            rng.below(4),
-            rng.below(4),
-            rng.below(8),
-            rng.below(2),
-            rng.below(4),
-        );
-        let line = match rng.below(6) {
-            0 => format!("    add r{a}, r{b}, c{c}\n"),
-            1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
-            2 => format!("    mov o{o}, r{b}\n"),
-            3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
-            4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
-            _ => format!("    mov r{a}.x, v{v}.y\n"),
-        };
-        out.push_str(&line);
+    flow_region_of(&straight_op, rng, depth, out, procs, labels);
+}
+
+/// One random straight-line instruction of [`flow_region`].
+fn straight_op(rng: &mut Rng, out: &mut String) {
+    let (a, b, c, v, o) = (
+        rng.below(4),
+        rng.below(4),
+        rng.below(8),
+        rng.below(2),
+        rng.below(4),
+    );
+    let line = match rng.below(6) {
+        0 => format!("    add r{a}, r{b}, c{c}\n"),
+        1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
+        2 => format!("    mov o{o}, r{b}\n"),
+        3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
+        4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
+        _ => format!("    mov r{a}.x, v{v}.y\n"),
     };
+    out.push_str(&line);
+}
+
+/// A straight-line instruction of a program whose vertices stay
+/// independent under `StatePolicy::Carry` ([`carry_flow_region`]): reads
+/// only `r0`–`r3` (written for every vertex as it starts); writes those,
+/// `o0`–`o3` (also written as it starts) and, on the paths that reach them,
+/// `r4`, parts of `r5` and `a0`, which no instruction reads.
+fn carry_straight_op(rng: &mut Rng, out: &mut String) {
+    let (a, b, c, v, o) = (
+        rng.below(4),
+        rng.below(4),
+        rng.below(8),
+        rng.below(2),
+        rng.below(4),
+    );
+    let line = match rng.below(8) {
+        0 => format!("    add r{a}, r{b}, c{c}\n"),
+        1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
+        2 => format!("    mov o{o}, r{b}\n"),
+        3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
+        4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
+        5 => format!("    mov r4, r{b}\n"),
+        6 => format!("    mov r5.{}, r{b}\n", ["xz", "yw"][rng.below(2) as usize]),
+        _ => format!("    mova a0.xy, r{b}\n"),
+    };
+    out.push_str(&line);
+}
+
+/// [`flow_region`] with [`carry_straight_op`]'s instructions.
+fn carry_flow_region(
+    rng: &mut Rng,
+    depth: u32,
+    out: &mut String,
+    procs: &mut String,
+    labels: &mut u32,
+) {
+    flow_region_of(&carry_straight_op, rng, depth, out, procs, labels);
+}
+
+/// [`flow_region`] with the straight-line instructions of `straight`.
+fn flow_region_of(
+    straight: &dyn Fn(&mut Rng, &mut String),
+    rng: &mut Rng,
+    depth: u32,
+    out: &mut String,
+    procs: &mut String,
+    labels: &mut u32,
+) {
     let items = 1 + rng.below(4);
     for _ in 0..items {
         let construct = if depth < 3 { rng.below(8) } else { 0 };
@@ -1543,10 +1595,10 @@ fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, 
         match construct {
             2 | 3 => {
                 out.push_str(&format!("    ifc {flag}\n"));
-                flow_region(rng, depth + 1, out, procs, labels);
+                flow_region_of(straight, rng, depth + 1, out, procs, labels);
                 if rng.below(2) == 0 {
                     out.push_str("    .else\n");
-                    flow_region(rng, depth + 1, out, procs, labels);
+                    flow_region_of(straight, rng, depth + 1, out, procs, labels);
                 }
                 out.push_str("    .end\n");
             }
@@ -1554,7 +1606,7 @@ fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, 
                 *labels += 1;
                 let label = format!("skip{labels}");
                 out.push_str(&format!("    jmpc {flag}, {label}\n"));
-                flow_region(rng, depth + 1, out, procs, labels);
+                flow_region_of(straight, rng, depth + 1, out, procs, labels);
                 out.push_str(&format!("{label}:\n"));
                 straight(rng, out);
             }
@@ -1563,7 +1615,7 @@ fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, 
                 let name = format!("sub{labels}");
                 out.push_str(&format!("    callc {flag}, {name}\n"));
                 let mut body = String::new();
-                flow_region(rng, depth + 1, &mut body, procs, labels);
+                flow_region_of(straight, rng, depth + 1, &mut body, procs, labels);
                 procs.push_str(&format!(".proc {name}\n{body}.end\n"));
             }
             7 if depth > 0 => out.push_str("    end\n"),
@@ -1645,6 +1697,77 @@ fn nested_branches_and_ends_in_some_lanes_run_in_the_kernel() {
                         );
                     }
                 }
+            }
+        }
+    }
+}
+
+/// `StatePolicy::Carry` in the vertex-layout kernel: random programs whose
+/// lanes decide differently at nested branches and reach `end` inside them
+/// ([`carry_flow_region`]), where no vertex reads what an earlier one wrote
+/// but the paths write different rows (`r4`, halves of `r5`, `a0`). Every
+/// vertex runs in the kernel, and the outputs and the final state (each of
+/// those rows the value of the last vertex whose path wrote it) equal the
+/// interpreter's vertex after vertex, bit for bit, at every width, in both
+/// precisions, over batches of several kernel passes and a padded tail.
+#[test]
+fn carried_state_with_nested_branches_runs_in_the_kernel() {
+    let mut rng = Rng(0x5eed_0022);
+    let mut programs = 0;
+    while programs < case_count() / 8 + 4 {
+        let (mut body, mut procs, mut labels) = (String::new(), String::new(), 0);
+        body.push_str("    mov r0, v0\n    mov r1, v1\n    mov r2, v0.yxwz\n    mov r3, v1.wzyx\n");
+        for o in 0..4 {
+            body.push_str(&format!("    mov o{o}, r{o}\n"));
+        }
+        body.push_str("    cmp v0, lt, ge, v1\n");
+        carry_flow_region(&mut rng, 0, &mut body, &mut procs, &mut labels);
+        body.push_str("    mov o0, r0\n    mov o1, r1\n    end\n");
+        let text = format!(".proc main\n{body}.end\n{procs}");
+        let shbin = pica_jit::asm::assemble_str("carry.pica", &text).expect("assembles");
+        let program = std::sync::Arc::new(
+            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .expect("loads"),
+        );
+        programs += 1;
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                entry: shbin.dvles[0].main,
+                kind: ShaderKind::Vertex,
+                precision,
+                ..Default::default()
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            for c in uniforms.f.iter_mut() {
+                *c = corpus_vec4(&mut rng);
+            }
+            for width in widths() {
+                let len = 5 * width.lanes() + 3;
+                let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
+                let case = TestCase {
+                    program: program.clone(),
+                    config,
+                    uniforms: uniforms.clone(),
+                    states: states.clone(),
+                    carry_state: false,
+                };
+                let before = wide::kernel_vertices();
+                let output_mask = rng.next() as u16 | 1;
+                let summary = compare_vertices_with_masks(
+                    &case,
+                    &states,
+                    width,
+                    StatePolicy::Carry,
+                    0xffff,
+                    output_mask,
+                );
+                let what = format!("{precision:?} {width:?}: {summary:?}\n{text}");
+                assert_eq!(
+                    wide::kernel_vertices() - before,
+                    len as u64,
+                    "{what}: run_vertices under Carry in the kernel"
+                );
+                assert_eq!(summary.wide_vertices, len, "{what}");
             }
         }
     }

@@ -452,6 +452,22 @@ fn with_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> 
     result
 }
 
+/// The register file and lane of the last vertex a vertex-layout kernel
+/// call (`per_pass` files) ran that wrote the rows whose sequence row is
+/// `seq` (see [`super::plan::Tracking`]): the highest count, then the later
+/// file of the pass, then the higher lane; `None` when no vertex did.
+fn last_writer(file: &LaneState, per_pass: usize, seq: u16) -> Option<(usize, usize)> {
+    let mut best: Option<(u32, usize, usize)> = None;
+    for copy in 0..per_pass {
+        for (lane, &count) in file.copy_row(copy, seq as usize).iter().enumerate() {
+            if count != 0 && best.is_none_or(|b| (count, copy, lane) > b) {
+                best = Some((count, copy, lane));
+            }
+        }
+    }
+    best.map(|(_, copy, lane)| (copy, lane))
+}
+
 /// A batch in the emulator's layout (see [`crate::Shader::run_vertices`]).
 pub(crate) struct VertexBatch<'a> {
     pub inputs: &'a [Registers],
@@ -507,8 +523,8 @@ pub(crate) fn run_vertices(
     enter(config.precision, program, config.entry, &mut start);
     // Whole groups in one kernel call where the program has one and every
     // input it reads comes from the batch; under `Carry` only where no vertex
-    // reads what an earlier one may have written and every vertex writes the
-    // same rows (then each vertex sees the first one's starting state).
+    // reads what an earlier one may have written (then each vertex sees the
+    // first one's starting state; see `plan::carry_tracking`).
     let mut done = 0;
     let inputs_covered = batch.input_mask & program.inputs_read() == program.inputs_read();
     if inputs_covered && wide.has_vertex_kernel() && (!carry || wide.kernel_carries()) {
@@ -541,7 +557,16 @@ pub(crate) fn run_vertices(
                 pad_out[..count].copy_from_slice(&batch.outputs[part.clone()]);
             }
             let mut last = None;
+            let tracking = wide.carry_tracking().filter(|_| carry);
             let ran = with_files(lanes, files, |file| {
+                if let Some(tracking) = tracking {
+                    // No group counted yet, no tracked row written.
+                    for copy in 0..file.copies() {
+                        for row in tracking.cleared() {
+                            file.copy_row_mut(copy, row as usize).fill(0);
+                        }
+                    }
+                }
                 let (inputs, outputs) = if padded {
                     (&pad_in[..padded_to], &mut pad_out[..padded_to])
                 } else {
@@ -561,13 +586,28 @@ pub(crate) fn run_vertices(
                     if padded { padded_to - count } else { 0 },
                 );
                 if let (Some(per_pass), true) = (ran, carry) {
-                    // The last vertex's final state: the rows its path wrote
-                    // (its lane of the last group, or a copy of it), the
+                    // The last vertex's final state: the rows every path
+                    // writes from its lane of the last group (or a copy of
+                    // it), the tracked rows from their last writer, the
                     // start's elsewhere.
                     let mut end = start.clone();
-                    for row in wide.kernel_rows().rows() {
+                    let tracked = tracking.map(|t| t.rows()).unwrap_or_default();
+                    for row in wide.kernel_rows().difference(&tracked).rows() {
                         let last_lane = file.copy_row(per_pass - 1, row as usize)[lanes - 1];
                         set_row(&mut end, row as usize, last_lane);
+                    }
+                    // (Rows sharing a sequence row share their last writer.)
+                    let mut writers = [None; layout::MASK_ROWS];
+                    for &(row, seq) in tracking.iter().flat_map(|t| &t.rows) {
+                        let writer = writers[seq as usize - layout::MASKS]
+                            .get_or_insert_with(|| last_writer(file, per_pass, seq));
+                        if let Some((copy, lane)) = *writer {
+                            set_row(
+                                &mut end,
+                                row as usize,
+                                file.copy_row(copy, row as usize)[lane],
+                            );
+                        }
                     }
                     end.load_inputs(&batch.inputs[part.end - 1], batch.input_mask);
                     last = Some(end);

@@ -187,6 +187,12 @@ impl LaneState {
         &self.words[at..at + self.lanes]
     }
 
+    /// The bits of row `row` of file `copy`, mutably.
+    pub(crate) fn copy_row_mut(&mut self, copy: usize, row: usize) -> &mut [u32] {
+        let at = self.start(row) + copy * layout::file_bytes(self.lanes) / 4;
+        &mut self.words[at..at + self.lanes]
+    }
+
     /// The bits of row `row`, one per lane.
     pub fn row(&self, row: usize) -> &[u32] {
         let at = self.start(row);
@@ -419,8 +425,11 @@ pub struct WideShader {
     )]
     kernel_stop: Stop,
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
-    /// batches ([`plan::carries_independently`]).
+    /// batches ([`plan::carry_tracking`]).
     kernel_carries: bool,
+    /// Where the vertex-layout kernel records the last writer of the rows
+    /// some paths leave alone (for `Carry`).
+    tracking: Option<plan::Tracking>,
     /// Uniform sets on which running in lanes was measured not to pay
     /// (see [`batch::Verdicts`]).
     verdicts: batch::Verdicts,
@@ -661,10 +670,14 @@ impl WideShader {
                     }
                 }
             }
+            // Under `Carry` (see `plan::carry_tracking`).
+            let carry = plan::carry_tracking(&steps, &blocks);
             KernelPlan {
                 instructions: plan::instructions_bound(&steps, |k| {
                     ir.blocks[k].instrs.len() as u64
                 }),
+                carries: carry.is_some(),
+                tracking: carry.flatten(),
                 steps,
                 convert_temps: converted & load.temps,
                 stop,
@@ -685,9 +698,8 @@ impl WideShader {
                 code.vertex_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
             );
-            let kernel_carries = kernel_plan
-                .as_ref()
-                .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
+            let kernel_carries = kernel_plan.as_ref().is_some_and(|plan| plan.carries);
+            let tracking = kernel_plan.as_ref().and_then(|plan| plan.tracking.clone());
             let kernel_plan_rows = kernel_plan.as_ref().map_or(RowSet::default(), |p| p.store);
             let kernel_stop = kernel_plan.as_ref().map_or(Stop::End, |p| p.stop);
             let kernel = code
@@ -716,6 +728,7 @@ impl WideShader {
                 kernel_rows: kernel_plan_rows,
                 kernel_stop,
                 kernel_carries,
+                tracking,
                 verdicts: batch::Verdicts::default(),
             })
         }
@@ -802,9 +815,17 @@ impl WideShader {
 
     /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:
     /// no vertex reads a row an earlier one may have written, and every
-    /// vertex writes the same rows.
+    /// output some path writes is written on every path (the rows other
+    /// paths leave alone are tracked: [`WideShader::carry_tracking`]).
     pub(crate) fn kernel_carries(&self) -> bool {
         self.kernel_carries && self.vertex_kernel.is_some()
+    }
+
+    /// Where the vertex-layout kernel records which lanes wrote the rows
+    /// some paths leave alone (`None`: the last lane's rows are the state
+    /// after a group).
+    pub(crate) fn carry_tracking(&self) -> Option<&plan::Tracking> {
+        self.tracking.as_ref()
     }
 
     /// Whether the program has a batch kernel (its flow from the entry point

@@ -6,7 +6,9 @@ use super::layout;
 use crate::ir::{Exit, Ir};
 use crate::machine::Stop;
 
+mod carry;
 mod nested;
+pub(crate) use carry::{Tracking, carry_tracking};
 use nested::nested_steps;
 
 /// The registers a batch of independent states moves into the wide register
@@ -78,6 +80,21 @@ pub(crate) enum Step {
         /// The value of `by` of the lanes it holds.
         when: bool,
     },
+    /// Row `dst` = row `value` in the lanes whose mask in row `by` is `when`
+    /// (`None`: every lane); the other lanes keep `dst` (see
+    /// [`carry::Tracking`]).
+    Track {
+        /// The row written.
+        dst: u16,
+        /// The row copied.
+        value: u16,
+        /// The mask (or saved condition) it tests.
+        by: Option<u16>,
+        /// The value of `by` of the lanes it copies in.
+        when: bool,
+    },
+    /// Row `row` (`i32` lanes) + 1 in every lane.
+    Count(u16),
 }
 
 impl Step {
@@ -90,7 +107,7 @@ impl Step {
             | Step::Predicated { block: k, .. }
             | Step::Guarded { block: k, .. }
             | Step::Decide { block: k, .. } => Some(k),
-            Step::LoopEnd | Step::Mask { .. } => None,
+            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => None,
         }
     }
 
@@ -101,7 +118,7 @@ impl Step {
             Step::Block(_) | Step::Branch(_) | Step::LoopStart(_) => true,
             Step::Decide { mask, .. } => mask.is_none(),
             Step::Predicated { .. } | Step::Guarded { .. } => false,
-            Step::LoopEnd | Step::Mask { .. } => false,
+            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => false,
         }
     }
 }
@@ -134,6 +151,57 @@ pub(crate) fn mask_block(dst: u16, within: Option<u16>, by: u16, when: bool) -> 
     }
 }
 
+/// The operations of a step that runs no IR block but lane operations of
+/// its own ([`Step::Mask`], [`Step::Track`], [`Step::Count`]), as a block
+/// every backend lowers; `None` for the other steps.
+pub(crate) fn ops_block(step: Step) -> Option<LaneBlock> {
+    let ops = match step {
+        Step::Mask {
+            dst,
+            within,
+            by,
+            when,
+        } => return Some(mask_block(dst, within, by, when)),
+        Step::Track {
+            dst,
+            value,
+            by: None,
+            ..
+        } => vec![LaneOp::Row(value), LaneOp::Store(dst, 0)],
+        Step::Track {
+            dst,
+            value,
+            by: Some(by),
+            when,
+        } => vec![
+            LaneOp::Row(by),
+            LaneOp::Row(value),
+            LaneOp::Row(dst),
+            if when {
+                LaneOp::Select(0, 1, 2)
+            } else {
+                LaneOp::Select(0, 2, 1)
+            },
+            LaneOp::Store(dst, 3),
+        ],
+        Step::Count(row) => vec![
+            LaneOp::Row(row),
+            LaneOp::Const(1),
+            LaneOp::Binary(crate::ir::BinOp::IAdd, 0, 1),
+            LaneOp::Store(row, 2),
+        ],
+        _ => return None,
+    };
+    Some(LaneBlock {
+        ops,
+        exit_cond: None,
+        loop_values: None,
+        reads: RowSet::default(),
+        writes: RowSet::default(),
+        gathers: 0,
+    })
+}
+
 /// A batch kernel: one native function that loads a whole group of states
 /// (`load`), runs `steps` (the program's paths from its entry point, with
 /// forward branches, `if`/`else` and calls whose parts are straight run
@@ -162,6 +230,31 @@ pub(crate) struct KernelPlan {
     pub convert_temps: u16,
     /// How every lane stops: `End`, or `EndOfCode` (past the last instruction).
     pub stop: Stop,
+    /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches
+    /// ([`carry_tracking`]).
+    pub carries: bool,
+    /// Where the vertex-layout kernel records which lanes wrote the rows
+    /// some paths leave alone, for `StatePolicy::Carry` batches.
+    pub tracking: Option<Tracking>,
+}
+
+impl KernelPlan {
+    /// The plan of the vertex-layout kernel: every lane starts from one
+    /// state the caller converted already, and with [`KernelPlan::tracking`]
+    /// its steps record the writers of the tracked rows, whose values no
+    /// path reads before writing them (so they need no starting value: a
+    /// lane keeps what it last wrote there).
+    pub(crate) fn for_vertices(&self) -> KernelPlan {
+        let mut plan = KernelPlan {
+            convert_temps: 0,
+            ..self.clone()
+        };
+        if let Some(tracking) = &self.tracking {
+            plan.steps.clone_from(&tracking.steps);
+            plan.read_first = plan.read_first.difference(&tracking.rows());
+        }
+        plan
+    }
 }
 
 /// Most steps a kernel has (longer programs use the driver).
@@ -436,34 +529,6 @@ pub(crate) fn rows_read_first(steps: &[Step], facts: &[(RowSet, RowSet)]) -> Row
     read_first
 }
 
-/// Whether the kernel `steps` over `blocks` can run a batch under
-/// `StatePolicy::Carry` as if every vertex started from the first one's
-/// state: no row a vertex may read before writing it is one any path
-/// writes (so what it reads is the starting state's, unchanged by the vertices
-/// before it), and every branch decides the same in every lane (so every
-/// vertex writes the same rows and leaves the others as they were).
-pub(crate) fn carries_independently(steps: &[Step], blocks: &[LaneBlock], store: &RowSet) -> bool {
-    let mut written = RowSet::default();
-    let mut read_first = RowSet::default();
-    for step in steps {
-        let Some(k) = step.block() else {
-            continue;
-        };
-        let block = &blocks[k];
-        read_first.union_with(&block.reads.difference(&written));
-        if matches!(step, Step::Branch(_) | Step::Decide { .. })
-            && !block.exit_cond.is_some_and(|c| block.is_uniform(c))
-        {
-            return false;
-        }
-        // A part may not run: its writes do not cover later reads.
-        if step.for_every_lane() {
-            written.union_with(&block.writes);
-        }
-    }
-    read_first.intersection(store).is_empty()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -607,6 +672,102 @@ mod tests {
         kernel_steps(&ir, &block_at, entry).map(|(steps, _)| (steps, facts))
     }
 
+    /// The kernel steps of an assembled `main` and how they run under
+    /// `StatePolicy::Carry` ([`carry_tracking`]).
+    fn carry_of(body: &str) -> (Vec<Step>, Option<Option<Tracking>>) {
+        let text = format!(".proc main\n{body}\n.end\n");
+        let shbin = crate::asm::assemble_str("t.pica", &text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let (ir, block_at) = ir_of(&program, shbin.dvles[0].main);
+        let blocks: Vec<LaneBlock> = ir
+            .blocks
+            .iter()
+            .map(|b| crate::jit::wide::lanes::split(b, false))
+            .collect();
+        let (steps, _) = kernel_steps(&ir, &block_at, shbin.dvles[0].main).expect("a kernel");
+        let carry = carry_tracking(&steps, &blocks);
+        (steps, carry)
+    }
+
+    #[test]
+    fn carry_runs_in_the_kernel_where_no_path_reads_what_another_writes() {
+        let cmp = " cmp v0, lt, ge, v1\n";
+        // r1 on one path only: tracked, its sequence row set after the
+        // then-part (the lanes that ran it) and a counter first.
+        let (_, carry) = carry_of(&format!(
+            "{cmp} ifc cmp.x\n  mov r1.xy, c0\n .end\n mov o0, c1\n end"
+        ));
+        let tracking = carry.expect("carries").expect("tracks r1.xy");
+        assert_eq!(
+            tracking.rows().rows().collect::<Vec<_>>(),
+            temp_rows(1, "xy")
+        );
+        assert_eq!(kinds(&tracking.steps), "C?TWB");
+        let (seq, counter) = (tracking.rows[0].1, tracking.counter);
+        assert_eq!(tracking.rows[1].1, seq, "written by the same steps");
+        assert_ne!(seq, counter);
+        assert_eq!(
+            tracking.steps[3],
+            Step::Track {
+                dst: seq,
+                value: counter,
+                by: Some(layout::PREDICATE as u16),
+                when: true
+            }
+        );
+        assert_eq!(tracking.cleared().collect::<Vec<_>>(), [counter, seq]);
+        // Read on the path that did not write it: the vertex depends on
+        // the one before.
+        let (_, carry) = carry_of(&format!(
+            "{cmp} ifc cmp.x\n  mov r1, c0\n .end\n mov o0, r1\n end"
+        ));
+        assert_eq!(carry, None);
+        // Written on both paths, then read: nothing to track.
+        let (_, carry) = carry_of(&format!(
+            "{cmp} ifc cmp.x\n  mov r1, c0\n .else\n  mov r1, c2\n .end\n mov o0, r1\n end"
+        ));
+        assert_eq!(carry, Some(None));
+        // An output some paths leave alone comes out as an earlier vertex's.
+        let (_, carry) = carry_of(&format!(
+            "{cmp} ifc cmp.x\n  mov o1, c0\n .end\n mov o0, c1\n end"
+        ));
+        assert_eq!(carry, None);
+        // A uniform branch: every lane writes the same rows.
+        let (_, carry) = carry_of(" ifu b0\n  mov r1, c0\n .end\n mov o0, c1\n end");
+        assert_eq!(carry, Some(None));
+        // Read before written in the straight program itself.
+        let (_, carry) = carry_of(" add r0, r0, c0\n mov o0, r0\n end");
+        assert_eq!(carry, None);
+        // `end` in some lanes: the rows after it are the others' only.
+        let (_, carry) = carry_of(&format!(
+            "{cmp} ifc cmp.x\n  mov o0, c0\n  end\n .end\n mova a0.x, v0.x\n mov o0, c1\n end"
+        ));
+        let tracking = carry.expect("carries").expect("tracks a0.x");
+        assert_eq!(
+            tracking.rows().rows().collect::<Vec<_>>(),
+            [layout::A0X as u16]
+        );
+        // Under the lanes still running: a guarded step, tracked by its mask.
+        let at = tracking
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::Track { .. }))
+            .expect("a tracking step");
+        let Step::Guarded { mask, .. } = tracking.steps[at - 1] else {
+            panic!("{:?}", tracking.steps)
+        };
+        assert_eq!(
+            tracking.steps[at],
+            Step::Track {
+                dst: tracking.rows[0].1,
+                value: tracking.counter,
+                by: Some(mask),
+                when: true
+            }
+        );
+    }
+
     /// The state rows of `r{n}` components `comps` (`"xyzw"` letters).
     fn temp_rows(n: usize, comps: &str) -> Vec<u16> {
         comps
@@ -655,6 +816,8 @@ mod tests {
                 Step::Guarded { .. } => 'G',
                 Step::Decide { .. } => 'D',
                 Step::Mask { .. } => 'M',
+                Step::Track { .. } => 'W',
+                Step::Count(_) => 'C',
             })
             .collect()
     }

@@ -26,7 +26,7 @@ use crate::jit::wide::codegen::{
 };
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, Step, mask_block};
+use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 use crate::state::UnitState;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 use std::mem::{offset_of, size_of};
@@ -178,12 +178,11 @@ impl Function<'_> {
                         ; str q0, [x0, off]
                     );
                 }
-                Step::Mask {
-                    dst,
-                    within,
-                    by,
-                    when,
-                } => self.body(&mask_block(dst, within, by, when))?,
+                Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => {
+                    let block = ops_block(step)
+                        .ok_or_else(|| JitError::Lowering("a step without operations".into()))?;
+                    self.body(&block)?;
+                }
                 Step::LoopStart(k) => {
                     if body_start.is_some() {
                         return Err(JitError::Lowering("a nested kernel loop".into()));

@@ -101,10 +101,7 @@ pub(crate) fn compile(
         Some(plan) => {
             // The vertex layout starts every lane from one state the caller
             // converted already.
-            let reset = KernelPlan {
-                convert_temps: 0,
-                ..plan.clone()
-            };
+            let reset = plan.for_vertices();
             // One group per pass: NEON has no pair kernels yet.
             Kernels {
                 states: lower_kernel(plan, KernelShape::States)?,

@@ -23,7 +23,7 @@ use crate::jit::wide::codegen::{
 };
 use crate::jit::wide::lanes::LaneBlock;
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, Step, mask_block};
+use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 use crate::state::UnitState;
 
 /// One vertex's registers in the emulator's layout (`crate::VertexRegisters`).
@@ -365,16 +365,9 @@ impl Function<'_> {
                         body_start = Some(top);
                     }
                 }
-                (
-                    Step::Mask {
-                        dst,
-                        within,
-                        by,
-                        when,
-                    },
-                    None,
-                ) => {
-                    let block = mask_block(dst, within, by, when);
+                (Step::Mask { .. } | Step::Track { .. } | Step::Count(_), None) => {
+                    let block = ops_block(step)
+                        .ok_or_else(|| JitError::Lowering("a step without operations".into()))?;
                     for copy in 0..copies {
                         self.file_at(copy);
                         self.body(&block)?;
@@ -448,7 +441,7 @@ impl Function<'_> {
                 self.a.store_lane0(layout::LOOP_INCREMENT, r);
                 Ok(())
             }
-            Step::LoopEnd | Step::Mask { .. } => {
+            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => {
                 Err(JitError::Lowering("a step without a block".into()))
             }
         }

@@ -69,10 +69,7 @@ pub(crate) fn compile(
         Some(plan) => {
             // The vertex layout starts every lane from one state the caller
             // converted already.
-            let reset = KernelPlan {
-                convert_temps: 0,
-                ..plan.clone()
-            };
+            let reset = plan.for_vertices();
             (
                 lower_kernels(plan, KernelShape::States)?,
                 lower_kernels(&reset, KernelShape::Vertices)?,
