@@ -284,33 +284,55 @@ impl Function<'_> {
     /// starting state's (at the header's `START_STATE`).
     fn store_vertices(&mut self, plan: &KernelPlan) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
-        for n in 0..16 {
+        let written = |n: usize| plan.store.register(layout::OUTPUT, n) != 0;
+        for n in (0..16).filter(|&n| written(n)) {
             let skip = self.a.ops.new_dynamic_label();
             dynasm!(self.a.ops
                 ; .arch x64
                 ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
                 ; jz =>skip
             );
+            self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
+            self.a.bind(skip);
+        }
+        // The outputs no step writes, usually outside the caller's mask: one
+        // test for all of them rather than one per register.
+        let kept = (0..16)
+            .filter(|&n| !written(n))
+            .fold(0u32, |m, n| m | 1 << n);
+        if kept == 0 {
+            return;
+        }
+        let none_kept = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; test DWORD [rdi + layout::OUTPUT_MASK], kept as i32
+            ; jz =>none_kept
+            ; mov rdx, QWORD [rdi + layout::START_STATE]
+        );
+        for n in (0..16).filter(|&n| kept >> n & 1 != 0) {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
+                ; jz =>skip
+            );
+            // Here, while the group's records are in the cache, rather than
+            // in a pass over the batch afterwards.
             let field = 16 * n;
-            if plan.store.register(layout::OUTPUT, n) != 0 {
-                self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, field);
+            let from = (std::mem::offset_of!(UnitState, outputs) + field) as i32;
+            if vex {
+                dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(S1), [rdx + from]);
             } else {
-                // Here, while the group's records are in the cache, rather
-                // than in a pass over the batch afterwards.
-                let from = (std::mem::offset_of!(UnitState, outputs) + field) as i32;
-                if vex {
-                    dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(S1), [rdx + from]);
-                } else {
-                    dynasm!(self.a.ops ; .arch x64 ; movaps Rx(S1), [rdx + from]);
-                }
-                for lane in 0..self.lanes {
-                    let to = LaneSource::Outputs.record(lane, field);
-                    self.store_vector(vex, false, to, S1);
-                }
+                dynasm!(self.a.ops ; .arch x64 ; movaps Rx(S1), [rdx + from]);
+            }
+            for lane in 0..self.lanes {
+                let to = LaneSource::Outputs.record(lane, field);
+                self.store_vector(vex, false, to, S1);
             }
             self.a.bind(skip);
         }
+        self.a.bind(none_kept);
     }
 
     /// Emits `plan`'s steps, each for the `copies` groups in turn.
@@ -404,9 +426,24 @@ impl Function<'_> {
                 Ok(())
             }
             Step::Predicated { when, .. } => {
+                // Skipped when no lane of the group has the condition `when`
+                // (a uniform condition, or lanes that agree): its stores
+                // would keep every row.
+                let skip = self.a.ops.new_dynamic_label();
+                let off = self.row(layout::PREDICATE);
+                self.a.load(S1, off);
+                self.a.movmsk(S1);
+                if when {
+                    dynasm!(self.a.ops ; .arch x64 ; test eax, eax ; jz =>skip);
+                } else {
+                    let every = ((1u32 << self.lanes) - 1) as i32;
+                    dynasm!(self.a.ops ; .arch x64 ; cmp eax, every ; je =>skip);
+                }
                 self.predicate = Some((layout::PREDICATE, when));
                 let result = self.body(block);
                 self.predicate = None;
+                self.a.bind(skip);
+                self.a.forget_masks();
                 result
             }
             Step::Guarded { mask, .. } => {
