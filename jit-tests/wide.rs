@@ -2123,3 +2123,117 @@ fn starting_values_where_only_some_paths_write_match_the_interpreter() {
         }
     }
 }
+
+/// Outputs that copy an input unchanged move from the input records to the
+/// output records in the vertex kernel (and the inputs only they read are
+/// not transposed): bit for bit against the interpreter beside outputs that
+/// look like copies and are not (swizzled, partial, negated, overwritten,
+/// under a lane mask, from two inputs), with both policies (`Carry`'s final
+/// state holds the last vertex's copies), every output mask shape, records
+/// at every misalignment, inputs with NaN payloads and signed zeros.
+#[test]
+fn outputs_copied_from_inputs_match_the_interpreter() {
+    // A straight one runs `Carry` batches in the kernel too.
+    let straight = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.proc main
+    mov o_b, v2
+    mul o_a, k, v0
+    end
+.end
+";
+    outputs_copied_from_inputs(straight, true);
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.out o_c texcoord0
+.out o_d texcoord1
+.out o_e texcoord2
+.out o_f view
+.out o_g normalquat
+.out o_h texcoord0w
+.proc main
+    mov o_a, v1
+    mov o_b, v2.yxzw
+    mov o_c.xy, v3
+    mov o_c.zw, v3
+    mul r0, k, v4
+    mov o_d, v4
+    add o_d.y, r0.x, v0
+    cmp k.xx, gt, le, v0
+    ifc cmp.x
+        mov o_e, v5
+        mov o_h, v6
+    .else
+        mov o_e, v6
+    .end
+    mov o_f, v7
+    mov o_g, -v1
+    end
+.end
+";
+    outputs_copied_from_inputs(text, false);
+}
+
+fn outputs_copied_from_inputs(text: &str, carries: bool) {
+    let shbin = pica_jit::asm::assemble_str("copies.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut rng = Rng(0x5eed_0023);
+    let odd = [
+        f32::from_bits(0x7fc1_2345),
+        -0.0,
+        f32::from_bits(0x0000_0001),
+        1e30,
+    ];
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        uniforms.apply_constants(&dvle.constants);
+        let states: Vec<UnitState> = (0..45)
+            .map(|i| {
+                let mut s = random_state(&mut rng);
+                if i % 5 == 0 {
+                    s.inputs[(i / 5) % 8] = odd;
+                }
+                s.inputs[0][0] = rng.below(4) as f32 * 0.5 - 0.5;
+                s
+            })
+            .collect();
+        let case = TestCase {
+            program: program.clone(),
+            config,
+            uniforms,
+            states: states.clone(),
+            carry_state: false,
+        };
+        for width in widths() {
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                for output_mask in [0xffff, 0x0001, 0x00fe, 0x0005] {
+                    let before = wide::kernel_vertices();
+                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
+                    // (`Carry` runs the kernel only where every lane
+                    // decides alike: here the single-vertex JIT.)
+                    if policy == StatePolicy::Reset || carries {
+                        assert_eq!(
+                            wide::kernel_vertices() - before,
+                            states.len() as u64,
+                            "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

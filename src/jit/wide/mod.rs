@@ -421,6 +421,10 @@ pub struct WideShader {
     /// Whether the vertex-layout kernel also runs `StatePolicy::Carry`
     /// batches ([`plan::carries_independently`]).
     kernel_carries: bool,
+    /// Outputs every lane's kernel path leaves equal to an input
+    /// ([`codegen::copies`]; F32): the x86-64 vertex kernel moves them
+    /// record to record and leaves their rows in the register file unset.
+    output_copies: Vec<codegen::copies::OutputCopy>,
     /// Uniform sets on which running in lanes was measured not to pay
     /// (see [`batch::Verdicts`]).
     verdicts: batch::Verdicts,
@@ -685,6 +689,10 @@ impl WideShader {
                 code.vertex_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
             );
+            let output_copies = match &kernel_plan {
+                Some(plan) if !f24 => codegen::copies::output_copies(plan, &blocks),
+                _ => Vec::new(),
+            };
             let kernel_carries = kernel_plan
                 .as_ref()
                 .is_some_and(|plan| plan::carries_independently(&plan.steps, &blocks, &plan.store));
@@ -716,6 +724,7 @@ impl WideShader {
                 kernel_rows: kernel_plan_rows,
                 kernel_stop,
                 kernel_carries,
+                output_copies,
                 verdicts: batch::Verdicts::default(),
             })
         }
@@ -798,6 +807,12 @@ impl WideShader {
     /// How every lane a batch kernel shades stops.
     pub(crate) fn kernel_stop(&self) -> Stop {
         self.kernel_stop
+    }
+
+    /// The outputs the vertex kernel copies from inputs (their rows in the
+    /// register file are not the lanes' values).
+    pub(crate) fn output_copies(&self) -> &[codegen::copies::OutputCopy] {
+        &self.output_copies
     }
 
     /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:
