@@ -2120,3 +2120,243 @@ fn programs_running_past_their_last_instruction(body: &str) {
         }
     }
 }
+
+/// The vertex kernel loads a row's starting value only where a lane may see
+/// it, skips an `if` part no lane of a group takes, and writes the outputs
+/// the program never writes from the starting state: bit for bit against the
+/// interpreter from a starting state whose every register is distinct (a
+/// starting value left out shows as the previous group's). Covered: a row
+/// the then- and else-parts both write (not loaded), one only the then-part
+/// writes (`o1`, `r2`: the else lanes keep it and show it), one the else-part
+/// reads after the then-part wrote it (`r3.x`), a part writing another
+/// component (`o2`), uniform `ifu`s taken and not taken, `ifc`s whose lanes
+/// agree in some groups and disagree in others, every output mask shape.
+#[test]
+fn starting_values_where_only_some_paths_write_match_the_interpreter() {
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.alias pos v0
+.out o_pos position
+.out o_one color
+.out o_two texcoord0
+.out o_three texcoord1
+.out o_four view
+.proc main
+    cmp k.xx, gt, le, pos
+    ifc cmp.x
+        mov o_pos, pos
+        mov o_one, k
+        mov r2, pos.yxwz
+        mov r3, k.wzyx
+        mov o_two.x, k.z
+    .else
+        add o_pos, k.y, pos
+        add r3, r3.x, pos
+        mov o_two.y, k.w
+    .end
+    ifu b0
+        mul r4, k.z, pos
+    .else
+        mul r4, k.w, pos
+        mov r5, k
+    .end
+    ifu b1
+        add o_three, r2, r4
+    .end
+    add o_four, r3, r5
+    end
+.end
+";
+    let shbin = pica_jit::asm::assemble_str("start_values.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut rng = Rng(0x5eed_0022);
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        for (b0, b1) in [(true, false), (false, true), (true, true)] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                kind: dvle.kind,
+                precision,
+                ..Default::default()
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            uniforms.b[0] = b0;
+            uniforms.b[1] = b1;
+            uniforms.apply_constants(&dvle.constants);
+            // The first vertex's state is the start: every temporary and
+            // output distinct.
+            let mut start = random_state(&mut rng);
+            for (n, reg) in start.temps.iter_mut().chain(&mut start.outputs).enumerate() {
+                *reg = [0, 1, 2, 3].map(|c| 100.0 + (4 * n + c) as f32);
+            }
+            // Groups whose lanes all take the then-part, all the else-part,
+            // and both.
+            let states: Vec<UnitState> = (0..53)
+                .map(|i| {
+                    let mut s = if i == 0 {
+                        start.clone()
+                    } else {
+                        UnitState::default()
+                    };
+                    let x = match i / 8 % 3 {
+                        0 => 0.0,
+                        1 => 1.0,
+                        _ => rng.below(4) as f32 * 0.5 - 0.5,
+                    };
+                    s.inputs[0] = [x, rng.below(7) as f32 - 3.0, 1.5, -2.0];
+                    s
+                })
+                .collect();
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms,
+                states: states.clone(),
+                carry_state: false,
+            };
+            for width in widths() {
+                for output_mask in [0xffff, 0x001f, 0x0013, 0xffe0] {
+                    let before = wide::kernel_vertices();
+                    compare_vertices_with_masks(
+                        &case,
+                        &states,
+                        width,
+                        StatePolicy::Reset,
+                        0xffff,
+                        output_mask,
+                    );
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        states.len() as u64,
+                        "{precision:?} {width:?}: every vertex in the kernel"
+                    );
+                }
+                compare_vertices_with_masks(
+                    &case,
+                    &states,
+                    width,
+                    StatePolicy::Carry,
+                    0xffff,
+                    0xffff,
+                );
+            }
+        }
+    }
+}
+
+/// Outputs that copy an input unchanged move from the input records to the
+/// output records in the vertex kernel (and the inputs only they read are
+/// not transposed): bit for bit against the interpreter beside outputs that
+/// look like copies and are not (swizzled, partial, negated, overwritten,
+/// under a lane mask, from two inputs), with both policies (`Carry`'s final
+/// state holds the last vertex's copies), every output mask shape, records
+/// at every misalignment, inputs with NaN payloads and signed zeros.
+#[test]
+fn outputs_copied_from_inputs_match_the_interpreter() {
+    // A straight one runs `Carry` batches in the kernel too.
+    let straight = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.proc main
+    mov o_b, v2
+    mul o_a, k, v0
+    end
+.end
+";
+    outputs_copied_from_inputs(straight, true);
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.out o_c texcoord0
+.out o_d texcoord1
+.out o_e texcoord2
+.out o_f view
+.out o_g normalquat
+.out o_h texcoord0w
+.proc main
+    mov o_a, v1
+    mov o_b, v2.yxzw
+    mov o_c.xy, v3
+    mov o_c.zw, v3
+    mul r0, k, v4
+    mov o_d, v4
+    add o_d.y, r0.x, v0
+    cmp k.xx, gt, le, v0
+    ifc cmp.x
+        mov o_e, v5
+        mov o_h, v6
+    .else
+        mov o_e, v6
+    .end
+    mov o_f, v7
+    mov o_g, -v1
+    end
+.end
+";
+    outputs_copied_from_inputs(text, false);
+}
+
+fn outputs_copied_from_inputs(text: &str, carries: bool) {
+    let shbin = pica_jit::asm::assemble_str("copies.pica", text).expect("assembles");
+    let program = std::sync::Arc::new(
+        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("loads"),
+    );
+    let dvle = &shbin.dvles[0];
+    let mut rng = Rng(0x5eed_0023);
+    let odd = [
+        f32::from_bits(0x7fc1_2345),
+        -0.0,
+        f32::from_bits(0x0000_0001),
+        1e30,
+    ];
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        uniforms.apply_constants(&dvle.constants);
+        let states: Vec<UnitState> = (0..45)
+            .map(|i| {
+                let mut s = random_state(&mut rng);
+                if i % 5 == 0 {
+                    s.inputs[(i / 5) % 8] = odd;
+                }
+                s.inputs[0][0] = rng.below(4) as f32 * 0.5 - 0.5;
+                s
+            })
+            .collect();
+        let case = TestCase {
+            program: program.clone(),
+            config,
+            uniforms,
+            states: states.clone(),
+            carry_state: false,
+        };
+        for width in widths() {
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                for output_mask in [0xffff, 0x0001, 0x00fe, 0x0005] {
+                    let before = wide::kernel_vertices();
+                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
+                    // (`Carry` runs the kernel only where every lane
+                    // decides alike: here the single-vertex JIT.)
+                    if policy == StatePolicy::Reset || carries {
+                        assert_eq!(
+                            wide::kernel_vertices() - before,
+                            states.len() as u64,
+                            "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -610,6 +610,10 @@ pub(crate) fn run_vertices(
                         }
                     }
                     end.load_inputs(&batch.inputs[part.end - 1], batch.input_mask);
+                    for copy in wide.output_copies() {
+                        end.outputs[copy.output as usize] =
+                            batch.inputs[part.end - 1][copy.input as usize];
+                    }
                     last = Some(end);
                 }
                 ran.is_some()

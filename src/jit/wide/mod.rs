@@ -430,6 +430,10 @@ pub struct WideShader {
     /// Where the vertex-layout kernel records the last writer of the rows
     /// some paths leave alone (for `Carry`).
     tracking: Option<plan::Tracking>,
+    /// Outputs every lane's kernel path leaves equal to an input
+    /// ([`codegen::copies`]; F32): the x86-64 vertex kernel moves them
+    /// record to record and leaves their rows in the register file unset.
+    output_copies: Vec<codegen::copies::OutputCopy>,
     /// Uniform sets on which running in lanes was measured not to pay
     /// (see [`batch::Verdicts`]).
     verdicts: batch::Verdicts,
@@ -698,6 +702,11 @@ impl WideShader {
                 code.vertex_kernel.filter(|_| code.kernel.is_some()),
                 code.vertex_pair_kernel.filter(|_| code.kernel.is_some()),
             );
+            let output_copies = match &kernel_plan {
+                // The vertex kernels' plan (as `lower_wide` gives them).
+                Some(plan) if !f24 => codegen::copies::output_copies(&plan.for_vertices(), &blocks),
+                _ => Vec::new(),
+            };
             let kernel_carries = kernel_plan.as_ref().is_some_and(|plan| plan.carries);
             let tracking = kernel_plan.as_ref().and_then(|plan| plan.tracking.clone());
             let kernel_plan_rows = kernel_plan.as_ref().map_or(RowSet::default(), |p| p.store);
@@ -729,6 +738,7 @@ impl WideShader {
                 kernel_stop,
                 kernel_carries,
                 tracking,
+                output_copies,
                 verdicts: batch::Verdicts::default(),
             })
         }
@@ -811,6 +821,12 @@ impl WideShader {
     /// How every lane a batch kernel shades stops.
     pub(crate) fn kernel_stop(&self) -> Stop {
         self.kernel_stop
+    }
+
+    /// The outputs the vertex kernel copies from inputs (their rows in the
+    /// register file are not the lanes' values).
+    pub(crate) fn output_copies(&self) -> &[codegen::copies::OutputCopy] {
+        &self.output_copies
     }
 
     /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:

@@ -505,27 +505,54 @@ pub(crate) fn rows_written(steps: &[Step], facts: &[(RowSet, RowSet)]) -> RowSet
 
 /// The rows whose starting values a lane running `steps` may observe: read
 /// before a step for every lane wrote them, or written by a predicated step
-/// first (the lanes it is not for keep them). Every step runs at least once,
-/// in order (a loop body `i.x + 1` times), so the first pass decides.
+/// and not by every lane by the end (the lanes it is not for keep them, and
+/// every row written comes out). Every step runs at least once, in order (a
+/// loop body `i.x + 1` times), so the first pass decides. The then- and
+/// else-parts of one saved condition together reach every lane: a row both
+/// write is written for every lane after them (the value the first part's
+/// other lanes keep is never seen).
 pub(crate) fn rows_read_first(steps: &[Step], facts: &[(RowSet, RowSet)]) -> RowSet {
     let mut written = RowSet::default();
     let mut read_first = RowSet::default();
+    // Rows some step writes for some lanes only.
+    let mut masked = RowSet::default();
+    // Rows the parts for a saved condition of `false` / `true` wrote since
+    // the branch that saved it.
+    let mut sides = [RowSet::default(), RowSet::default()];
     for step in steps {
         let Some(k) = step.block() else {
             // A loop's end adds `i.z` to `aL`.
             if *step == Step::LoopEnd && !written.contains(layout::AL as u16) {
                 read_first.insert(layout::AL as u16);
             }
+            sides = Default::default();
             continue;
         };
         let (reads, writes) = &facts[k];
-        read_first.union_with(&reads.difference(&written));
-        if step.for_every_lane() {
-            written.union_with(writes);
-        } else {
-            read_first.union_with(&writes.difference(&written));
+        match *step {
+            Step::Predicated { when, .. } => {
+                read_first.union_with(&reads.difference(&written));
+                sides[usize::from(when)].union_with(writes);
+                masked.union_with(writes);
+                let both = sides[0].intersection(&sides[1]);
+                written.union_with(&both);
+            }
+            _ => {
+                read_first.union_with(&reads.difference(&written));
+                if step.for_every_lane() {
+                    written.union_with(writes);
+                } else {
+                    masked.union_with(writes);
+                }
+                if !matches!(step, Step::Block(_)) {
+                    // A new saved condition (or a loop, or masks of their
+                    // own): the sides start again.
+                    sides = Default::default();
+                }
+            }
         }
     }
+    read_first.union_with(&masked.difference(&written));
     read_first
 }
 
@@ -786,10 +813,20 @@ mod tests {
         // r1.x is written first, r1.yzw read first; r0 is only written.
         let rows = read_first_of(" mov r1.x, c0\n add r0, r1, c1\n mov o0, r0\n end");
         assert_eq!(rows, temp_rows(1, "yzw"));
-        // A predicated write keeps the other lanes' starting values; a write
-        // for every lane afterwards does not undo that.
+        // A predicated write keeps the other lanes' starting values, which
+        // come out unless a write for every lane replaces them first.
+        let body = " ifu b0\n  mov r2.xy, c0\n .end\n mov o0, r2\n end";
+        assert_eq!(read_first_of(body), temp_rows(2, "xyzw"));
         let body = " ifu b0\n  mov r2.xy, c0\n .end\n mov r2, c1\n mov o0, r2\n end";
-        assert_eq!(read_first_of(body), temp_rows(2, "xy"));
+        assert_eq!(read_first_of(body), temp_rows(2, ""));
+        // Then- and else-parts: a row both write reaches every lane (r1.y,
+        // r6), unless the second reads it first (r6.x); a row one part
+        // writes keeps the other lanes' starting value (r1.xzw).
+        let body = " ifu b0\n  mov r1.xy, c0\n  mov r6, c0\n .else\n  mov r1.yz, c1\n  \
+                    add r6, r6.x, c1\n .end\n mov o0, r1\n mov o1, r6\n end";
+        let mut expected = temp_rows(1, "xzw");
+        expected.extend(temp_rows(6, "x"));
+        assert_eq!(read_first_of(body), expected);
         // A loop body reading what it writes later in the same pass.
         let rows = read_first_of(" for i0\n  add r0, r0, c0\n .end\n mov o0, r0\n end");
         assert_eq!(rows, temp_rows(0, "xyzw"));

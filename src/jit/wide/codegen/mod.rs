@@ -6,6 +6,7 @@
 //! The allocator and the driver run in the same order on every ISA, so the
 //! allocation decisions are the same everywhere.
 
+pub(crate) mod copies;
 pub(crate) mod driver;
 pub(crate) mod hoist;
 pub(crate) mod regalloc;

@@ -18,6 +18,7 @@ use super::super::emit::V;
 use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
+use crate::jit::wide::codegen::copies::{OutputCopy, output_copies, without_copies};
 use crate::jit::wide::codegen::{
     Driver, KernelShape, KernelSource, RegAlloc, StateRows, Target, hoist, start_field,
 };
@@ -140,6 +141,21 @@ impl Function<'_> {
             ; test r9, r9
             ; jz =>done
         );
+        // Outputs that are copies of inputs move record to record (F32: the
+        // F24 inputs are converted first); the blocks do not store them, and
+        // inputs nothing else reads are not transposed.
+        let passed = match shape {
+            KernelShape::Vertices if convert_inputs == 0 => output_copies(plan, blocks),
+            _ => Vec::new(),
+        };
+        let trimmed;
+        let (blocks, inputs) = if passed.is_empty() {
+            (blocks, plan.load.inputs)
+        } else {
+            let (without, inputs) = without_copies(blocks, &passed);
+            trimmed = without;
+            (&trimmed[..], inputs)
+        };
         // Values computed from uniforms only, once per call instead of once
         // per group (and per loop iteration), in every group's file.
         let hoisted = hoist(self, plan, blocks)?;
@@ -162,7 +178,7 @@ impl Function<'_> {
             self.group_at(copy);
             match shape {
                 KernelShape::States => self.load_states(plan),
-                KernelShape::Vertices => self.load_vertices(plan),
+                KernelShape::Vertices => self.load_vertices(plan, inputs & plan.load.inputs),
             }
             self.convert_inputs(convert_inputs);
             for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
@@ -180,7 +196,7 @@ impl Function<'_> {
             self.group_at(copy);
             match shape {
                 KernelShape::States => self.store_states(plan),
-                KernelShape::Vertices => self.store_vertices(plan),
+                KernelShape::Vertices => self.store_vertices(plan, &passed),
             }
         }
         self.group_at(0);
@@ -249,9 +265,8 @@ impl Function<'_> {
     /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
     /// → the input rows; the rows of the starting state (at the header's
     /// `START_STATE`) that a lane may observe and some step writes.
-    fn load_vertices(&mut self, plan: &KernelPlan) {
-        let load = plan.load;
-        for n in (0..16).filter(|n| load.inputs >> n & 1 != 0) {
+    fn load_vertices(&mut self, plan: &KernelPlan, inputs: u16) {
+        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
             self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
         }
         let again = plan.read_first.intersection(&plan.store);
@@ -280,37 +295,83 @@ impl Function<'_> {
     }
 
     /// The group's vertices (at `r11`), each output register of the header's
-    /// `OUTPUT_MASK`: the lane's value where the program writes it, else the
-    /// starting state's (at the header's `START_STATE`).
-    fn store_vertices(&mut self, plan: &KernelPlan) {
+    /// `OUTPUT_MASK`: the lane's value where the program writes it (`passed`:
+    /// its input's, from the input records at `r8`), else the starting
+    /// state's (at the header's `START_STATE`).
+    fn store_vertices(&mut self, plan: &KernelPlan, passed: &[OutputCopy]) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
-        for n in 0..16 {
+        for copy in passed {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
+                ; jz =>skip
+            );
+            for lane in 0..self.lanes {
+                let from = LaneSource::Vertices.record(lane, 16 * copy.input as usize);
+                let to = LaneSource::Outputs.record(lane, 16 * copy.output as usize);
+                let r = (lane % 4) as u8;
+                if vex {
+                    dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(r), [Rq(from.base) + from.disp]);
+                } else {
+                    dynasm!(self.a.ops ; .arch x64 ; movups Rx(r), [Rq(from.base) + from.disp]);
+                }
+                self.store_vector(vex, false, to, r);
+            }
+            self.a.bind(skip);
+        }
+        let written = |n: usize| {
+            plan.store.register(layout::OUTPUT, n) != 0
+                && !passed.iter().any(|c| c.output as usize == n)
+        };
+        for n in (0..16).filter(|&n| written(n)) {
             let skip = self.a.ops.new_dynamic_label();
             dynasm!(self.a.ops
                 ; .arch x64
                 ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
                 ; jz =>skip
             );
+            self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
+            self.a.bind(skip);
+        }
+        // The outputs no step writes, usually outside the caller's mask: one
+        // test for all of them rather than one per register.
+        let kept = (0..16)
+            .filter(|&n| plan.store.register(layout::OUTPUT, n) == 0)
+            .fold(0u32, |m, n| m | 1 << n);
+        if kept == 0 {
+            return;
+        }
+        let none_kept = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; test DWORD [rdi + layout::OUTPUT_MASK], kept as i32
+            ; jz =>none_kept
+            ; mov rdx, QWORD [rdi + layout::START_STATE]
+        );
+        for n in (0..16).filter(|&n| kept >> n & 1 != 0) {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
+                ; jz =>skip
+            );
+            // Here, while the group's records are in the cache, rather than
+            // in a pass over the batch afterwards.
             let field = 16 * n;
-            if plan.store.register(layout::OUTPUT, n) != 0 {
-                self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, field);
+            let from = (std::mem::offset_of!(UnitState, outputs) + field) as i32;
+            if vex {
+                dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(S1), [rdx + from]);
             } else {
-                // Here, while the group's records are in the cache, rather
-                // than in a pass over the batch afterwards.
-                let from = (std::mem::offset_of!(UnitState, outputs) + field) as i32;
-                if vex {
-                    dynasm!(self.a.ops ; .arch x64 ; vmovaps Rx(S1), [rdx + from]);
-                } else {
-                    dynasm!(self.a.ops ; .arch x64 ; movaps Rx(S1), [rdx + from]);
-                }
-                for lane in 0..self.lanes {
-                    let to = LaneSource::Outputs.record(lane, field);
-                    self.store_vector(vex, false, to, S1);
-                }
+                dynasm!(self.a.ops ; .arch x64 ; movaps Rx(S1), [rdx + from]);
+            }
+            for lane in 0..self.lanes {
+                let to = LaneSource::Outputs.record(lane, field);
+                self.store_vector(vex, false, to, S1);
             }
             self.a.bind(skip);
         }
+        self.a.bind(none_kept);
     }
 
     /// Emits `plan`'s steps, each for the `copies` groups in turn.
@@ -397,9 +458,24 @@ impl Function<'_> {
                 Ok(())
             }
             Step::Predicated { when, .. } => {
+                // Skipped when no lane of the group has the condition `when`
+                // (a uniform condition, or lanes that agree): its stores
+                // would keep every row.
+                let skip = self.a.ops.new_dynamic_label();
+                let off = self.row(layout::PREDICATE);
+                self.a.load(S1, off);
+                self.a.movmsk(S1);
+                if when {
+                    dynasm!(self.a.ops ; .arch x64 ; test eax, eax ; jz =>skip);
+                } else {
+                    let every = ((1u32 << self.lanes) - 1) as i32;
+                    dynasm!(self.a.ops ; .arch x64 ; cmp eax, every ; je =>skip);
+                }
                 self.predicate = Some((layout::PREDICATE, when));
                 let result = self.body(block);
                 self.predicate = None;
+                self.a.bind(skip);
+                self.a.forget_masks();
                 result
             }
             Step::Guarded { mask, .. } => {
