@@ -93,6 +93,10 @@ pub(crate) enum Form {
     /// instead of a load and a shuffle (the read itself then runs only if
     /// something else reads it; [`memory_of`]).
     ShuffleMem(Mem, [u8; 4]),
+    /// `op(reg, mem)` (or `op(mem, reg)` for the multiply, whose result is
+    /// the same both ways round), the vector in memory read by the
+    /// operation itself ([`memory_operand`]).
+    BinaryMem { op: BinOp, reg: Value, mem: Mem },
 }
 
 /// A 16-byte-aligned vector in memory that no node of the block writes.
@@ -105,6 +109,21 @@ pub(crate) enum Mem {
     /// Input `v<n>` as the prologue converted it (in the frame, `rdi`;
     /// [`input_uses`] counts it).
     ConvertedInput(u8),
+}
+
+impl Mem {
+    /// The general-purpose register (`rsi`, `rdx`, `rdi`) and the offset
+    /// from it.
+    pub(crate) fn address(self) -> (u8, i32) {
+        match self {
+            Mem::State(off) => (6, off),
+            Mem::Uniforms(off) => (2, off),
+            Mem::ConvertedInput(n) => (
+                7,
+                crate::jit::frame::OFFSET_CONVERTED_INPUTS + 16 * i32::from(n & 15),
+            ),
+        }
+    }
 }
 
 /// Per-block lowering state: the values, and each node's form.
@@ -152,7 +171,9 @@ fn real_operands(op: &Op, form: Form) -> Operands {
         | Form::FlushedInput(..)
         | Form::QuantizeConst(..)
         | Form::ShuffleMem(..) => Operands::from_iter(None),
-        Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
+        Form::Same(v) | Form::QuantizeOf(v, _) | Form::BinaryMem { reg: v, .. } => {
+            Operands::from_iter(Some(v))
+        }
         Form::Relative { offset, .. } => Operands::from_iter(offset),
         Form::DotSum(sum) => Operands::from_iter(sum.operands()),
         Form::Matrix(dot::MatrixPart::Half { a, b0, b1 }) => Operands::from_iter([a, b0, b1]),
@@ -183,6 +204,7 @@ pub(super) fn block_state<'p>(
         Vec::new()
     };
     let writes = Writes::of(block);
+    let uses = crate::jit::single::dot_sums::uses(block);
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
             form[k] = Form::Matrix(part);
@@ -206,6 +228,9 @@ pub(super) fn block_state<'p>(
                 .map_or(Form::Own, |mem| Form::ShuffleMem(mem, lanes)),
             Op::Extract(v, lane) => memory_of(block, &form, &writes, v)
                 .map_or(Form::Own, |mem| Form::ShuffleMem(mem, [lane; 4])),
+            Op::Binary(op, a, b) => {
+                memory_operand(block, &form, &writes, &uses, op, a, b).unwrap_or(Form::Own)
+            }
             _ => Form::Own,
         };
     }
@@ -335,6 +360,38 @@ fn memory_of(block: &Block, form: &[Form], writes: &Writes, v: Value) -> Option<
     }
 }
 
+/// The form of `op(a, b)` with one operand read from memory by the
+/// operation: a float operation whose second operand, or a PICA multiply
+/// either of whose operands, is a vector in memory ([`memory_of`]) nothing
+/// else reads (a value other nodes read anyway stays in its register).
+fn memory_operand(
+    block: &Block,
+    form: &[Form],
+    writes: &Writes,
+    uses: &[u32],
+    op: BinOp,
+    a: Value,
+    b: Value,
+) -> Option<Form> {
+    let alone = |v: Value| {
+        if uses[v.0 as usize] == 1 {
+            memory_of(block, form, writes, v)
+        } else {
+            None
+        }
+    };
+    match op {
+        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin => {
+            alone(b).map(|mem| Form::BinaryMem { op, reg: a, mem })
+        }
+        BinOp::PicaMul => match alone(b) {
+            Some(mem) => Some(Form::BinaryMem { op, reg: a, mem }),
+            None => alone(a).map(|mem| Form::BinaryMem { op, reg: b, mem }),
+        },
+        _ => None,
+    }
+}
+
 /// The identity swizzle.
 const IDENTITY: [u8; 4] = [0, 1, 2, 3];
 
@@ -366,9 +423,12 @@ pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> (u16, u16) {
     for state in plan.blocks.iter().flatten() {
         for form in &state.own {
             match *form {
-                Form::ConvertedInput(n) | Form::ShuffleMem(Mem::ConvertedInput(n), _) => {
-                    loaded |= 1 << (n & 15)
-                }
+                Form::ConvertedInput(n)
+                | Form::ShuffleMem(Mem::ConvertedInput(n), _)
+                | Form::BinaryMem {
+                    mem: Mem::ConvertedInput(n),
+                    ..
+                } => loaded |= 1 << (n & 15),
                 Form::FlushedInput(n, _) => flushed |= 1 << (n & 15),
                 _ => {}
             }

@@ -6,8 +6,8 @@
 //! the result register (never an operand's), `xmm0` and `xmm13..=xmm15` are
 //! scratch, and so are `rax`, `rcx`, `r8`, `r9`.
 
+use super::Form;
 use super::dot::{DotSum, MatrixPart};
-use super::{Form, Mem};
 use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
@@ -144,18 +144,13 @@ impl Emitter<'_> {
             }
             Form::ShuffleMem(mem, lanes) => {
                 let imm = shuffle_imm(lanes);
-                match mem {
-                    Mem::State(off) => {
-                        dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rsi + off], imm)
-                    }
-                    Mem::Uniforms(off) => {
-                        dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rdx + off], imm)
-                    }
-                    Mem::ConvertedInput(n) => {
-                        let off = OFFSET_CONVERTED_INPUTS + 16 * i32::from(n & 15);
-                        dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rdi + off], imm)
-                    }
-                }
+                let (base, off) = mem.address();
+                dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [Rq(base) + off], imm);
+                return Ok(());
+            }
+            Form::BinaryMem { op, mem, .. } => {
+                let (base, off) = mem.address();
+                self.vector().binary_mem(op, d, regs[0], base, off);
                 return Ok(());
             }
             Form::Own => {}

@@ -57,8 +57,10 @@ fn only_reads_of_temporaries_the_block_does_not_write_are_emitted_again() {
     use crate::{Program, ShaderKind};
     let id = (false, Swizzle::IDENTITY);
     let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]).0;
+    // `sge`: an operation whose operands are always in registers (an add
+    // may read its second operand from memory, `Form::BinaryMem`).
     let add = |dst, a, b| Instruction::Binary {
-        op: BinaryOp::Add,
+        op: BinaryOp::Sge,
         inverted: false,
         dst,
         src1: Source::direct(SrcReg::Temp(a)),
@@ -435,4 +437,116 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
             assert_eq!(bits(a.temps[1]), bits(b.temps[1]), "{precision:?} r1");
         }
     }
+}
+
+/// An F32 multiply with a uniform or input operand nothing else reads (as
+/// either operand), and an add or max with one as the second operand,
+/// read it from memory ([`super::Form::BinaryMem`]), the multiply's exact
+/// out-of-line sequence included (`0 × inf = +0`, NaN operands); every
+/// result has the interpreter's bits.
+#[test]
+fn binary_operations_read_memory_operands_and_are_exact() {
+    use super::{Form, Mem};
+    use crate::ir::BinOp;
+    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    let source = "
+        .proc main
+        add r3, v5, v6
+        mul o0, c0, r3
+        mul o1, r3, v1
+        add o2, r3, c2
+        add o3, c3, r3
+        max o4, r3, v4
+        min o5, r3, c5
+        dp4 o6, c6, r3
+        mad o7, r3, c7, v7
+        .end";
+    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+    let prog = std::sync::Arc::new(
+        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program"),
+    );
+    let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, Precision::F32);
+    let ir = crate::ir::opt::optimize(&ir);
+    let block = &ir.blocks[0];
+    let lowered = vec![true; block.instrs.len()];
+    let state = block_state(block, &lowered, false, false);
+    let mut folded: Vec<(BinOp, bool)> = state
+        .own
+        .iter()
+        .filter_map(|f| match *f {
+            Form::BinaryMem { op, mem, .. } => Some((op, matches!(mem, Mem::Uniforms(_)))),
+            _ => None,
+        })
+        .collect();
+    folded.sort_by_key(|&(op, uniform)| (format!("{op:?}"), uniform));
+    // c0, c6 and c7 (first operands) and v1 multiplied; v6 and v7 added,
+    // v4 compared. A uniform is always the first operand of an add or
+    // `min` (the encoding has no other place for it): not folded, as those
+    // do not commute on NaNs.
+    assert_eq!(
+        folded,
+        [
+            (BinOp::FAdd, false),
+            (BinOp::FAdd, false),
+            (BinOp::PicaMax, false),
+            (BinOp::PicaMul, false),
+            (BinOp::PicaMul, true),
+            (BinOp::PicaMul, true),
+            (BinOp::PicaMul, true),
+        ]
+    );
+    let edge = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xFF80_0001),
+        f32::MAX,
+        f32::from_bits(0x0000_0001),
+        1.5,
+        -3.25,
+        f32::MIN_POSITIVE,
+    ];
+    let vector = |k: usize| std::array::from_fn(|i| edge[(k + 3 * i) % edge.len()]);
+    let config = ShaderConfig {
+        precision: Precision::F32,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    let jit = Shader::new(prog, config, EngineKind::Jit).expect("the JIT");
+    assert_eq!(jit.engine(), EngineKind::Jit);
+    let bits = |r: [f32; 4]| r.map(f32::to_bits);
+    let mut zero_times_inf = 0;
+    for shift in 0..edge.len() * edge.len() {
+        let mut uniforms = Uniforms::default();
+        for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
+            *c = vector(shift / edge.len() + n);
+        }
+        let mut s = UnitState::default();
+        for (n, v) in s.inputs.iter_mut().enumerate().take(8) {
+            *v = vector(shift + 2 * n);
+        }
+        s.inputs[6] = [0.0; 4];
+        let (mut a, mut b) = (s.clone(), s);
+        let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
+        let stop_b = jit.run(&uniforms, &mut b, &mut Vec::new());
+        assert_eq!(stop_a, stop_b);
+        for o in 0..8 {
+            assert_eq!(
+                bits(a.outputs[o]),
+                bits(b.outputs[o]),
+                "o{o}, shift {shift}"
+            );
+        }
+        let (r3, c0) = (a.temps[3], uniforms.f[0]);
+        zero_times_inf += (0..4)
+            .filter(|&i| r3[i] == 0.0 && c0[i].is_infinite() || r3[i].is_infinite() && c0[i] == 0.0)
+            .count();
+    }
+    assert!(
+        zero_times_inf > 0,
+        "0 × inf reached the out-of-line multiply"
+    );
 }
