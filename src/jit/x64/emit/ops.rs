@@ -224,7 +224,7 @@ impl Vector<'_> {
             }
             return;
         }
-        debug_assert!(d != a || matches!(op, V::Addps | V::Mulps), "in place");
+        // `d` may equal `a`: the memory operand is the second either way.
         self.copy(d, a);
         match op {
             V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [Rq(base) + off]),

@@ -329,6 +329,7 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
 fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
     use super::{Form, Mem};
     use crate::ir::Op;
+    use crate::jit::Features;
     use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
     let source = "
         .proc main
@@ -410,10 +411,11 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
             ..ShaderConfig::default()
         };
         let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
-        let jit = Shader::new(prog.clone(), config, EngineKind::Jit).expect("the JIT");
-        assert_eq!(jit.engine(), EngineKind::Jit);
+        // Both instruction sets (VEX where the host has AVX, SSE4.1).
+        let jits = [Features::host(), Features::baseline()]
+            .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
         let bits = |r: [f32; 4]| r.map(f32::to_bits);
-        for shift in 0..edge.len() {
+        for (shift, jit) in (0..edge.len()).flat_map(|s| jits.iter().map(move |j| (s, j))) {
             let mut uniforms = Uniforms::default();
             for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
                 *c = vector(shift + 3 * n);
@@ -425,7 +427,7 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
             (s.temps[1], s.temps[2]) = (vector(shift + 4), vector(shift + 2));
             let (mut a, mut b) = (s.clone(), s);
             let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
-            let stop_b = jit.run(&uniforms, &mut b, &mut Vec::new());
+            let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
             assert_eq!(stop_a, stop_b);
             for o in 0..8 {
                 assert_eq!(
@@ -448,6 +450,7 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
 fn binary_operations_read_memory_operands_and_are_exact() {
     use super::{Form, Mem};
     use crate::ir::BinOp;
+    use crate::jit::Features;
     use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
     let source = "
         .proc main
@@ -515,11 +518,13 @@ fn binary_operations_read_memory_operands_and_are_exact() {
         ..ShaderConfig::default()
     };
     let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
-    let jit = Shader::new(prog, config, EngineKind::Jit).expect("the JIT");
-    assert_eq!(jit.engine(), EngineKind::Jit);
+    // Both instruction sets (VEX where the host has AVX, SSE4.1).
+    let jits = [Features::host(), Features::baseline()]
+        .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
     let bits = |r: [f32; 4]| r.map(f32::to_bits);
     let mut zero_times_inf = 0;
-    for shift in 0..edge.len() * edge.len() {
+    let shifts = 0..edge.len() * edge.len();
+    for (shift, jit) in shifts.flat_map(|s| jits.iter().map(move |j| (s, j))) {
         let mut uniforms = Uniforms::default();
         for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
             *c = vector(shift / edge.len() + n);
@@ -531,7 +536,7 @@ fn binary_operations_read_memory_operands_and_are_exact() {
         s.inputs[6] = [0.0; 4];
         let (mut a, mut b) = (s.clone(), s);
         let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
-        let stop_b = jit.run(&uniforms, &mut b, &mut Vec::new());
+        let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
         assert_eq!(stop_a, stop_b);
         for o in 0..8 {
             assert_eq!(
