@@ -31,8 +31,9 @@
 
 use super::Emitter;
 use super::emit::{DotTerms, Neon};
-use crate::ir::{BinOp, Block, Ir, Op, UnOp, Value};
+use crate::ir::{Block, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
+pub(crate) use crate::jit::single::dot_sums::{DotSum, dot_sums};
 use crate::jit::single::state::{self, Base};
 use crate::jit::single::{self, Values};
 use dynasmrt::{DynasmApi, dynasm};
@@ -70,117 +71,20 @@ pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p>
 /// reads its terms' operands, any other node its IR operands.
 fn node_operands(block: &Block, sums: &[Option<DotSum>], k: usize) -> impl Iterator<Item = Value> {
     let mut operands = [Value(0); 3];
-    let count = match sums[k] {
-        Some(DotSum::Products { a, b, .. }) => {
-            operands[..2].copy_from_slice(&[a, b]);
-            2
-        }
-        Some(DotSum::Terms(t)) => {
-            operands[0] = t;
-            1
-        }
-        None => {
-            let mut count = 0;
-            for o in crate::ir::opt::operands(&block.nodes[k].op) {
-                operands[count] = o;
-                count += 1;
-            }
-            count
-        }
-    };
-    operands.into_iter().take(count)
-}
-
-/// A float24 dot product's pairwise sum `q(q(t + t.yxwz) + its .zwxy)` (`q`
-/// = `f24_quantize`, [`crate::ir::recipes`]' `pairwise_sum`), lowered as one
-/// sequence with one range check ([`Neon::f24_dot_sum`]). Its inner nodes
-/// have no other use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DotSum {
-    /// Of the terms `t`.
-    Terms(Value),
-    /// Of the terms `pica_mul_f24(a, b)`, lane w replaced by +0 when
-    /// `clear_w` (`dp3`), the products used nowhere else.
-    Products { a: Value, b: Value, clear_w: bool },
-}
-
-/// Per node of `block`, the dot-product sum it ends, where its inner nodes
-/// have no use outside it.
-pub(super) fn dot_sums(block: &Block) -> Vec<Option<DotSum>> {
-    let nodes = &block.nodes;
-    let mut uses = vec![0u32; nodes.len()];
-    let operands = nodes.iter().flat_map(|n| crate::ir::opt::operands(&n.op));
-    for v in operands.chain(crate::ir::opt::exit_operands(&block.exit)) {
-        uses[v.0 as usize] += 1;
-    }
-    (0..nodes.len())
-        .map(|k| dot_sum_at(nodes, &uses, k))
-        .collect()
-}
-
-fn dot_sum_at(nodes: &[crate::ir::Node], uses: &[u32], k: usize) -> Option<DotSum> {
-    let op = |v: Value| nodes[v.0 as usize].op;
-    let used = |v: Value, n: u32| uses[v.0 as usize] == n;
-    let Op::Unary(UnOp::F24Quantize, r) = nodes[k].op else {
-        return None;
-    };
-    let Op::Binary(BinOp::FAdd, half, crossed) = op(r) else {
-        return None;
-    };
-    let Op::Swizzle(c, [2, 3, 0, 1]) = op(crossed) else {
-        return None;
-    };
-    let Op::Unary(UnOp::F24Quantize, u) = op(half) else {
-        return None;
-    };
-    let Op::Binary(BinOp::FAdd, t, swapped) = op(u) else {
-        return None;
-    };
-    let Op::Swizzle(s, [1, 0, 3, 2]) = op(swapped) else {
-        return None;
-    };
-    if c != half
-        || s != t
-        || !(used(r, 1) && used(crossed, 1) && used(half, 2) && used(u, 1) && used(swapped, 1))
+    let mut count = 0;
+    let of_sum = sums[k].map(DotSum::operands);
+    let of_node = sums[k]
+        .is_none()
+        .then(|| crate::ir::opt::operands(&block.nodes[k].op));
+    for o in of_sum
+        .into_iter()
+        .flatten()
+        .chain(of_node.into_iter().flatten())
     {
-        return None;
+        operands[count] = o;
+        count += 1;
     }
-    let product = |p: Value| match op(p) {
-        Op::Binary(BinOp::PicaMulF24, a, b) => Some((a, b)),
-        _ => None,
-    };
-    if used(t, 2) {
-        if let Some((a, b)) = product(t) {
-            return Some(DotSum::Products {
-                a,
-                b,
-                clear_w: false,
-            });
-        }
-        if let Op::Blend {
-            a: p,
-            b: zero,
-            take_b,
-        } = op(t)
-            && take_b.0 == 0b0001
-            && matches!(
-                op(zero),
-                Op::Const {
-                    bits: [0, 0, 0, 0],
-                    ..
-                }
-            )
-            && used(p, 1)
-            && let Some((a, b)) = product(p)
-        {
-            return Some(DotSum::Products {
-                a,
-                b,
-                clear_w: true,
-            });
-        }
-    }
-    Some(DotSum::Terms(t))
+    operands.into_iter().take(count)
 }
 
 /// `ir` with every `f24_flush(f24_load(x))` replaced by `f24_quantize(x)`

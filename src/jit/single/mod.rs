@@ -8,6 +8,7 @@
 //! `flow.rs` emits the flow primitives ([`crate::jit::flow_dispatch`]) and
 //! its lowering the nodes.
 
+pub(crate) mod dot_sums;
 #[cfg(test)]
 pub(crate) mod plan_tests;
 pub(crate) mod state;

@@ -13,7 +13,7 @@
 //! stays in `k1` and the selects use `k1` directly. `dynasm` cannot encode
 //! EVEX: the 16-lane arms call [`evex`].
 
-use super::{MASK, S1, Vector};
+use super::{MASK, S1, S3, Vector};
 use crate::jit::x64::evex::{self, Kreg, Mask, Masking, Mem, Src, Zmm};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
@@ -201,6 +201,41 @@ impl Vector<'_> {
             V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(b)),
             V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), Rx(b)),
             V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), Rx(b), p),
+        }
+    }
+
+    /// `d = a op [base + off]`, the 16 bytes at `off` from general-purpose
+    /// register `base` (aligned): `xmm` code only (the single-vertex
+    /// lowering). The float arithmetic takes the memory operand directly;
+    /// any other operation loads it into [`S3`] first.
+    pub fn v3m(&mut self, op: V, d: u8, a: u8, base: u8, off: i32) {
+        debug_assert!(!self.evex() && !self.ymm(), "a 16-byte memory operand");
+        if self.vex() {
+            match op {
+                V::Addps => dynasm!(self.ops ; .arch x64 ; vaddps Rx(d), Rx(a), [Rq(base) + off]),
+                V::Subps => dynasm!(self.ops ; .arch x64 ; vsubps Rx(d), Rx(a), [Rq(base) + off]),
+                V::Mulps => dynasm!(self.ops ; .arch x64 ; vmulps Rx(d), Rx(a), [Rq(base) + off]),
+                V::Maxps => dynasm!(self.ops ; .arch x64 ; vmaxps Rx(d), Rx(a), [Rq(base) + off]),
+                V::Minps => dynasm!(self.ops ; .arch x64 ; vminps Rx(d), Rx(a), [Rq(base) + off]),
+                _ => {
+                    dynasm!(self.ops ; .arch x64 ; vmovaps Rx(S3), [Rq(base) + off]);
+                    self.v3(op, d, a, S3);
+                }
+            }
+            return;
+        }
+        // `d` may equal `a`: the memory operand is the second either way.
+        self.copy(d, a);
+        match op {
+            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [Rq(base) + off]),
+            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), [Rq(base) + off]),
+            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), [Rq(base) + off]),
+            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), [Rq(base) + off]),
+            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), [Rq(base) + off]),
+            _ => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                self.v3(op, d, d, S3);
+            }
         }
     }
 

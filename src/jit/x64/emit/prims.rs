@@ -7,7 +7,7 @@ use super::{MASK, S1, S2, S3, SlowPath, U, V, Vector};
 use crate::arith::{CANONICAL_NAN, f24};
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
-use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 impl Vector<'_> {
     /// `d = u(a)`.
@@ -115,6 +115,44 @@ impl Vector<'_> {
             BinOp::And | BinOp::BAnd => self.v3(V::Andps, d, a, b),
             BinOp::Or | BinOp::BOr => self.v3(V::Orps, d, a, b),
         }
+    }
+
+    /// `d = a op [base + off]` (16 bytes at `off` from general-purpose
+    /// register `base`, which no code of the block writes): `op` one of the
+    /// float operations [`Vector::binary`] emits as one instruction, or
+    /// `PicaMul`, whose exact sequence (out of line) loads the operand again.
+    /// `xmm` code only.
+    pub fn binary_mem(&mut self, op: BinOp, d: u8, a: u8, base: u8, off: i32) {
+        let v = match op {
+            BinOp::FAdd => V::Addps,
+            BinOp::FSub => V::Subps,
+            BinOp::FMul => V::Mulps,
+            BinOp::PicaMax => V::Maxps,
+            BinOp::PicaMin => V::Minps,
+            BinOp::PicaMul => {
+                self.v3m(V::Mulps, d, a, base, off);
+                self.test_nan(d, S1);
+                let label = self.ops.new_dynamic_label();
+                let back = self.ops.new_dynamic_label();
+                dynasm!(self.ops ; .arch x64 ; jnz =>label);
+                self.bind(back);
+                self.st.slow.push(SlowPath::PicaMulMem {
+                    label,
+                    back,
+                    d,
+                    a,
+                    base,
+                    off,
+                });
+                return;
+            }
+            _ => {
+                debug_assert!(false, "{op:?} has no memory form");
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                return self.binary(op, d, a, S3);
+            }
+        };
+        self.v3m(v, d, a, base, off);
     }
 
     /// `d` = the float comparison `a c b` as a lane mask.

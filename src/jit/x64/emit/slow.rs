@@ -2,7 +2,7 @@
 //! entered with `jnz label` from the fast path and returning to `back`.
 
 use super::{S3, Vector};
-use dynasmrt::{DynamicLabel, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// The terms of [`Vector::f24_dot_sum`] (and of its slow path), by register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,17 @@ pub(in crate::jit::x64) enum SlowPath {
         d: u8,
         a: u8,
         b: u8,
+    },
+    /// [`SlowPath::PicaMul`] with `b` the 16 bytes at `off` from
+    /// general-purpose register `base` (loaded into `S3`, which the exact
+    /// multiply leaves alone).
+    PicaMulMem {
+        label: DynamicLabel,
+        back: DynamicLabel,
+        d: u8,
+        a: u8,
+        base: u8,
+        off: i32,
     },
     /// The exact PICA multiply then float24 quantisation `d = a * b` (some
     /// lane of the product is at or above 2^64, infinite or NaN; the operands
@@ -90,6 +101,19 @@ impl Vector<'_> {
                 } => {
                     self.bind(label);
                     self.exact_pica_mul(d, a, b);
+                    back
+                }
+                SlowPath::PicaMulMem {
+                    label,
+                    back,
+                    d,
+                    a,
+                    base,
+                    off,
+                } => {
+                    self.bind(label);
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                    self.exact_pica_mul(d, a, S3);
                     back
                 }
                 SlowPath::PicaMulF24 {

@@ -40,6 +40,7 @@ mod prims;
 use super::Emitter;
 use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
+use crate::jit::single::state;
 use crate::jit::single::{self, Values};
 use crate::jit::spill::Plan;
 
@@ -87,6 +88,42 @@ pub(crate) enum Form {
     DotSum(dot::DotSum),
     /// A part of four dot products lowered together ([`dot::matrices`]).
     Matrix(dot::MatrixPart),
+    /// A swizzle (or lane extract) of a vector the block never writes, whose
+    /// bits are in memory for the whole block: one `pshufd` from memory
+    /// instead of a load and a shuffle (the read itself then runs only if
+    /// something else reads it; [`memory_of`]).
+    ShuffleMem(Mem, [u8; 4]),
+    /// `op(reg, mem)` (or `op(mem, reg)` for the multiply, whose result is
+    /// the same both ways round), the vector in memory read by the
+    /// operation itself ([`memory_operand`]).
+    BinaryMem { op: BinOp, reg: Value, mem: Mem },
+}
+
+/// A 16-byte-aligned vector in memory that no node of the block writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mem {
+    /// At this offset in `UnitState` (`rsi`).
+    State(i32),
+    /// At this offset in the uniforms (`rdx`).
+    Uniforms(i32),
+    /// Input `v<n>` as the prologue converted it (in the frame, `rdi`;
+    /// [`input_uses`] counts it).
+    ConvertedInput(u8),
+}
+
+impl Mem {
+    /// The general-purpose register (`rsi`, `rdx`, `rdi`) and the offset
+    /// from it.
+    pub(crate) fn address(self) -> (u8, i32) {
+        match self {
+            Mem::State(off) => (6, off),
+            Mem::Uniforms(off) => (2, off),
+            Mem::ConvertedInput(n) => (
+                7,
+                crate::jit::frame::OFFSET_CONVERTED_INPUTS + 16 * i32::from(n & 15),
+            ),
+        }
+    }
 }
 
 /// Per-block lowering state: the values, and each node's form.
@@ -132,8 +169,11 @@ fn real_operands(op: &Op, form: Form) -> Operands {
         Form::Folded
         | Form::ConvertedInput(_)
         | Form::FlushedInput(..)
-        | Form::QuantizeConst(..) => Operands::from_iter(None),
-        Form::Same(v) | Form::QuantizeOf(v, _) => Operands::from_iter(Some(v)),
+        | Form::QuantizeConst(..)
+        | Form::ShuffleMem(..) => Operands::from_iter(None),
+        Form::Same(v) | Form::QuantizeOf(v, _) | Form::BinaryMem { reg: v, .. } => {
+            Operands::from_iter(Some(v))
+        }
         Form::Relative { offset, .. } => Operands::from_iter(offset),
         Form::DotSum(sum) => Operands::from_iter(sum.operands()),
         Form::Matrix(dot::MatrixPart::Half { a, b0, b1 }) => Operands::from_iter([a, b0, b1]),
@@ -163,6 +203,8 @@ pub(super) fn block_state<'p>(
     } else {
         Vec::new()
     };
+    let writes = Writes::of(block);
+    let uses = crate::jit::single::dot_sums::uses(block);
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
             form[k] = Form::Matrix(part);
@@ -182,6 +224,13 @@ pub(super) fn block_state<'p>(
             Op::Unary(UnOp::F24Flush, v) if f24 => {
                 flushed_load(block, v, preconverted_uniforms).unwrap_or(Form::Own)
             }
+            Op::Swizzle(v, lanes) => memory_of(block, &form, &writes, v)
+                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, lanes)),
+            Op::Extract(v, lane) => memory_of(block, &form, &writes, v)
+                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, [lane; 4])),
+            Op::Binary(op, a, b) => {
+                memory_operand(block, &form, &writes, &uses, op, a, b).unwrap_or(Form::Own)
+            }
             _ => Form::Own,
         };
     }
@@ -198,7 +247,6 @@ pub(super) fn block_state<'p>(
         }
     }
     // Reads of state no node of this block writes can be loaded again.
-    let writes = Writes::of(block);
     let written = |op: &Op| match *op {
         Op::ReadTemp(t) => writes.temps.has(t),
         Op::ReadAddr(r) => writes.addrs.has(r as u8),
@@ -218,6 +266,7 @@ pub(super) fn block_state<'p>(
                 }
                 Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
                 Op::Unary(UnOp::F24Flush, _) => matches!(form[k], Form::FlushedInput(..)),
+                Op::Swizzle(..) | Op::Extract(..) => matches!(form[k], Form::ShuffleMem(..)),
                 _ => false,
             })
             .collect(),
@@ -288,6 +337,61 @@ pub(super) fn plan<'p>(
     })
 }
 
+/// Where value `v` (of form `form[v]`) is in memory for the whole block, if
+/// it is: a float uniform, an input, a temporary no node of the block
+/// writes, an input the prologue converted (F24), or the float24 load of a
+/// uniform the caller converted (F24, [`Form::Same`]).
+fn memory_of(block: &Block, form: &[Form], writes: &Writes, v: Value) -> Option<Mem> {
+    let op = block.nodes[v.0 as usize].op;
+    match (op, form[v.0 as usize]) {
+        (Op::ReadTemp(t), Form::Own) if writes.temps.has(t) => None,
+        (Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_), Form::Own) => {
+            match state::vector_read(op)? {
+                (state::Base::State, off) => Some(Mem::State(off as i32)),
+                (state::Base::Uniforms, off) => Some(Mem::Uniforms(off as i32)),
+            }
+        }
+        (Op::Unary(UnOp::F24Load, _), Form::ConvertedInput(n)) => Some(Mem::ConvertedInput(n)),
+        (Op::Unary(UnOp::F24Load, _), Form::Same(read)) => match block.nodes[read.0 as usize].op {
+            Op::ReadConst(n) => Some(Mem::Uniforms(state::float_uniform(n) as i32)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The form of `op(a, b)` with one operand read from memory by the
+/// operation: a float operation whose second operand, or a PICA multiply
+/// either of whose operands, is a vector in memory ([`memory_of`]) nothing
+/// else reads (a value other nodes read anyway stays in its register).
+fn memory_operand(
+    block: &Block,
+    form: &[Form],
+    writes: &Writes,
+    uses: &[u32],
+    op: BinOp,
+    a: Value,
+    b: Value,
+) -> Option<Form> {
+    let alone = |v: Value| {
+        if uses[v.0 as usize] == 1 {
+            memory_of(block, form, writes, v)
+        } else {
+            None
+        }
+    };
+    match op {
+        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin => {
+            alone(b).map(|mem| Form::BinaryMem { op, reg: a, mem })
+        }
+        BinOp::PicaMul => match alone(b) {
+            Some(mem) => Some(Form::BinaryMem { op, reg: a, mem }),
+            None => alone(a).map(|mem| Form::BinaryMem { op, reg: b, mem }),
+        },
+        _ => None,
+    }
+}
+
 /// The identity swizzle.
 const IDENTITY: [u8; 4] = [0, 1, 2, 3];
 
@@ -319,7 +423,12 @@ pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> (u16, u16) {
     for state in plan.blocks.iter().flatten() {
         for form in &state.own {
             match *form {
-                Form::ConvertedInput(n) => loaded |= 1 << (n & 15),
+                Form::ConvertedInput(n)
+                | Form::ShuffleMem(Mem::ConvertedInput(n), _)
+                | Form::BinaryMem {
+                    mem: Mem::ConvertedInput(n),
+                    ..
+                } => loaded |= 1 << (n & 15),
                 Form::FlushedInput(n, _) => flushed |= 1 << (n & 15),
                 _ => {}
             }

@@ -142,6 +142,17 @@ impl Emitter<'_> {
                 }
                 return Ok(());
             }
+            Form::ShuffleMem(mem, lanes) => {
+                let imm = shuffle_imm(lanes);
+                let (base, off) = mem.address();
+                dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [Rq(base) + off], imm);
+                return Ok(());
+            }
+            Form::BinaryMem { op, mem, .. } => {
+                let (base, off) = mem.address();
+                self.vector().binary_mem(op, d, regs[0], base, off);
+                return Ok(());
+            }
             Form::Own => {}
         }
         let r = |k: usize| regs[k];

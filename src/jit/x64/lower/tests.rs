@@ -57,8 +57,10 @@ fn only_reads_of_temporaries_the_block_does_not_write_are_emitted_again() {
     use crate::{Program, ShaderKind};
     let id = (false, Swizzle::IDENTITY);
     let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]).0;
+    // `sge`: an operation whose operands are always in registers (an add
+    // may read its second operand from memory, `Form::BinaryMem`).
     let add = |dst, a, b| Instruction::Binary {
-        op: BinaryOp::Add,
+        op: BinaryOp::Sge,
         inverted: false,
         dst,
         src1: Source::direct(SrcReg::Temp(a)),
@@ -316,4 +318,240 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
         assert_eq!(bits(b.outputs[1]), want, "o1 of {x:?} · {m:?}");
         assert_eq!(bits(b.outputs[5]), want, "o5 of {x:?} · {m:?}");
     }
+}
+
+/// A swizzle or lane extract of a uniform, an input, a temporary the block
+/// does not write, or a converted input (F24) is one `pshufd` from memory
+/// ([`super::Form::ShuffleMem`]); of a temporary the block writes, it is
+/// not. Every result has the interpreter's bits, on edge values (±0, ±inf,
+/// NaN, the float24 range limits) placed so that a wrong lane shows.
+#[test]
+fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
+    use super::{Form, Mem};
+    use crate::ir::Op;
+    use crate::jit::Features;
+    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    let source = "
+        .proc main
+        mov o7, r1.yzwx
+        mov r1, v1
+        mov o0, c3.wzyx
+        mul o1, v0.yxwz, c0.zzzz
+        add o2, r2.zwxy, r1.yxzw
+        mov o3, v2.wxzy
+        rcp o4.x, c5.y
+        mov o4.yzw, r2.wwzx
+        mov r1, v3
+        mov o5, r1.yzwx
+        mov o6, v4
+        .end";
+    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+    let prog = std::sync::Arc::new(
+        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program"),
+    );
+    let edge = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0x7F80_0001),
+        f32::from_bits(0x5F7F_FFFF),
+        f32::from_bits(0x2080_0000),
+        f32::from_bits(0x0000_0001),
+        1.5,
+        -3.25,
+        f32::from_bits(0xDF80_0000),
+    ];
+    let vector = |k: usize| std::array::from_fn(|i| edge[(k + 5 * i) % edge.len()]);
+    for precision in [Precision::F32, Precision::F24] {
+        let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, precision);
+        let ir = crate::ir::opt::optimize(&ir);
+        let block = &ir.blocks[0];
+        let lowered = vec![true; block.instrs.len()];
+        let f24 = precision == Precision::F24;
+        let state = block_state(block, &lowered, f24, false);
+        let mems = |own: &[Form]| -> Vec<Mem> {
+            own.iter()
+                .filter_map(|f| match *f {
+                    Form::ShuffleMem(mem, _) => Some(mem),
+                    _ => None,
+                })
+                .collect()
+        };
+        let has = |mems: &[Mem], want: fn(&Mem) -> bool| mems.iter().any(want);
+        let (plain, converted) = (
+            mems(&state.own),
+            mems(&block_state(block, &lowered, f24, true).own),
+        );
+        // Raw uniforms are read as they are only in F32; in F24 the ones
+        // the caller converted.
+        let is_uniform = |m: &Mem| matches!(m, Mem::Uniforms(_));
+        assert_eq!(has(&plain, is_uniform), !f24, "{precision:?}: {plain:?}");
+        assert!(has(&converted, is_uniform), "{precision:?}: {converted:?}");
+        assert!(has(&plain, |m| matches!(m, Mem::State(_))), "{plain:?}");
+        assert_eq!(
+            has(&plain, |m| matches!(m, Mem::ConvertedInput(_))),
+            f24,
+            "{plain:?}"
+        );
+        // r1 is written in the block (after `o7` reads it): its swizzle
+        // reads the register, which may be loaded again only before the write.
+        let of_r1: Vec<Form> = (block.nodes.iter().zip(&state.own))
+            .filter(|(node, _)| match node.op {
+                Op::Swizzle(v, _) => block.nodes[v.0 as usize].op == Op::ReadTemp(1),
+                _ => false,
+            })
+            .map(|(_, form)| *form)
+            .collect();
+        assert_eq!(of_r1, [Form::Own], "{precision:?}");
+        let config = ShaderConfig {
+            precision,
+            ..ShaderConfig::default()
+        };
+        let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+        // Both instruction sets (VEX where the host has AVX, SSE4.1).
+        let jits = [Features::host(), Features::baseline()]
+            .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+        let bits = |r: [f32; 4]| r.map(f32::to_bits);
+        for (shift, jit) in (0..edge.len()).flat_map(|s| jits.iter().map(move |j| (s, j))) {
+            let mut uniforms = Uniforms::default();
+            for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
+                *c = vector(shift + 3 * n);
+            }
+            let mut s = UnitState::default();
+            for (n, v) in s.inputs.iter_mut().enumerate().take(5) {
+                *v = vector(shift + 7 * n + 1);
+            }
+            (s.temps[1], s.temps[2]) = (vector(shift + 4), vector(shift + 2));
+            let (mut a, mut b) = (s.clone(), s);
+            let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
+            let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
+            assert_eq!(stop_a, stop_b);
+            for o in 0..8 {
+                assert_eq!(
+                    bits(a.outputs[o]),
+                    bits(b.outputs[o]),
+                    "{precision:?} o{o}, shift {shift}"
+                );
+            }
+            assert_eq!(bits(a.temps[1]), bits(b.temps[1]), "{precision:?} r1");
+        }
+    }
+}
+
+/// An F32 multiply with a uniform or input operand nothing else reads (as
+/// either operand), and an add or max with one as the second operand,
+/// read it from memory ([`super::Form::BinaryMem`]), the multiply's exact
+/// out-of-line sequence included (`0 × inf = +0`, NaN operands); every
+/// result has the interpreter's bits.
+#[test]
+fn binary_operations_read_memory_operands_and_are_exact() {
+    use super::{Form, Mem};
+    use crate::ir::BinOp;
+    use crate::jit::Features;
+    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    let source = "
+        .proc main
+        add r3, v5, v6
+        mul o0, c0, r3
+        mul o1, r3, v1
+        add o2, r3, c2
+        add o3, c3, r3
+        max o4, r3, v4
+        min o5, r3, c5
+        dp4 o6, c6, r3
+        mad o7, r3, c7, v7
+        .end";
+    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+    let prog = std::sync::Arc::new(
+        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program"),
+    );
+    let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, Precision::F32);
+    let ir = crate::ir::opt::optimize(&ir);
+    let block = &ir.blocks[0];
+    let lowered = vec![true; block.instrs.len()];
+    let state = block_state(block, &lowered, false, false);
+    let mut folded: Vec<(BinOp, bool)> = state
+        .own
+        .iter()
+        .filter_map(|f| match *f {
+            Form::BinaryMem { op, mem, .. } => Some((op, matches!(mem, Mem::Uniforms(_)))),
+            _ => None,
+        })
+        .collect();
+    folded.sort_by_key(|&(op, uniform)| (format!("{op:?}"), uniform));
+    // c0, c6 and c7 (first operands) and v1 multiplied; v6 and v7 added,
+    // v4 compared. A uniform is always the first operand of an add or
+    // `min` (the encoding has no other place for it): not folded, as those
+    // do not commute on NaNs.
+    assert_eq!(
+        folded,
+        [
+            (BinOp::FAdd, false),
+            (BinOp::FAdd, false),
+            (BinOp::PicaMax, false),
+            (BinOp::PicaMul, false),
+            (BinOp::PicaMul, true),
+            (BinOp::PicaMul, true),
+            (BinOp::PicaMul, true),
+        ]
+    );
+    let edge = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xFF80_0001),
+        f32::MAX,
+        f32::from_bits(0x0000_0001),
+        1.5,
+        -3.25,
+        f32::MIN_POSITIVE,
+    ];
+    let vector = |k: usize| std::array::from_fn(|i| edge[(k + 3 * i) % edge.len()]);
+    let config = ShaderConfig {
+        precision: Precision::F32,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    // Both instruction sets (VEX where the host has AVX, SSE4.1).
+    let jits = [Features::host(), Features::baseline()]
+        .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+    let bits = |r: [f32; 4]| r.map(f32::to_bits);
+    let mut zero_times_inf = 0;
+    let shifts = 0..edge.len() * edge.len();
+    for (shift, jit) in shifts.flat_map(|s| jits.iter().map(move |j| (s, j))) {
+        let mut uniforms = Uniforms::default();
+        for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
+            *c = vector(shift / edge.len() + n);
+        }
+        let mut s = UnitState::default();
+        for (n, v) in s.inputs.iter_mut().enumerate().take(8) {
+            *v = vector(shift + 2 * n);
+        }
+        s.inputs[6] = [0.0; 4];
+        let (mut a, mut b) = (s.clone(), s);
+        let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
+        let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
+        assert_eq!(stop_a, stop_b);
+        for o in 0..8 {
+            assert_eq!(
+                bits(a.outputs[o]),
+                bits(b.outputs[o]),
+                "o{o}, shift {shift}"
+            );
+        }
+        let (r3, c0) = (a.temps[3], uniforms.f[0]);
+        zero_times_inf += (0..4)
+            .filter(|&i| r3[i] == 0.0 && c0[i].is_infinite() || r3[i].is_infinite() && c0[i] == 0.0)
+            .count();
+    }
+    assert!(
+        zero_times_inf > 0,
+        "0 × inf reached the out-of-line multiply"
+    );
 }
