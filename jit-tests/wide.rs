@@ -22,6 +22,16 @@ use pica_jit::{
 
 const DEFAULT_CASES: u32 = 600;
 
+/// `text` (picasso source) assembled as `name`: the program and its first
+/// DVLE.
+fn assembled(name: &str, text: &str) -> (std::sync::Arc<pica_jit::Program>, pica_jit::shbin::Dvle) {
+    let shbin = pica_jit::asm::assemble_str(name, text).expect("assembles");
+    let program = pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        .expect("loads");
+    let dvle = shbin.dvles.into_iter().next().expect("one DVLE");
+    (std::sync::Arc::new(program), dvle)
+}
+
 fn case_count() -> u32 {
     std::env::var("PICA_WIDE_CASES")
         .ok()
@@ -1260,12 +1270,7 @@ skip:
     end
 .end
 ";
-    let shbin = pica_jit::asm::assemble_str("diverge.pica", text).expect("assembles");
-    let program = std::sync::Arc::new(
-        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("loads"),
-    );
-    let dvle = &shbin.dvles[0];
+    let (program, dvle) = assembled("diverge.pica", text);
     let mut rng = Rng(0x5eed_0020);
     for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
         for budget in [u64::MAX, 40, 25] {
@@ -1358,12 +1363,7 @@ d:
     end
 .end
 ";
-    let shbin = pica_jit::asm::assemble_str("handover.pica", text).expect("assembles");
-    let program = std::sync::Arc::new(
-        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("loads"),
-    );
-    let dvle = &shbin.dvles[0];
+    let (program, dvle) = assembled("handover.pica", text);
     let mut uniforms = pica_jit::Uniforms::default();
     uniforms.apply_constants(&dvle.constants);
     uniforms.i[0] = [4, 0, 1, 0];
@@ -1524,22 +1524,7 @@ fn flow_region(rng: &mut Rng, depth: u32, out: &mut String, procs: &mut String, 
 
 /// One random straight-line instruction of [`flow_region`].
 fn straight_op(rng: &mut Rng, out: &mut String) {
-    let (a, b, c, v, o) = (
-        rng.below(4),
-        rng.below(4),
-        rng.below(8),
-        rng.below(2),
-        rng.below(4),
-    );
-    let line = match rng.below(6) {
-        0 => format!("    add r{a}, r{b}, c{c}\n"),
-        1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
-        2 => format!("    mov o{o}, r{b}\n"),
-        3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
-        4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
-        _ => format!("    mov r{a}.x, v{v}.y\n"),
-    };
-    out.push_str(&line);
+    out.push_str(&straight_line(rng, false));
 }
 
 /// A straight-line instruction of a program whose vertices stay
@@ -1548,6 +1533,13 @@ fn straight_op(rng: &mut Rng, out: &mut String) {
 /// `o0`–`o3` (also written as it starts) and, on the paths that reach them,
 /// `r4`, parts of `r5` and `a0`, which no instruction reads.
 fn carry_straight_op(rng: &mut Rng, out: &mut String) {
+    out.push_str(&straight_line(rng, true));
+}
+
+/// A random straight-line instruction over `r0`–`r3`, `o0`–`o3`, `c0`–`c7`
+/// and `v0`–`v1`; with `write_only`, also writes of `r4`, halves of `r5`
+/// and `a0` (rows no instruction here reads).
+fn straight_line(rng: &mut Rng, write_only: bool) -> String {
     let (a, b, c, v, o) = (
         rng.below(4),
         rng.below(4),
@@ -1555,17 +1547,17 @@ fn carry_straight_op(rng: &mut Rng, out: &mut String) {
         rng.below(2),
         rng.below(4),
     );
-    let line = match rng.below(8) {
+    match rng.below(if write_only { 9 } else { 6 }) {
         0 => format!("    add r{a}, r{b}, c{c}\n"),
         1 => format!("    mul r{a}.xy, r{b}, v{v}\n"),
         2 => format!("    mov o{o}, r{b}\n"),
         3 => format!("    mad o{o}.zw, r{a}, c{c}, r{b}\n"),
         4 => format!("    cmp r{a}, lt, ge, v{v}\n"),
-        5 => format!("    mov r4, r{b}\n"),
-        6 => format!("    mov r5.{}, r{b}\n", ["xz", "yw"][rng.below(2) as usize]),
+        5 => format!("    mov r{a}.x, v{v}.y\n"),
+        6 => format!("    mov r4, r{b}\n"),
+        7 => format!("    mov r5.{}, r{b}\n", ["xz", "yw"][rng.below(2) as usize]),
         _ => format!("    mova a0.xy, r{b}\n"),
-    };
-    out.push_str(&line);
+    }
 }
 
 /// [`flow_region`] with [`carry_straight_op`]'s instructions.
@@ -1627,6 +1619,42 @@ fn flow_region_of(
     straight(rng, out);
 }
 
+/// The vertex shader `program` (entry `entry`) in both precisions with
+/// random uniforms and, at every width, a batch of `groups` whole groups and
+/// 3 more random states: `check` gets each case (`states` its batch).
+fn random_batches(
+    rng: &mut Rng,
+    program: &std::sync::Arc<pica_jit::Program>,
+    entry: u32,
+    groups: usize,
+    mut check: impl FnMut(&mut Rng, &TestCase, Width),
+) {
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry,
+            kind: ShaderKind::Vertex,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        for c in uniforms.f.iter_mut() {
+            *c = corpus_vec4(rng);
+        }
+        for width in widths() {
+            let len = groups * width.lanes() + 3;
+            let states: Vec<UnitState> = (0..len).map(|_| random_state(rng)).collect();
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms: uniforms.clone(),
+                states,
+                carry_state: false,
+            };
+            check(rng, &case, width);
+        }
+    }
+}
+
 /// Programs whose lanes decide differently at nested branches and reach
 /// `end` inside them ([`flow_region`]) run every vertex in the batch
 /// kernels (`run_batch`, `run_vertices` with `Reset`), bit for bit as the
@@ -1641,64 +1669,41 @@ fn nested_branches_and_ends_in_some_lanes_run_in_the_kernel() {
         flow_region(&mut rng, 0, &mut body, &mut procs, &mut labels);
         body.push_str("    mov o0, r0\n    mov o1, r1\n    end\n");
         let text = format!(".proc main\n{body}.end\n{procs}");
-        let shbin = pica_jit::asm::assemble_str("flow.pica", &text).expect("assembles");
-        let program = std::sync::Arc::new(
-            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-                .expect("loads"),
-        );
+        let (program, dvle) = assembled("flow.pica", &text);
         programs += 1;
-        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
-            let config = pica_jit::ShaderConfig {
-                entry: shbin.dvles[0].main,
-                kind: ShaderKind::Vertex,
-                precision,
-                ..Default::default()
-            };
-            let mut uniforms = pica_jit::Uniforms::default();
-            for c in uniforms.f.iter_mut() {
-                *c = corpus_vec4(&mut rng);
+        random_batches(&mut rng, &program, dvle.main, 2, |rng, case, width| {
+            let (states, uniforms, len) = (&case.states, &case.uniforms, case.states.len());
+            let precision = case.config.precision;
+            let what = format!("{precision:?} {width:?}:\n{text}");
+            let (interp, wide_shader) = shaders(case, width);
+            let mut expected = states.clone();
+            let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
+            let mut got = states.clone();
+            let before = wide::kernel_vertices();
+            let stops = wide_shader.run_batch(uniforms, &mut got, &mut ());
+            assert_eq!(
+                wide::kernel_vertices() - before,
+                len as u64,
+                "{what}: run_batch in the kernel"
+            );
+            assert_eq!(stops, expected_stops, "{what}");
+            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+                assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
             }
-            for width in widths() {
-                let len = 2 * width.lanes() + 3;
-                let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
-                let case = TestCase {
-                    program: program.clone(),
-                    config,
-                    uniforms: uniforms.clone(),
-                    states: states.clone(),
-                    carry_state: false,
-                };
-                let what = format!("{precision:?} {width:?}:\n{text}");
-                let (interp, wide_shader) = shaders(&case, width);
-                let mut expected = states.clone();
-                let expected_stops = interp.run_batch(&uniforms, &mut expected, &mut ());
-                let mut got = states.clone();
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
                 let before = wide::kernel_vertices();
-                let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
-                assert_eq!(
-                    wide::kernel_vertices() - before,
-                    len as u64,
-                    "{what}: run_batch in the kernel"
-                );
-                assert_eq!(stops, expected_stops, "{what}");
-                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                    assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
-                }
-                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
-                    let before = wide::kernel_vertices();
-                    let output_mask = rng.next() as u16 | 1;
-                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
-                    if policy == StatePolicy::Reset {
-                        assert_eq!(
-                            wide::kernel_vertices() - before,
-                            len as u64,
-                            "{what}: run_vertices in the kernel"
-                        );
-                    }
+                let output_mask = rng.next() as u16 | 1;
+                compare_vertices_with_masks(case, states, width, policy, 0xffff, output_mask);
+                if policy == StatePolicy::Reset {
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        len as u64,
+                        "{what}: run_vertices in the kernel"
+                    );
                 }
             }
-        }
+        });
     }
 }
 
@@ -1724,52 +1729,29 @@ fn carried_state_with_nested_branches_runs_in_the_kernel() {
         carry_flow_region(&mut rng, 0, &mut body, &mut procs, &mut labels);
         body.push_str("    mov o0, r0\n    mov o1, r1\n    end\n");
         let text = format!(".proc main\n{body}.end\n{procs}");
-        let shbin = pica_jit::asm::assemble_str("carry.pica", &text).expect("assembles");
-        let program = std::sync::Arc::new(
-            pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-                .expect("loads"),
-        );
+        let (program, dvle) = assembled("carry.pica", &text);
         programs += 1;
-        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
-            let config = pica_jit::ShaderConfig {
-                entry: shbin.dvles[0].main,
-                kind: ShaderKind::Vertex,
-                precision,
-                ..Default::default()
-            };
-            let mut uniforms = pica_jit::Uniforms::default();
-            for c in uniforms.f.iter_mut() {
-                *c = corpus_vec4(&mut rng);
-            }
-            for width in widths() {
-                let len = 5 * width.lanes() + 3;
-                let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
-                let case = TestCase {
-                    program: program.clone(),
-                    config,
-                    uniforms: uniforms.clone(),
-                    states: states.clone(),
-                    carry_state: false,
-                };
-                let before = wide::kernel_vertices();
-                let output_mask = rng.next() as u16 | 1;
-                let summary = compare_vertices_with_masks(
-                    &case,
-                    &states,
-                    width,
-                    StatePolicy::Carry,
-                    0xffff,
-                    output_mask,
-                );
-                let what = format!("{precision:?} {width:?}: {summary:?}\n{text}");
-                assert_eq!(
-                    wide::kernel_vertices() - before,
-                    len as u64,
-                    "{what}: run_vertices under Carry in the kernel"
-                );
-                assert_eq!(summary.wide_vertices, len, "{what}");
-            }
-        }
+        random_batches(&mut rng, &program, dvle.main, 5, |rng, case, width| {
+            let (states, len) = (&case.states, case.states.len());
+            let precision = case.config.precision;
+            let before = wide::kernel_vertices();
+            let output_mask = rng.next() as u16 | 1;
+            let summary = compare_vertices_with_masks(
+                case,
+                states,
+                width,
+                StatePolicy::Carry,
+                0xffff,
+                output_mask,
+            );
+            let what = format!("{precision:?} {width:?}: {summary:?}\n{text}");
+            assert_eq!(
+                wide::kernel_vertices() - before,
+                len as u64,
+                "{what}: run_vertices under Carry in the kernel"
+            );
+            assert_eq!(summary.wide_vertices, len, "{what}");
+        });
     }
 }
 
@@ -2046,12 +2028,7 @@ fn programs_running_past_their_last_instruction(body: &str) {
 .end
 "
     );
-    let shbin = pica_jit::asm::assemble_str("fall_off.pica", &text).expect("assembles");
-    let program = std::sync::Arc::new(
-        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("loads"),
-    );
-    let dvle = &shbin.dvles[0];
+    let (program, dvle) = assembled("fall_off.pica", &text);
     let mut rng = Rng(0x5eed_0021);
     for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
         let config = pica_jit::ShaderConfig {
@@ -2167,12 +2144,7 @@ fn starting_values_where_only_some_paths_write_match_the_interpreter() {
     end
 .end
 ";
-    let shbin = pica_jit::asm::assemble_str("start_values.pica", text).expect("assembles");
-    let program = std::sync::Arc::new(
-        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("loads"),
-    );
-    let dvle = &shbin.dvles[0];
+    let (program, dvle) = assembled("start_values.pica", text);
     let mut rng = Rng(0x5eed_0022);
     for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
         for (b0, b1) in [(true, false), (false, true), (true, true)] {
@@ -2302,12 +2274,7 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
 }
 
 fn outputs_copied_from_inputs(text: &str, carries: bool) {
-    let shbin = pica_jit::asm::assemble_str("copies.pica", text).expect("assembles");
-    let program = std::sync::Arc::new(
-        pica_jit::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("loads"),
-    );
-    let dvle = &shbin.dvles[0];
+    let (program, dvle) = assembled("copies.pica", text);
     let mut rng = Rng(0x5eed_0023);
     let odd = [
         f32::from_bits(0x7fc1_2345),
