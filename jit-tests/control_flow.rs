@@ -47,64 +47,17 @@ fn if_without_else() {
 
 #[test]
 fn ifc_uses_cmp_flags_with_every_condop() {
-    // cmp sets cmp.x = (v0.x == 1), cmp.y = (v0.y == 1).
-    let conds = [
-        (
-            "cmp.x",
-            [
-                (false, false, false),
-                (true, false, true),
-                (false, true, false),
-                (true, true, true),
-            ],
-        ),
-        (
-            "!cmp.y",
-            [
-                (false, false, true),
-                (true, false, true),
-                (false, true, false),
-                (true, true, false),
-            ],
-        ),
-        (
-            "cmp.x && !cmp.y",
-            [
-                (false, false, false),
-                (true, false, true),
-                (false, true, false),
-                (true, true, false),
-            ],
-        ),
-        (
-            "cmp.x || cmp.y",
-            [
-                (false, false, false),
-                (true, false, true),
-                (false, true, true),
-                (true, true, true),
-            ],
-        ),
-        (
-            "!cmp.x || !cmp.y",
-            [
-                (false, false, true),
-                (true, false, true),
-                (false, true, true),
-                (true, true, false),
-            ],
-        ),
-        (
-            "!cmp.x && !cmp.y",
-            [
-                (false, false, true),
-                (true, false, false),
-                (false, true, false),
-                (true, true, false),
-            ],
-        ),
+    // cmp sets cmp.x = (v0.x == 1), cmp.y = (v0.y == 1); each condition's truth
+    // table is its Rust reading.
+    let conds: [(&str, fn(bool, bool) -> bool); 6] = [
+        ("cmp.x", |x, _| x),
+        ("!cmp.y", |_, y| !y),
+        ("cmp.x && !cmp.y", |x, y| x && !y),
+        ("cmp.x || cmp.y", |x, y| x || y),
+        ("!cmp.x || !cmp.y", |x, y| !x || !y),
+        ("!cmp.x && !cmp.y", |x, y| !x && !y),
     ];
-    for (cond, table) in conds {
+    for (cond, truth) in conds {
         let src = format!(
             "
             cmp v0, eq, eq, v1
@@ -115,7 +68,8 @@ fn ifc_uses_cmp_flags_with_every_condop() {
             end
         "
         );
-        for (x, y, expect) in table {
+        for (x, y) in [(false, false), (true, false), (false, true), (true, true)] {
+            let expect = truth(x, y);
             let v0 = [
                 if x { 1.0 } else { 0.0 },
                 if y { 1.0 } else { 0.0 },

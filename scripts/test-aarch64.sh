@@ -21,6 +21,10 @@
 #                             a third of the native default: qemu runs them ~20x slower)
 #   PICA_WIDE_SAMPLE          the differential suites check the wide engine on one
 #                             random case in this many (default here: 16; natively 1)
+#   PICA_CLI_STRIDE           jit-tests/cli.rs's truncation and corruption sweeps spawn
+#                             the binary at one byte position in this many (default
+#                             here: 8; natively 1): the parser is host-independent and
+#                             each spawn costs ~0.2 s under qemu (the sweeps took ~300 s)
 #
 # It installs what is missing (Debian packages, idempotent: apt is skipped when
 # everything is present), then builds with Debian's cargo/rustc (which ship an
@@ -102,6 +106,7 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 export PICA_DIFF_CASES=${PICA_DIFF_CASES:-2500}
 export PICA_WIDE_CASES=${PICA_WIDE_CASES:-200}
 export PICA_WIDE_SAMPLE=${PICA_WIDE_SAMPLE:-16}
+export PICA_CLI_STRIDE=${PICA_CLI_STRIDE:-8}
 export RUSTC=$DEB_RUSTC
 export RUSTDOC=$DEB_RUSTDOC
 # The rustup toolchain's wrappers must not leak into Debian's cargo.

@@ -378,54 +378,33 @@ fn one_vertex_and_batch_runs_match_the_rust_api_on_every_engine() {
                 assert_eq!(out.map(f32::to_bits), want[0][o as usize].map(f32::to_bits));
             }
 
-            // Overlapping and mismatched buffers.
+            // Overlapping and mismatched buffers (every register of the
+            // emulator layout, no callback, no summary).
+            // The pointers are null with a zero count or point into `buffer`,
+            // which outlives every call; the handles are live.
+            let run_all = |inputs: *const f32, count, outputs: *mut f32, policy| {
+                pica_shader_run_vertices(
+                    shader,
+                    uniforms,
+                    inputs,
+                    count,
+                    0xffff,
+                    outputs,
+                    0xffff,
+                    policy,
+                    state,
+                    None,
+                    null_mut(),
+                    null_mut(),
+                )
+            };
             let mut buffer = vec![[[0.0f32; 4]; 16]; 4];
-            let status = pica_shader_run_vertices(
-                shader,
-                uniforms,
-                buffer.as_ptr().cast(),
-                2,
-                0xffff,
-                buffer.as_mut_ptr().add(1).cast(),
-                0xffff,
-                0,
-                state,
-                None,
-                null_mut(),
-                null_mut(),
-            );
-            assert_eq!(status, PicaStatus::InvalidArgument);
+            let (first, second) = (buffer.as_ptr().cast(), buffer.as_mut_ptr().add(1).cast());
+            assert_eq!(run_all(first, 2, second, 0), PicaStatus::InvalidArgument);
             assert_eq!(last_error(), "`inputs` and `outputs` overlap");
-            let status = pica_shader_run_vertices(
-                shader,
-                uniforms,
-                buffer.as_ptr().cast(),
-                1,
-                0xffff,
-                buffer.as_mut_ptr().add(1).cast(),
-                0xffff,
-                2,
-                state,
-                None,
-                null_mut(),
-                null_mut(),
-            );
-            assert_eq!(status, PicaStatus::InvalidArgument);
+            assert_eq!(run_all(first, 1, second, 2), PicaStatus::InvalidArgument);
             assert_eq!(last_error(), "unknown state policy 2");
-            let status = pica_shader_run_vertices(
-                shader,
-                uniforms,
-                null(),
-                0,
-                0xffff,
-                null_mut(),
-                0xffff,
-                0,
-                state,
-                None,
-                null_mut(),
-                null_mut(),
-            );
+            let status = run_all(null(), 0, null_mut(), 0);
             assert_eq!(status, PicaStatus::Ok, "empty batches need no buffers");
 
             for status in [

@@ -10,6 +10,8 @@
 
 pub(crate) mod dot_sums;
 #[cfg(test)]
+pub(crate) mod emit_tests;
+#[cfg(test)]
 pub(crate) mod plan_tests;
 pub(crate) mod state;
 pub(crate) mod values;

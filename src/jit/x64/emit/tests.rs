@@ -1,6 +1,6 @@
 use super::{DotTerms, Encoding, MASK, U, V, VectorState};
 use crate::arith::f24;
-use crate::ir::{BinOp, UnOp, eval};
+use crate::jit::single::emit_tests::{dot_product_eval, dot_sum_eval, pairs};
 use crate::jit::x64::Asm;
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynasmApi, VecAssembler, dynasm};
@@ -196,45 +196,6 @@ fn interesting() -> Vec<u32> {
         v.extend([t - 1, t, t + 0x80, (t - 1) | 1 << 31, t | 1 << 31]);
     }
     v
-}
-
-/// Every `(a, b)` of `values`, four at a time, the lanes of `b` rotated so
-/// that each value meets every other in some lane.
-fn pairs(values: &[u32]) -> Vec<([u32; 4], [u32; 4])> {
-    let all: Vec<(u32, u32)> = values
-        .iter()
-        .flat_map(|&a| values.iter().map(move |&b| (a, b)))
-        .collect();
-    all.chunks(4)
-        .map(|c| {
-            let lane = |k: usize| c[k.min(c.len() - 1)];
-            (
-                std::array::from_fn(|k| lane(k).0),
-                std::array::from_fn(|k| lane(k).1),
-            )
-        })
-        .collect()
-}
-
-/// A float24 dot product's pairwise sum of the terms `t` as the IR spells
-/// it (`ir::recipes`' `pairwise_sum` after the optimiser): `u = q(t +
-/// t.yxwz)`, `q(u + u.zwxy)`, `q` = `f24_quantize`.
-fn dot_sum_eval(t: [u32; 4]) -> [u32; 4] {
-    let add = |x: [u32; 4], lanes: [usize; 4]| {
-        let sum = eval::binary(BinOp::FAdd, x, lanes.map(|l| x[l]));
-        eval::unary(UnOp::F24Quantize, sum)
-    };
-    add(add(t, [1, 0, 3, 2]), [2, 3, 0, 1])
-}
-
-/// `dot_sum_eval` of the products `pica_mul_f24(a, b)`, lane w +0 when
-/// `clear_w` (`dp3`).
-fn dot_product_eval(a: [u32; 4], b: [u32; 4], clear_w: bool) -> [u32; 4] {
-    let mut t = eval::binary(BinOp::PicaMulF24, a, b);
-    if clear_w {
-        t[3] = 0;
-    }
-    dot_sum_eval(t)
 }
 
 /// The dot-product sums of every single-vertex encoding against `ir::eval`:

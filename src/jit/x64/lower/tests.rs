@@ -34,6 +34,31 @@ fn every_recipe_as_built_fits_the_spill_area() {
     });
 }
 
+/// Runs `state` through the interpreter and through `run_jit`, asserts both stop
+/// alike with the same bits in `outputs` and `temps`, and returns the JIT's final
+/// state (`what` names the case in a failure).
+fn assert_same_run(
+    interp: &crate::Shader,
+    uniforms: &crate::Uniforms,
+    state: crate::UnitState,
+    run_jit: impl FnOnce(&mut crate::UnitState) -> crate::Stop,
+    (outputs, temps): (std::ops::RangeInclusive<usize>, &[usize]),
+    what: &dyn std::fmt::Display,
+) -> crate::UnitState {
+    let bits = |r: [f32; 4]| r.map(f32::to_bits);
+    let (mut a, mut b) = (state.clone(), state);
+    let stop_a = interp.run(uniforms, &mut a, &mut Vec::new());
+    let stop_b = run_jit(&mut b);
+    assert_eq!(stop_a, stop_b, "{what}");
+    for o in outputs {
+        assert_eq!(bits(a.outputs[o]), bits(b.outputs[o]), "o{o} of {what}");
+    }
+    for &t in temps {
+        assert_eq!(bits(a.temps[t]), bits(b.temps[t]), "r{t} of {what}");
+    }
+    b
+}
+
 #[test]
 fn byte_sets_hold_exactly_what_was_inserted() {
     let mut set = super::ByteSet::default();
@@ -176,19 +201,11 @@ fn float24_dot_products_are_one_sum_and_exact_where_a_step_overflows() {
         (s.inputs[3], s.inputs[4]) = (x, y);
         (s.inputs[5], s.inputs[6]) = (x, y);
         (s.inputs[7], s.inputs[8]) = (x, y);
-        let (mut a, mut b) = (s.clone(), s.clone());
-        let (mut ea, mut eb) = (Vec::new(), Vec::new());
-        let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
-        let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
-        assert_eq!(stop_a, stop_b);
+        let uniforms = Uniforms::default();
+        let run_jit = |b: &mut UnitState| jit.run(&uniforms, b, &mut Vec::new());
+        let what = format!("{x:?}, {y:?}");
+        let b = assert_same_run(&interp, &uniforms, s, run_jit, (1..=5, &[]), &what);
         let bits = |r: [f32; 4]| r.map(f32::to_bits);
-        for o in 1..=5 {
-            assert_eq!(
-                bits(a.outputs[o]),
-                bits(b.outputs[o]),
-                "o{o} of {x:?}, {y:?}"
-            );
-        }
         let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
         let (x, y) = (l(x), l(y));
         for (o, want) in [
@@ -297,21 +314,10 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
         (s.inputs[0], s.inputs[5], s.inputs[6]) = (x, x, x);
         s.inputs[1..5].copy_from_slice(&m);
         s.inputs[8..12].copy_from_slice(&m);
-        let (mut a, mut b) = (s.clone(), s.clone());
-        let (mut ea, mut eb) = (Vec::new(), Vec::new());
-        let stop_a = interp.run(&Uniforms::default(), &mut a, &mut ea);
-        let stop_b = jit.run(&Uniforms::default(), &mut b, &mut eb);
-        assert_eq!(stop_a, stop_b);
-        for o in 1..=5 {
-            assert_eq!(
-                bits(a.outputs[o]),
-                bits(b.outputs[o]),
-                "o{o} of {x:?} · {m:?}"
-            );
-        }
-        for t in 0..2 {
-            assert_eq!(bits(a.temps[t]), bits(b.temps[t]), "r{t} of {x:?} · {m:?}");
-        }
+        let uniforms = Uniforms::default();
+        let run_jit = |b: &mut UnitState| jit.run(&uniforms, b, &mut Vec::new());
+        let what = format!("{x:?} · {m:?}");
+        let b = assert_same_run(&interp, &uniforms, s, run_jit, (1..=5, &[0, 1]), &what);
         let p = Precision::F24;
         let l = |v: [f32; 4]| v.map(|x| crate::arith::load(p, x));
         let want: [u32; 4] = std::array::from_fn(|i| crate::arith::dp4(p, l(x), l(m[i])).to_bits());
@@ -414,7 +420,6 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
         // Both instruction sets (VEX where the host has AVX, SSE4.1).
         let jits = [Features::host(), Features::baseline()]
             .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
-        let bits = |r: [f32; 4]| r.map(f32::to_bits);
         for (shift, jit) in (0..edge.len()).flat_map(|s| jits.iter().map(move |j| (s, j))) {
             let mut uniforms = Uniforms::default();
             for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
@@ -425,18 +430,10 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
                 *v = vector(shift + 7 * n + 1);
             }
             (s.temps[1], s.temps[2]) = (vector(shift + 4), vector(shift + 2));
-            let (mut a, mut b) = (s.clone(), s);
-            let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
-            let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
-            assert_eq!(stop_a, stop_b);
-            for o in 0..8 {
-                assert_eq!(
-                    bits(a.outputs[o]),
-                    bits(b.outputs[o]),
-                    "{precision:?} o{o}, shift {shift}"
-                );
-            }
-            assert_eq!(bits(a.temps[1]), bits(b.temps[1]), "{precision:?} r1");
+            let run_jit =
+                |b: &mut UnitState| jit.run(&prog, &config, &uniforms, b, &mut Vec::new());
+            let what = format!("{precision:?}, shift {shift}");
+            assert_same_run(&interp, &uniforms, s, run_jit, (0..=7, &[1]), &what);
         }
     }
 }
@@ -521,7 +518,6 @@ fn binary_operations_read_memory_operands_and_are_exact() {
     // Both instruction sets (VEX where the host has AVX, SSE4.1).
     let jits = [Features::host(), Features::baseline()]
         .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
-    let bits = |r: [f32; 4]| r.map(f32::to_bits);
     let mut zero_times_inf = 0;
     let shifts = 0..edge.len() * edge.len();
     for (shift, jit) in shifts.flat_map(|s| jits.iter().map(move |j| (s, j))) {
@@ -534,18 +530,10 @@ fn binary_operations_read_memory_operands_and_are_exact() {
             *v = vector(shift + 2 * n);
         }
         s.inputs[6] = [0.0; 4];
-        let (mut a, mut b) = (s.clone(), s);
-        let stop_a = interp.run(&uniforms, &mut a, &mut Vec::new());
-        let stop_b = jit.run(&prog, &config, &uniforms, &mut b, &mut Vec::new());
-        assert_eq!(stop_a, stop_b);
-        for o in 0..8 {
-            assert_eq!(
-                bits(a.outputs[o]),
-                bits(b.outputs[o]),
-                "o{o}, shift {shift}"
-            );
-        }
-        let (r3, c0) = (a.temps[3], uniforms.f[0]);
+        let run_jit = |b: &mut UnitState| jit.run(&prog, &config, &uniforms, b, &mut Vec::new());
+        let what = format!("shift {shift}");
+        let b = assert_same_run(&interp, &uniforms, s, run_jit, (0..=7, &[3]), &what);
+        let (r3, c0) = (b.temps[3], uniforms.f[0]);
         zero_times_inf += (0..4)
             .filter(|&i| r3[i] == 0.0 && c0[i].is_infinite() || r3[i].is_infinite() && c0[i] == 0.0)
             .count();
