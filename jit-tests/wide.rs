@@ -2327,3 +2327,60 @@ fn outputs_copied_from_inputs(text: &str, carries: bool) {
         }
     }
 }
+
+/// A CALL that is the last instruction of its own subroutine pops its entry at
+/// once (the stacks are checked after the CALL too; docs/semantics.md §3), and
+/// one earlier in its body calls itself until the budget stops it: the wide
+/// engine must not read either as a structured call (a random differential case
+/// found the first: the kernel ran the body and stopped at its `end`).
+#[test]
+fn a_call_inside_its_own_subroutine_matches_the_interpreter() {
+    use pica_jit::isa::{Guard, Instruction, encode};
+    let call = |target, num| Instruction::Call {
+        guard: Guard::Always,
+        target,
+        num,
+    };
+    let words = |code: &[Instruction]| code.iter().map(|i| encode(i).unwrap()).collect();
+    let (nop, end) = (Instruction::Nop, Instruction::End);
+    let programs: [(&str, u32, Vec<u32>); 3] = [
+        // From 5: the CALL at 7 calls 2..8, its own end (the body would run
+        // into the `end` at 4).
+        (
+            "pops itself",
+            5,
+            words(&[nop, nop, nop, nop, end, nop, nop, call(2, 6)]),
+        ),
+        // The CALL at 3 calls 1..4, its own end, with no `end` inside.
+        (
+            "pops itself, straight",
+            0,
+            words(&[nop, nop, nop, call(1, 3), end]),
+        ),
+        // The CALL at 2 calls 1..5, which holds it: it recurses.
+        ("recurses", 0, words(&[nop, nop, call(1, 4), nop, end])),
+    ];
+    for (what, entry, code) in programs {
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            for budget in [3, 11, 100] {
+                let mut case = TestCase::new(code.clone(), vec![]);
+                case.config.entry = entry;
+                case.config.precision = precision;
+                case.config.budget = budget;
+                for width in widths() {
+                    let (interp, wide_shader) = shaders(&case, width);
+                    let states = vec![UnitState::default(); 5];
+                    let mut expected = states.clone();
+                    let want = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+                    let mut got = states;
+                    let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
+                    let context = format!("{what}, {precision:?}, budget {budget}, {width:?}");
+                    assert_eq!(stops, want, "{context}");
+                    for (a, b) in got.iter().zip(&expected) {
+                        assert_eq!(state_bits(a), state_bits(b), "{context}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -319,7 +319,7 @@ impl Planner<'_> {
                     target,
                     check,
                     ret,
-                } if check > target && ret == next => {
+                } if check > target && ret == next && !calls_itself(target, check, next) => {
                     self.checks.push(check);
                     let flow = match taken {
                         None => {
@@ -387,4 +387,15 @@ impl Planner<'_> {
         self.free(lanes);
         flow
     }
+}
+
+/// Whether a CALL instruction (its next address `next`) lies inside the
+/// subroutine `target..check` it calls. Then this walker's reading is wrong: a
+/// CALL ending at `check - 1` pops its own entry at once (the stacks are
+/// checked after every instruction, the CALL's too, and CALL outranks the
+/// jump: docs/semantics.md §3), and one earlier in its body calls itself
+/// until the ring buffer overflows. Such programs keep the per-lane driver (the
+/// straight walk never meets one: its parts hold no CALL).
+fn calls_itself(target: u32, check: u32, next: u32) -> bool {
+    target < next && next <= check
 }
