@@ -49,7 +49,8 @@ fn if_without_else() {
 fn ifc_uses_cmp_flags_with_every_condop() {
     // cmp sets cmp.x = (v0.x == 1), cmp.y = (v0.y == 1); each condition's truth
     // table is its Rust reading.
-    let conds: [(&str, fn(bool, bool) -> bool); 6] = [
+    type Truth = fn(bool, bool) -> bool;
+    let conds: [(&str, Truth); 6] = [
         ("cmp.x", |x, _| x),
         ("!cmp.y", |_, y| !y),
         ("cmp.x && !cmp.y", |x, y| x && !y),
