@@ -87,85 +87,138 @@ pub(in crate::jit::x64) enum SlowPath {
     },
 }
 
+/// What a slow path computes, by register: slow paths with equal bodies
+/// emit equal code, so [`Vector::emit_slow_paths`] emits it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    PicaMul { d: u8, a: u8, b: u8 },
+    PicaMulMem { d: u8, a: u8, base: u8, off: i32 },
+    PicaMulF24 { d: u8, a: u8, b: u8 },
+    F24Load { d: u8 },
+    F24LoadFrom { d: u8, a: u8 },
+    F24Overflow { d: u8 },
+    F24DotSum { d: u8, terms: DotTerms },
+    F24DotPair { d: u8, a: u8, b: [u8; 2] },
+}
+
+impl SlowPath {
+    /// Where the fast path leaves for it, where it returns to, and what it
+    /// computes.
+    fn parts(&self) -> (DynamicLabel, DynamicLabel, Body) {
+        match *self {
+            SlowPath::PicaMul {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::PicaMul { d, a, b }),
+            SlowPath::PicaMulMem {
+                label,
+                back,
+                d,
+                a,
+                base,
+                off,
+            } => (label, back, Body::PicaMulMem { d, a, base, off }),
+            SlowPath::PicaMulF24 {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::PicaMulF24 { d, a, b }),
+            SlowPath::F24Load { label, back, d } => (label, back, Body::F24Load { d }),
+            SlowPath::F24LoadFrom { label, back, d, a } => {
+                (label, back, Body::F24LoadFrom { d, a })
+            }
+            SlowPath::F24Overflow { label, back, d } => (label, back, Body::F24Overflow { d }),
+            SlowPath::F24DotSum {
+                label,
+                back,
+                d,
+                terms,
+            } => (label, back, Body::F24DotSum { d, terms }),
+            SlowPath::F24DotPair {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::F24DotPair { d, a, b }),
+        }
+    }
+}
+
+/// `rsp`, which a `call` moves: a body that addresses memory from it is
+/// never called.
+const RSP: u8 = 4;
+
 impl Vector<'_> {
-    /// Emits the slow paths recorded since the last call.
+    /// Emits the slow paths recorded since the last call. A body that more
+    /// than one slow path needs (the same sequence on the same registers:
+    /// a shader's repeated `dp4`s and multiplies by one matrix) is emitted
+    /// once, as a subroutine each of them calls, and the others keep their
+    /// own copy: the fast paths are unchanged, a shared slow path costs a
+    /// `call` and a `ret` more when it runs, and compiling (whose time was
+    /// mostly spent assembling these exact sequences in a float24 shader)
+    /// assembles each body once. The subroutine pushes its return address
+    /// below `rsp`, which no generated code uses for anything else (the
+    /// frame and its spill slots are above it).
     pub fn emit_slow_paths(&mut self) {
-        for slow in std::mem::take(&mut self.st.slow) {
-            let back = match slow {
-                SlowPath::PicaMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_pica_mul(d, a, b);
-                    back
+        let slow = std::mem::take(&mut self.st.slow);
+        // Each distinct body, with how many slow paths need it and the label
+        // of its subroutine.
+        let mut bodies: Vec<(Body, u32, Option<DynamicLabel>)> = Vec::new();
+        for path in &slow {
+            let (_, _, body) = path.parts();
+            match bodies.iter_mut().find(|(b, _, _)| *b == body) {
+                Some((_, count, _)) => *count += 1,
+                None => bodies.push((body, 1, None)),
+            }
+        }
+        for path in &slow {
+            let (label, back, body) = path.parts();
+            self.bind(label);
+            let callable = !matches!(body, Body::PicaMulMem { base: RSP, .. });
+            let shared = bodies
+                .iter_mut()
+                .find(|(b, count, _)| *b == body && *count > 1 && callable);
+            match shared {
+                Some((_, _, sub)) => {
+                    let sub = *sub.get_or_insert_with(|| self.ops.new_dynamic_label());
+                    dynasm!(self.ops ; .arch x64 ; call =>sub);
                 }
-                SlowPath::PicaMulMem {
-                    label,
-                    back,
-                    d,
-                    a,
-                    base,
-                    off,
-                } => {
-                    self.bind(label);
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
-                    self.exact_pica_mul(d, a, S3);
-                    back
-                }
-                SlowPath::PicaMulF24 {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_pica_mul_f24(d, a, b);
-                    back
-                }
-                SlowPath::F24Load { label, back, d } => {
-                    self.bind(label);
-                    self.f24_load_exact(d);
-                    back
-                }
-                SlowPath::F24LoadFrom { label, back, d, a } => {
-                    self.bind(label);
-                    self.copy(d, a);
-                    self.f24_load_exact(d);
-                    back
-                }
-                SlowPath::F24DotSum {
-                    label,
-                    back,
-                    d,
-                    terms,
-                } => {
-                    self.bind(label);
-                    self.exact_f24_dot_sum(d, terms);
-                    back
-                }
-                SlowPath::F24DotPair {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_f24_dot_pair(d, a, b);
-                    back
-                }
-                SlowPath::F24Overflow { label, back, d } => {
-                    self.bind(label);
-                    self.f24_tail(d, d, d, S3);
-                    back
-                }
-            };
+                None => self.slow_body(body),
+            }
             dynasm!(self.ops ; .arch x64 ; jmp =>back);
+        }
+        for (body, _, sub) in bodies {
+            if let Some(sub) = sub {
+                self.bind(sub);
+                self.slow_body(body);
+                dynasm!(self.ops ; .arch x64 ; ret);
+            }
+        }
+    }
+
+    /// The code of one slow path, between its entry and its way back.
+    fn slow_body(&mut self, body: Body) {
+        match body {
+            Body::PicaMul { d, a, b } => self.exact_pica_mul(d, a, b),
+            Body::PicaMulMem { d, a, base, off } => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                self.exact_pica_mul(d, a, S3);
+            }
+            Body::PicaMulF24 { d, a, b } => self.exact_pica_mul_f24(d, a, b),
+            Body::F24Load { d } => self.f24_load_exact(d),
+            Body::F24LoadFrom { d, a } => {
+                self.copy(d, a);
+                self.f24_load_exact(d);
+            }
+            Body::F24DotSum { d, terms } => self.exact_f24_dot_sum(d, terms),
+            Body::F24DotPair { d, a, b } => self.exact_f24_dot_pair(d, a, b),
+            Body::F24Overflow { d } => self.f24_tail(d, d, d, S3),
         }
     }
 }
