@@ -150,6 +150,33 @@ impl SlowPath {
     }
 }
 
+impl Body {
+    /// A number that only equal bodies share (the kind, then the registers
+    /// a byte each, then the offset).
+    fn key(self) -> u64 {
+        let r = |kind: u64, regs: [u8; 4]| kind | u64::from(u32::from_le_bytes(regs)) << 8;
+        match self {
+            Body::PicaMul { d, a, b } => r(1, [d, a, b, 0]),
+            Body::PicaMulMem { d, a, base, off } => {
+                r(2, [d, a, base, 0]) | u64::from(off as u32) << 32
+            }
+            Body::PicaMulF24 { d, a, b } => r(3, [d, a, b, 0]),
+            Body::F24Load { d } => r(4, [d, 0, 0, 0]),
+            Body::F24LoadFrom { d, a } => r(5, [d, a, 0, 0]),
+            Body::F24Overflow { d } => r(6, [d, 0, 0, 0]),
+            Body::F24DotSum {
+                d,
+                terms: DotTerms::Terms(t),
+            } => r(7, [d, t, 0, 0]),
+            Body::F24DotSum {
+                d,
+                terms: DotTerms::Products { a, b, clear_w },
+            } => r(8, [d, a, b, u8::from(clear_w)]),
+            Body::F24DotPair { d, a, b: [b0, b1] } => r(9, [d, a, b0, b1]),
+        }
+    }
+}
+
 /// `rsp`, which a `call` moves: a body that addresses memory from it is
 /// never called.
 const RSP: u8 = 4;
@@ -167,38 +194,42 @@ impl Vector<'_> {
     /// frame and its spill slots are above it).
     pub fn emit_slow_paths(&mut self) {
         let slow = std::mem::take(&mut self.st.slow);
-        // Each distinct body, with how many slow paths need it and the label
-        // of its subroutine.
-        let mut bodies: Vec<(Body, u32, Option<DynamicLabel>)> = Vec::new();
-        for path in &slow {
-            let (_, _, body) = path.parts();
-            match bodies.iter_mut().find(|(b, _, _)| *b == body) {
-                Some((_, count, _)) => *count += 1,
-                None => bodies.push((body, 1, None)),
+        // Per slow path, the subroutine it calls (where another has the same
+        // body): the paths sorted by body, equal bodies next to each other
+        // (a search per path made a shader of many slow paths slower to
+        // compile than their copies did).
+        let mut called: Vec<Option<DynamicLabel>> = vec![None; slow.len()];
+        let mut subroutines: Vec<(DynamicLabel, Body)> = Vec::new();
+        if slow.len() > 1 {
+            let mut by_body: Vec<(u64, u32)> = (0..slow.len())
+                .map(|k| (slow[k].parts().2.key(), k as u32))
+                .collect();
+            by_body.sort_unstable();
+            for same in by_body.chunk_by(|x, y| x.0 == y.0) {
+                let body = slow[same[0].1 as usize].parts().2;
+                if same.len() < 2 || matches!(body, Body::PicaMulMem { base: RSP, .. }) {
+                    continue;
+                }
+                let sub = self.ops.new_dynamic_label();
+                for &(_, k) in same {
+                    called[k as usize] = Some(sub);
+                }
+                subroutines.push((sub, body));
             }
         }
-        for path in &slow {
+        for (path, sub) in slow.iter().zip(called) {
             let (label, back, body) = path.parts();
             self.bind(label);
-            let callable = !matches!(body, Body::PicaMulMem { base: RSP, .. });
-            let shared = bodies
-                .iter_mut()
-                .find(|(b, count, _)| *b == body && *count > 1 && callable);
-            match shared {
-                Some((_, _, sub)) => {
-                    let sub = *sub.get_or_insert_with(|| self.ops.new_dynamic_label());
-                    dynasm!(self.ops ; .arch x64 ; call =>sub);
-                }
+            match sub {
+                Some(sub) => dynasm!(self.ops ; .arch x64 ; call =>sub),
                 None => self.slow_body(body),
             }
             dynasm!(self.ops ; .arch x64 ; jmp =>back);
         }
-        for (body, _, sub) in bodies {
-            if let Some(sub) = sub {
-                self.bind(sub);
-                self.slow_body(body);
-                dynasm!(self.ops ; .arch x64 ; ret);
-            }
+        for (sub, body) in subroutines {
+            self.bind(sub);
+            self.slow_body(body);
+            dynasm!(self.ops ; .arch x64 ; ret);
         }
     }
 
