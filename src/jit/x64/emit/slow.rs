@@ -87,85 +87,169 @@ pub(in crate::jit::x64) enum SlowPath {
     },
 }
 
+/// What a slow path computes, by register: slow paths with equal bodies
+/// emit equal code, so [`Vector::emit_slow_paths`] emits it once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    PicaMul { d: u8, a: u8, b: u8 },
+    PicaMulMem { d: u8, a: u8, base: u8, off: i32 },
+    PicaMulF24 { d: u8, a: u8, b: u8 },
+    F24Load { d: u8 },
+    F24LoadFrom { d: u8, a: u8 },
+    F24Overflow { d: u8 },
+    F24DotSum { d: u8, terms: DotTerms },
+    F24DotPair { d: u8, a: u8, b: [u8; 2] },
+}
+
+impl SlowPath {
+    /// Where the fast path leaves for it, where it returns to, and what it
+    /// computes.
+    fn parts(&self) -> (DynamicLabel, DynamicLabel, Body) {
+        match *self {
+            SlowPath::PicaMul {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::PicaMul { d, a, b }),
+            SlowPath::PicaMulMem {
+                label,
+                back,
+                d,
+                a,
+                base,
+                off,
+            } => (label, back, Body::PicaMulMem { d, a, base, off }),
+            SlowPath::PicaMulF24 {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::PicaMulF24 { d, a, b }),
+            SlowPath::F24Load { label, back, d } => (label, back, Body::F24Load { d }),
+            SlowPath::F24LoadFrom { label, back, d, a } => {
+                (label, back, Body::F24LoadFrom { d, a })
+            }
+            SlowPath::F24Overflow { label, back, d } => (label, back, Body::F24Overflow { d }),
+            SlowPath::F24DotSum {
+                label,
+                back,
+                d,
+                terms,
+            } => (label, back, Body::F24DotSum { d, terms }),
+            SlowPath::F24DotPair {
+                label,
+                back,
+                d,
+                a,
+                b,
+            } => (label, back, Body::F24DotPair { d, a, b }),
+        }
+    }
+}
+
+impl Body {
+    /// A number that only equal bodies share (the kind, then the registers
+    /// a byte each, then the offset).
+    fn key(self) -> u64 {
+        let r = |kind: u64, regs: [u8; 4]| kind | u64::from(u32::from_le_bytes(regs)) << 8;
+        match self {
+            Body::PicaMul { d, a, b } => r(1, [d, a, b, 0]),
+            Body::PicaMulMem { d, a, base, off } => {
+                r(2, [d, a, base, 0]) | u64::from(off as u32) << 32
+            }
+            Body::PicaMulF24 { d, a, b } => r(3, [d, a, b, 0]),
+            Body::F24Load { d } => r(4, [d, 0, 0, 0]),
+            Body::F24LoadFrom { d, a } => r(5, [d, a, 0, 0]),
+            Body::F24Overflow { d } => r(6, [d, 0, 0, 0]),
+            Body::F24DotSum {
+                d,
+                terms: DotTerms::Terms(t),
+            } => r(7, [d, t, 0, 0]),
+            Body::F24DotSum {
+                d,
+                terms: DotTerms::Products { a, b, clear_w },
+            } => r(8, [d, a, b, u8::from(clear_w)]),
+            Body::F24DotPair { d, a, b: [b0, b1] } => r(9, [d, a, b0, b1]),
+        }
+    }
+}
+
+/// `rsp`, which a `call` moves: a body that addresses memory from it is
+/// never called.
+const RSP: u8 = 4;
+
 impl Vector<'_> {
-    /// Emits the slow paths recorded since the last call.
+    /// Emits the slow paths recorded since the last call. A body that more
+    /// than one slow path needs (the same sequence on the same registers:
+    /// a shader's repeated `dp4`s and multiplies by one matrix) is emitted
+    /// once, as a subroutine each of them calls, and the others keep their
+    /// own copy: the fast paths are unchanged, a shared slow path costs a
+    /// `call` and a `ret` more when it runs, and compiling (whose time was
+    /// mostly spent assembling these exact sequences in a float24 shader)
+    /// assembles each body once. The subroutine pushes its return address
+    /// below `rsp`, which no generated code uses for anything else (the
+    /// frame and its spill slots are above it).
     pub fn emit_slow_paths(&mut self) {
-        for slow in std::mem::take(&mut self.st.slow) {
-            let back = match slow {
-                SlowPath::PicaMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_pica_mul(d, a, b);
-                    back
+        let slow = std::mem::take(&mut self.st.slow);
+        // Per slow path, the subroutine it calls (where another has the same
+        // body): the paths sorted by body, equal bodies next to each other
+        // (a search per path made a shader of many slow paths slower to
+        // compile than their copies did).
+        let mut called: Vec<Option<DynamicLabel>> = vec![None; slow.len()];
+        let mut subroutines: Vec<(DynamicLabel, Body)> = Vec::new();
+        if slow.len() > 1 {
+            let mut by_body: Vec<(u64, u32)> = (0..slow.len())
+                .map(|k| (slow[k].parts().2.key(), k as u32))
+                .collect();
+            by_body.sort_unstable();
+            for same in by_body.chunk_by(|x, y| x.0 == y.0) {
+                let body = slow[same[0].1 as usize].parts().2;
+                if same.len() < 2 || matches!(body, Body::PicaMulMem { base: RSP, .. }) {
+                    continue;
                 }
-                SlowPath::PicaMulMem {
-                    label,
-                    back,
-                    d,
-                    a,
-                    base,
-                    off,
-                } => {
-                    self.bind(label);
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
-                    self.exact_pica_mul(d, a, S3);
-                    back
+                let sub = self.ops.new_dynamic_label();
+                for &(_, k) in same {
+                    called[k as usize] = Some(sub);
                 }
-                SlowPath::PicaMulF24 {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_pica_mul_f24(d, a, b);
-                    back
-                }
-                SlowPath::F24Load { label, back, d } => {
-                    self.bind(label);
-                    self.f24_load_exact(d);
-                    back
-                }
-                SlowPath::F24LoadFrom { label, back, d, a } => {
-                    self.bind(label);
-                    self.copy(d, a);
-                    self.f24_load_exact(d);
-                    back
-                }
-                SlowPath::F24DotSum {
-                    label,
-                    back,
-                    d,
-                    terms,
-                } => {
-                    self.bind(label);
-                    self.exact_f24_dot_sum(d, terms);
-                    back
-                }
-                SlowPath::F24DotPair {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                } => {
-                    self.bind(label);
-                    self.exact_f24_dot_pair(d, a, b);
-                    back
-                }
-                SlowPath::F24Overflow { label, back, d } => {
-                    self.bind(label);
-                    self.f24_tail(d, d, d, S3);
-                    back
-                }
-            };
+                subroutines.push((sub, body));
+            }
+        }
+        for (path, sub) in slow.iter().zip(called) {
+            let (label, back, body) = path.parts();
+            self.bind(label);
+            match sub {
+                Some(sub) => dynasm!(self.ops ; .arch x64 ; call =>sub),
+                None => self.slow_body(body),
+            }
             dynasm!(self.ops ; .arch x64 ; jmp =>back);
+        }
+        for (sub, body) in subroutines {
+            self.bind(sub);
+            self.slow_body(body);
+            dynasm!(self.ops ; .arch x64 ; ret);
+        }
+    }
+
+    /// The code of one slow path, between its entry and its way back.
+    fn slow_body(&mut self, body: Body) {
+        match body {
+            Body::PicaMul { d, a, b } => self.exact_pica_mul(d, a, b),
+            Body::PicaMulMem { d, a, base, off } => {
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                self.exact_pica_mul(d, a, S3);
+            }
+            Body::PicaMulF24 { d, a, b } => self.exact_pica_mul_f24(d, a, b),
+            Body::F24Load { d } => self.f24_load_exact(d),
+            Body::F24LoadFrom { d, a } => {
+                self.copy(d, a);
+                self.f24_load_exact(d);
+            }
+            Body::F24DotSum { d, terms } => self.exact_f24_dot_sum(d, terms),
+            Body::F24DotPair { d, a, b } => self.exact_f24_dot_pair(d, a, b),
+            Body::F24Overflow { d } => self.f24_tail(d, d, d, S3),
         }
     }
 }

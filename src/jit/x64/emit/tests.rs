@@ -406,3 +406,45 @@ fn float24_matrix_rows_match_ir_eval() {
         }
     }
 }
+
+/// Two float24 multiplies on the same registers share one out-of-line
+/// exact sequence (a subroutine both slow paths call; a third on other
+/// registers keeps its own copy), and every result is still
+/// `ir::eval`'s, on every single-vertex encoding.
+#[test]
+fn slow_paths_with_one_body_share_it_and_stay_exact() {
+    const E: u8 = 5;
+    for encoding in single_vertex_encodings() {
+        let body = |v: &mut super::Vector| {
+            v.binary(BinOp::PicaMulF24, D, A, B);
+            v.binary(BinOp::PicaMulF24, D, A, B);
+            v.binary(BinOp::PicaMulF24, E, A, B);
+            // The result: the first two and the third agree lane by lane
+            // (all ones where they do).
+            v.v3(V::Pcmpeqd, E, E, D);
+            v.v3(V::Andps, D, D, E);
+        };
+        // The code: two calls, one subroutine.
+        let mut ops = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut ops);
+        body(&mut v);
+        v.emit_slow_paths();
+        let end = v.ops.offset().0;
+        v.emit_pool();
+        let code = ops.finalize().expect("assembles");
+        let mut decoder = Decoder::with_ip(64, &code[..end], 0, DecoderOptions::NONE);
+        let mnemonics: Vec<iced_x86::Mnemonic> =
+            std::iter::from_fn(|| decoder.can_decode().then(|| decoder.decode().mnemonic()))
+                .collect();
+        let count = |m| mnemonics.iter().filter(|&&x| x == m).count();
+        assert_eq!(count(iced_x86::Mnemonic::Call), 2, "{encoding:?}");
+        assert_eq!(count(iced_x86::Mnemonic::Ret), 1, "{encoding:?}");
+        // The results, NaN and infinite products included (the slow paths).
+        let f = Primitive::new(encoding, body);
+        for (a, b) in pairs(&interesting()) {
+            let want = eval::binary(BinOp::PicaMulF24, a, b);
+            assert_eq!(f.call(a, b), (a, want), "{encoding:?} {a:08x?} · {b:08x?}");
+        }
+    }
+}

@@ -3,8 +3,9 @@
 //! matched ISA-neutrally ([`crate::jit::single::dot_sums`]).
 
 use crate::ir::{Block, Node, Op, Value};
-use crate::jit::single::dot_sums::uses;
-pub(crate) use crate::jit::single::dot_sums::{DotSum, dot_sums};
+pub(crate) use crate::jit::single::dot_sums::DotSum;
+#[cfg(test)]
+pub(crate) use crate::jit::single::dot_sums::dot_sums;
 
 /// A node's part in four float24 `dp4`s of one vector into x, y, z, w of
 /// one register (a matrix times a vector: the optimiser's blend of the four
@@ -20,16 +21,21 @@ pub(crate) enum MatrixPart {
 }
 
 /// Per node of `block`, its part in a matrix of four dot products, given
-/// the dot-product sums `sums` ([`dot_sums`]): `blend(blend(blend(s0,
+/// the dot-product sums `sums` ([`dot_sums_with`](crate::jit::single::dot_sums::dot_sums_with)): `blend(blend(blend(s0,
 /// s1.y), s2.z), s3.w)` with `s_i` the sums of the products of one vector
 /// `a` and `b_i` (in either order), the sums and the inner blends used
 /// nowhere else (the other two sums and the inner blends then never run).
-pub(crate) fn matrices(block: &Block, sums: &[Option<DotSum>]) -> Vec<Option<MatrixPart>> {
+/// `uses` is the block's count of uses per node
+/// ([`crate::jit::single::dot_sums::uses`]).
+pub(crate) fn matrices(
+    block: &Block,
+    sums: &[Option<DotSum>],
+    uses: &[u32],
+) -> Vec<Option<MatrixPart>> {
     let nodes = &block.nodes;
-    let uses = uses(block);
     let mut parts = vec![None; nodes.len()];
     for k in 0..nodes.len() {
-        if let Some([s0, s1, s2, s3]) = matrix_at(nodes, &uses, k) {
+        if let Some([s0, s1, s2, s3]) = matrix_at(nodes, uses, k) {
             let row = |s: Value| match sums[s.0 as usize] {
                 Some(DotSum::Products {
                     a,

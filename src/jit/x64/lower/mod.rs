@@ -193,18 +193,19 @@ pub(super) fn block_state<'p>(
     let n = block.nodes.len();
     let mut form = vec![Form::Own; n];
     let op = |v: Value| block.nodes[v.0 as usize].op;
+    // How many times each node is read: one count for every pattern below.
+    let uses = crate::jit::single::dot_sums::uses(block);
     let sums = if f24 {
-        dot::dot_sums(block)
+        crate::jit::single::dot_sums::dot_sums_with(block, &uses)
     } else {
         Vec::new()
     };
     let matrices = if f24 {
-        dot::matrices(block, &sums)
+        dot::matrices(block, &sums, &uses)
     } else {
         Vec::new()
     };
     let writes = Writes::of(block);
-    let uses = crate::jit::single::dot_sums::uses(block);
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
             form[k] = Form::Matrix(part);

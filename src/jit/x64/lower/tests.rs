@@ -283,7 +283,8 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
     let prog = std::sync::Arc::new(Program::new(words, descs.to_vec()).expect("valid program"));
     let built = crate::ir::Ir::build(&prog, 0, crate::ShaderKind::Vertex, Precision::F24);
     let block = &crate::ir::opt::optimize(&built).blocks[0];
-    let parts = matrices(block, &dot_sums(block));
+    let uses = crate::jit::single::dot_sums::uses(block);
+    let parts = matrices(block, &dot_sums(block), &uses);
     let count = |want: fn(&MatrixPart) -> bool| parts.iter().flatten().filter(|p| want(p)).count();
     assert_eq!(count(|p| matches!(p, MatrixPart::Quad { .. })), 2);
     assert_eq!(count(|p| matches!(p, MatrixPart::Half { .. })), 4);
