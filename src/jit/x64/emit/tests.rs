@@ -1,5 +1,6 @@
 use super::{DotTerms, Encoding, MASK, U, V, VectorState};
 use crate::arith::f24;
+use crate::ir::{BinOp, eval};
 use crate::jit::single::emit_tests::{dot_product_eval, dot_sum_eval, pairs};
 use crate::jit::x64::Asm;
 use dynasmrt::x64::X64Relocation;
