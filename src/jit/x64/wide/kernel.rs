@@ -312,18 +312,25 @@ impl Function<'_> {
     /// `START_STATE`).
     fn store_vertices(&mut self, plan: &KernelPlan, passed: &[OutputCopy], convert: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        for copy in passed {
+        if convert && !passed.is_empty() {
+            // The fast conversions under one range check, then (for the rare
+            // group with a float24 subnormal, infinite, NaN or huge
+            // component) the exact ones from the same input records, as the
+            // inputs' conversion does.
+            if self.begin_deferred_loads() {
+                self.convert_copies(passed, true);
+                self.check_deferred();
+            }
+            self.convert_copies(passed, false);
+            self.join_deferred();
+        }
+        for copy in passed.iter().filter(|_| !convert) {
             let skip = self.a.ops.new_dynamic_label();
             dynasm!(self.a.ops
                 ; .arch x64
                 ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
                 ; jz =>skip
             );
-            if convert {
-                self.convert_copy(*copy);
-                self.a.bind(skip);
-                continue;
-            }
             for lane in 0..self.lanes {
                 let from = LaneSource::Vertices.record(lane, 16 * copy.input as usize);
                 let to = LaneSource::Outputs.record(lane, 16 * copy.output as usize);
@@ -391,13 +398,30 @@ impl Function<'_> {
         self.a.bind(none_kept);
     }
 
+    /// F24: each output of `passed` in the header's `OUTPUT_MASK`, in every
+    /// lane, = `f24::load` of its input, record to record; by the fast form
+    /// of a deferred region of loads when `fast`.
+    fn convert_copies(&mut self, passed: &[OutputCopy], fast: bool) {
+        for &copy in passed {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
+                ; jz =>skip
+            );
+            self.convert_copy(copy, fast);
+            self.a.bind(skip);
+        }
+    }
+
     /// F24: output `copy.output` of every lane = `f24::load` of its input
     /// `copy.input`, record to record. The conversion works component by
     /// component, so it gives the bits the rows' conversion would; at 8
     /// lanes one `ymm` converts lanes `k` and `k + 4` (the `xmm` halves).
-    /// Uses registers 1–4 and the conversion's scratch (its exact sequence
-    /// out of line, for the rare float24 subnormal or huge component).
-    fn convert_copy(&mut self, copy: OutputCopy) {
+    /// Uses registers 1–4 and the conversion's scratch; `fast`: the
+    /// deferred form (no test of its own), else the exact sequence (its
+    /// rare cases out of line).
+    fn convert_copy(&mut self, copy: OutputCopy, fast: bool) {
         let wide = self.lanes == 8;
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         let (from, to) = (16 * copy.input as usize, 16 * copy.output as usize);
@@ -417,7 +441,11 @@ impl Function<'_> {
                     ; vinsertf128 Ry(r), Ry(r), [Rq(hi.base) + hi.disp], 1
                 );
             }
-            self.a.v().f24_load(r);
+            if fast {
+                self.f24_load_deferred(r);
+            } else {
+                self.a.v().f24_load(r);
+            }
             self.store_vector(vex, false, LaneSource::Outputs.record(k, to), r);
             if wide {
                 let hi = LaneSource::Outputs.record(k + 4, to);
