@@ -2223,9 +2223,12 @@ fn starting_values_where_only_some_paths_write_match_the_interpreter() {
 /// output records in the vertex kernel (and the inputs only they read are
 /// not transposed): bit for bit against the interpreter beside outputs that
 /// look like copies and are not (swizzled, partial, negated, overwritten,
-/// under a lane mask, from two inputs), with both policies (`Carry`'s final
+/// under a lane mask, from two inputs; F24: a copy of an input the blocks
+/// read too, which the kernel leaves to the rows), with both policies (`Carry`'s final
 /// state holds the last vertex's copies), every output mask shape, records
-/// at every misalignment, inputs with NaN payloads and signed zeros.
+/// at every misalignment, inputs with NaN payloads and signed zeros, and
+/// (F24, where the kernel converts the copies on the way) float24
+/// subnormals, infinities and values that flush.
 #[test]
 fn outputs_copied_from_inputs_match_the_interpreter() {
     // A straight one runs `Carry` batches in the kernel too.
@@ -2250,6 +2253,7 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
 .out o_f view
 .out o_g normalquat
 .out o_h texcoord0w
+.out o_i dummy
 .proc main
     mov o_a, v1
     mov o_b, v2.yxzw
@@ -2266,6 +2270,7 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
         mov o_e, v6
     .end
     mov o_f, v7
+    mul o_i, k, v7
     mov o_g, -v1
     end
 .end
@@ -2282,6 +2287,15 @@ fn outputs_copied_from_inputs(text: &str, carries: bool) {
         f32::from_bits(0x0000_0001),
         1e30,
     ];
+    // A float24 subnormal, infinity and a NaN (each sends a group's F24
+    // conversion of copied inputs out of line), and a negative value F24
+    // flushes to +0.
+    let rare = [
+        f32::from_bits(0x1c80_0123),
+        f32::NEG_INFINITY,
+        f32::from_bits(0xffc0_0001),
+        -1e-25,
+    ];
     for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
         let config = pica_jit::ShaderConfig {
             entry: dvle.main,
@@ -2296,6 +2310,9 @@ fn outputs_copied_from_inputs(text: &str, carries: bool) {
                 let mut s = random_state(&mut rng);
                 if i % 5 == 0 {
                     s.inputs[(i / 5) % 8] = odd;
+                }
+                if i % 7 == 3 {
+                    s.inputs[(i / 7 + 1) % 8] = rare;
                 }
                 s.inputs[0][0] = rng.below(4) as f32 * 0.5 - 0.5;
                 s

@@ -611,8 +611,10 @@ pub(crate) fn run_vertices(
                     }
                     end.load_inputs(&batch.inputs[part.end - 1], batch.input_mask);
                     for copy in wide.output_copies() {
-                        end.outputs[copy.output as usize] =
-                            batch.inputs[part.end - 1][copy.input as usize];
+                        // (F24: the input's conversion, as the kernel's.)
+                        end.outputs[copy.output as usize] = batch.inputs[part.end - 1]
+                            [copy.input as usize]
+                            .map(|x| crate::arith::load(config.precision, x));
                     }
                     last = Some(end);
                 }

@@ -704,7 +704,8 @@ impl WideShader {
             );
             let output_copies = match &kernel_plan {
                 // The vertex kernels' plan (as `lower_wide` gives them).
-                Some(plan) if !f24 => codegen::copies::output_copies(&plan.for_vertices(), &blocks),
+                // (F24: of the converted inputs.)
+                Some(plan) => codegen::copies::output_copies(&plan.for_vertices(), &blocks),
                 _ => Vec::new(),
             };
             let kernel_carries = kernel_plan.as_ref().is_some_and(|plan| plan.carries);

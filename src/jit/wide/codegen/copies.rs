@@ -3,7 +3,10 @@
 //! shaders have). Every lane's output then equals its input bit for bit, so
 //! a kernel may move the 16 bytes from the input record to the output record
 //! instead of transposing the input into rows, storing the rows as the
-//! output's and transposing them back out.
+//! output's and transposing them back out. With F24 the blocks read the
+//! inputs' float24 conversions (`layout::CONVERTED`): the output is then the
+//! converted input, which a kernel converts on the way (the conversion works
+//! component by component, so on a record as on a row).
 
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
@@ -25,7 +28,7 @@ fn register_rows(base: usize, n: usize) -> [u16; 4] {
 
 /// The input register whose component `c` the store of `row` in `block`
 /// copies unchanged into component `c`, when the block stores `row` once,
-/// from a row of the raw inputs.
+/// from a row of the raw inputs (F32) or of their conversions (F24).
 fn copied_input(block: &LaneBlock, row: u16, c: usize) -> Option<usize> {
     let mut stores = block.ops.iter().filter_map(|op| match *op {
         LaneOp::Store(r, v) if r == row => Some(v),
@@ -38,16 +41,21 @@ fn copied_input(block: &LaneBlock, row: u16, c: usize) -> Option<usize> {
         return None;
     };
     let from = from as usize;
-    let input = from.checked_sub(layout::INPUT)? / 4;
-    (input < 16 && from == layout::INPUT + 4 * input + c).then_some(input)
+    let bank = if from >= layout::CONVERTED {
+        layout::CONVERTED
+    } else {
+        layout::INPUT
+    };
+    let input = from.checked_sub(bank)? / 4;
+    (input < 16 && from == bank + 4 * input + c).then_some(input)
 }
 
 /// The output registers every lane of the kernel `plan` over `blocks` ends
 /// with as an exact copy of one input register: every step writing any of
 /// the output's rows runs for every lane, and its block stores all four
 /// rows, each from the same component of the same input register as it
-/// started; no step reads the output. (With F24 the inputs are converted
-/// first, so no store is of a raw input row.)
+/// started; no step reads the output. (With F24, a copy of the input's
+/// float24 conversion.)
 pub(crate) fn output_copies(plan: &KernelPlan, blocks: &[LaneBlock]) -> Vec<OutputCopy> {
     let mut copies = Vec::new();
     'outputs: for n in 0..16 {
@@ -84,7 +92,8 @@ pub(crate) fn output_copies(plan: &KernelPlan, blocks: &[LaneBlock]) -> Vec<Outp
 
 /// `blocks` without the stores of `copies`' output rows (a kernel moving
 /// those outputs from the input records itself), and the inputs some
-/// remaining operation still reads (the ones to transpose into rows).
+/// remaining operation still reads, raw or converted (the ones to transpose
+/// into rows, and with F24 to convert).
 // (The AArch64 kernel stores copies as any output, for now.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn without_copies(blocks: &[LaneBlock], copies: &[OutputCopy]) -> (Vec<LaneBlock>, u16) {
@@ -117,8 +126,10 @@ pub(crate) fn without_copies(blocks: &[LaneBlock], copies: &[OutputCopy]) -> (Ve
             for (op, &used) in block.ops.iter().zip(&referenced) {
                 if let (LaneOp::Row(row), true) = (*op, used) {
                     let row = row as usize;
-                    if (layout::INPUT..layout::INPUT + 64).contains(&row) {
-                        inputs_read |= 1 << ((row - layout::INPUT) / 4);
+                    for bank in [layout::INPUT, layout::CONVERTED] {
+                        if (bank..bank + 64).contains(&row) {
+                            inputs_read |= 1 << ((row - bank) / 4);
+                        }
                     }
                 }
             }
@@ -180,8 +191,8 @@ mod tests {
         // o2 from two instructions; o1 swizzled, o6 in part, o7 overwritten,
         // o8 negated, o4 and o9 under a lane mask, o10 from two inputs.
         assert_eq!(copies_of(body, Precision::F32), [(0, 0), (2, 2), (3, 3)]);
-        // F24 converts the inputs: no output is a raw input.
-        assert_eq!(copies_of(body, Precision::F24), []);
+        // F24: the same outputs, copies of the converted inputs.
+        assert_eq!(copies_of(body, Precision::F24), [(0, 0), (2, 2), (3, 3)]);
         // Two steps, both every lane, both copying the same input.
         let body = "
     mov o0, v1

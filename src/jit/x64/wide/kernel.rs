@@ -141,20 +141,31 @@ impl Function<'_> {
             ; test r9, r9
             ; jz =>done
         );
-        // Outputs that are copies of inputs move record to record (F32: the
-        // F24 inputs are converted first); the blocks do not store them, and
-        // inputs nothing else reads are not transposed.
-        let passed = match shape {
-            KernelShape::Vertices if convert_inputs == 0 => output_copies(plan, blocks),
+        // Outputs that are copies of inputs move record to record (F24:
+        // converted on the way, not at 16 lanes, whose rows convert them);
+        // the blocks do not store them, and inputs nothing else reads are
+        // neither transposed nor converted.
+        let mut passed = match shape {
+            KernelShape::Vertices if convert_inputs == 0 || self.lanes <= 8 => {
+                output_copies(plan, blocks)
+            }
             _ => Vec::new(),
         };
+        if convert_inputs != 0 && !passed.is_empty() {
+            // F24: not the copies of inputs the blocks read too, which would
+            // be converted twice (in rows and on the way; measured slower).
+            // Their stores read only their own inputs, so this is final.
+            let (_, read) = without_copies(blocks, &passed);
+            passed.retain(|copy| read >> copy.input & 1 == 0);
+        }
+        let convert_copies = convert_inputs != 0;
         let trimmed;
-        let (blocks, inputs) = if passed.is_empty() {
-            (blocks, plan.load.inputs)
+        let (blocks, inputs, convert_inputs) = if passed.is_empty() {
+            (blocks, plan.load.inputs, convert_inputs)
         } else {
             let (without, inputs) = without_copies(blocks, &passed);
             trimmed = without;
-            (&trimmed[..], inputs)
+            (&trimmed[..], inputs, convert_inputs & inputs)
         };
         // Values computed from uniforms only, once per call instead of once
         // per group (and per loop iteration), in every group's file.
@@ -196,7 +207,7 @@ impl Function<'_> {
             self.group_at(copy);
             match shape {
                 KernelShape::States => self.store_states(plan),
-                KernelShape::Vertices => self.store_vertices(plan, &passed),
+                KernelShape::Vertices => self.store_vertices(plan, &passed, convert_copies),
             }
         }
         self.group_at(0);
@@ -296,11 +307,24 @@ impl Function<'_> {
 
     /// The group's vertices (at `r11`), each output register of the header's
     /// `OUTPUT_MASK`: the lane's value where the program writes it (`passed`:
-    /// its input's, from the input records at `r8`), else the starting
-    /// state's (at the header's `START_STATE`).
-    fn store_vertices(&mut self, plan: &KernelPlan, passed: &[OutputCopy]) {
+    /// its input's, from the input records at `r8`, converted to float24
+    /// when `convert`), else the starting state's (at the header's
+    /// `START_STATE`).
+    fn store_vertices(&mut self, plan: &KernelPlan, passed: &[OutputCopy], convert: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        for copy in passed {
+        if convert && !passed.is_empty() {
+            // The fast conversions under one range check, then (for the rare
+            // group with a float24 subnormal, infinite, NaN or huge
+            // component) the exact ones from the same input records, as the
+            // inputs' conversion does.
+            if self.begin_deferred_loads() {
+                self.convert_copies(passed, true);
+                self.check_deferred();
+            }
+            self.convert_copies(passed, false);
+            self.join_deferred();
+        }
+        for copy in passed.iter().filter(|_| !convert) {
             let skip = self.a.ops.new_dynamic_label();
             dynasm!(self.a.ops
                 ; .arch x64
@@ -372,6 +396,65 @@ impl Function<'_> {
             self.a.bind(skip);
         }
         self.a.bind(none_kept);
+    }
+
+    /// F24: each output of `passed` in the header's `OUTPUT_MASK`, in every
+    /// lane, = `f24::load` of its input, record to record; by the fast form
+    /// of a deferred region of loads when `fast`.
+    fn convert_copies(&mut self, passed: &[OutputCopy], fast: bool) {
+        for &copy in passed {
+            let skip = self.a.ops.new_dynamic_label();
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
+                ; jz =>skip
+            );
+            self.convert_copy(copy, fast);
+            self.a.bind(skip);
+        }
+    }
+
+    /// F24: output `copy.output` of every lane = `f24::load` of its input
+    /// `copy.input`, record to record. The conversion works component by
+    /// component, so it gives the bits the rows' conversion would; at 8
+    /// lanes one `ymm` converts lanes `k` and `k + 4` (the `xmm` halves).
+    /// Uses registers 1–4 and the conversion's scratch; `fast`: the
+    /// deferred form (no test of its own), else the exact sequence (its
+    /// rare cases out of line).
+    fn convert_copy(&mut self, copy: OutputCopy, fast: bool) {
+        let wide = self.lanes == 8;
+        let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        let (from, to) = (16 * copy.input as usize, 16 * copy.output as usize);
+        let registers = if wide { self.lanes / 2 } else { self.lanes };
+        for k in 0..registers {
+            let r = 1 + (k % 4) as u8;
+            let m = LaneSource::Vertices.record(k, from);
+            if vex {
+                dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(r), [Rq(m.base) + m.disp]);
+            } else {
+                dynasm!(self.a.ops ; .arch x64 ; movups Rx(r), [Rq(m.base) + m.disp]);
+            }
+            if wide {
+                let hi = LaneSource::Vertices.record(k + 4, from);
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vinsertf128 Ry(r), Ry(r), [Rq(hi.base) + hi.disp], 1
+                );
+            }
+            if fast {
+                self.f24_load_deferred(r);
+            } else {
+                self.a.v().f24_load(r);
+            }
+            self.store_vector(vex, false, LaneSource::Outputs.record(k, to), r);
+            if wide {
+                let hi = LaneSource::Outputs.record(k + 4, to);
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; vextractf128 [Rq(hi.base) + hi.disp], Ry(r), 1
+                );
+            }
+        }
     }
 
     /// Emits `plan`'s steps, each for the `copies` groups in turn.
