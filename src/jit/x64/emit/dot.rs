@@ -8,9 +8,9 @@
 //! mantissa, +0 below 2^-62): the sequence here runs those and keeps the
 //! largest magnitude seen, tested once at the end; otherwise the whole sum
 //! runs again from the operands by the exact sequences, out of line
-//! ([`SlowPath::F24DotSum`]).
+//! ([`Body::F24DotSum`](super::slow::Body::F24DotSum)).
 
-use super::{DotTerms, Encoding, MASK, S1, S2, S3, SlowPath, V, Vector};
+use super::{Body, DotTerms, Encoding, MASK, S1, S2, S3, V, Vector};
 use crate::arith::f24;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
@@ -57,16 +57,8 @@ impl Vector<'_> {
         self.hadd(d, d);
         self.quantise_fast_seen(d, S2, true);
         self.test_gt_c(S1, f24::OVERFLOW_BITS - 1, S3);
-        let label = self.ops.new_dynamic_label();
-        let back = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        self.bind(back);
-        self.st.slow.push(SlowPath::F24DotSum {
-            label,
-            back,
-            d,
-            terms,
-        });
+        let slow = self.jnz_to_slow();
+        self.rejoin(slow, Body::F24DotSum { d, terms });
     }
 
     /// Half of four float24 dot products of one vector `a` (a matrix row
@@ -78,7 +70,7 @@ impl Vector<'_> {
     /// As [`Self::f24_dot_sum`]: every step by the quantisation's fast path,
     /// the largest magnitude of the products and sums tested once, the IR's
     /// lane-x order of operands (`haddps`), else the exact sequences out of
-    /// line ([`SlowPath::F24DotPair`]).
+    /// line ([`Body::F24DotPair`](super::slow::Body::F24DotPair)).
     pub fn f24_dot_pair(&mut self, d: u8, a: u8, b0: u8, b1: u8) {
         debug_assert!(matches!(
             self.encoding(),
@@ -97,17 +89,8 @@ impl Vector<'_> {
         self.hadd2(d, d, S2);
         self.quantise_fast_seen(d, S2, true);
         self.test_gt_c(S1, f24::OVERFLOW_BITS - 1, S3);
-        let label = self.ops.new_dynamic_label();
-        let back = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        self.bind(back);
-        self.st.slow.push(SlowPath::F24DotPair {
-            label,
-            back,
-            d,
-            a,
-            b: [b0, b1],
-        });
+        let slow = self.jnz_to_slow();
+        self.rejoin(slow, Body::F24DotPair { d, a, b: [b0, b1] });
     }
 
     /// `d` = the four dot products of two [`Self::f24_dot_pair`] halves

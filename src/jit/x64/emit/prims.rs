@@ -3,11 +3,11 @@
 //! lane by lane, so a scalar held broadcast and a vertex per lane are the
 //! same to them.
 
-use super::{MASK, S1, S2, S3, SlowPath, U, V, Vector};
+use super::{Body, MASK, S1, S2, S3, U, V, Vector};
 use crate::arith::{CANONICAL_NAN, f24};
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
-use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, dynasm};
 
 impl Vector<'_> {
     /// `d = u(a)`.
@@ -73,17 +73,8 @@ impl Vector<'_> {
                 // the exact sequence runs out of line (operands are still live).
                 self.v3(V::Mulps, d, a, b);
                 self.test_nan(d, S1);
-                let label = self.ops.new_dynamic_label();
-                let back = self.ops.new_dynamic_label();
-                dynasm!(self.ops ; .arch x64 ; jnz =>label);
-                self.bind(back);
-                self.st.slow.push(SlowPath::PicaMul {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                });
+                let slow = self.jnz_to_slow();
+                self.rejoin(slow, Body::PicaMul { d, a, b });
             }
             BinOp::PicaMulF24 => {
                 // The product, then the quantisation's fast path; a lane at
@@ -93,19 +84,10 @@ impl Vector<'_> {
                 self.v3(V::Mulps, d, a, b);
                 self.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
                 self.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
-                let label = self.ops.new_dynamic_label();
-                let back = self.ops.new_dynamic_label();
-                dynasm!(self.ops ; .arch x64 ; jnz =>label);
+                let slow = self.jnz_to_slow();
                 self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
                 self.and_c_where(d, d, f24::MANTISSA_MASK, MASK);
-                self.bind(back);
-                self.st.slow.push(SlowPath::PicaMulF24 {
-                    label,
-                    back,
-                    d,
-                    a,
-                    b,
-                });
+                self.rejoin(slow, Body::PicaMulF24 { d, a, b });
             }
             // maxps(a, b) = a > b ? a : b: `arith::max` exactly (min likewise).
             BinOp::PicaMax => self.v3(V::Maxps, d, a, b),
@@ -132,18 +114,8 @@ impl Vector<'_> {
             BinOp::PicaMul => {
                 self.v3m(V::Mulps, d, a, base, off);
                 self.test_nan(d, S1);
-                let label = self.ops.new_dynamic_label();
-                let back = self.ops.new_dynamic_label();
-                dynasm!(self.ops ; .arch x64 ; jnz =>label);
-                self.bind(back);
-                self.st.slow.push(SlowPath::PicaMulMem {
-                    label,
-                    back,
-                    d,
-                    a,
-                    base,
-                    off,
-                });
+                let slow = self.jnz_to_slow();
+                self.rejoin(slow, Body::PicaMulMem { d, a, base, off });
                 return;
             }
             _ => {
@@ -200,17 +172,16 @@ impl Vector<'_> {
     /// otherwise the exact sequence runs out of line (`d` is untouched until
     /// the fast path's result is known to be right).
     pub fn f24_load(&mut self, d: u8) {
-        let (label, back) = self.f24_load_fast(S3, d);
+        let slow = self.f24_load_fast(S3, d);
         self.copy(d, S3);
-        self.bind(back);
-        self.st.slow.push(SlowPath::F24Load { label, back, d });
+        self.rejoin(slow, Body::F24Load { d });
     }
 
     /// The fast path of a float24 load of `a` into `fast` (`S3` or a
     /// register that is neither `a` nor scratch), then a jump to the
-    /// returned slow-path label where some lane needs the exact sequence;
-    /// the caller binds the returned label to come back to.
-    fn f24_load_fast(&mut self, fast: u8, a: u8) -> (DynamicLabel, DynamicLabel) {
+    /// returned slow-path entry where some lane needs the exact sequence
+    /// (the caller's [`Self::rejoin`] marks where it comes back).
+    fn f24_load_fast(&mut self, fast: u8, a: u8) -> DynamicLabel {
         self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
         self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
         // S1 = the subnormal lanes: at or above 2^-78, below 2^-62 (the lanes
@@ -222,21 +193,15 @@ impl Vector<'_> {
         self.v3c(V::Pcmpgtd, S2, S2, f24::OVERFLOW_BITS - 1);
         self.v3(V::Orps, S1, S1, S2);
         self.test_zero(S1);
-        let label = self.ops.new_dynamic_label();
-        let back = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        (label, back)
+        self.jnz_to_slow()
     }
 
     /// `d = arith::f24::load(a)` with `d` ≠ `a` and `a` no scratch register:
     /// [`f24_load`](Self::f24_load) with the fast result written to `d`
     /// directly (no copies); the slow path loads from `a`, unchanged.
     fn f24_load_into(&mut self, d: u8, a: u8) {
-        let (label, back) = self.f24_load_fast(d, a);
-        self.bind(back);
-        self.st
-            .slow
-            .push(SlowPath::F24LoadFrom { label, back, d, a });
+        let slow = self.f24_load_fast(d, a);
+        self.rejoin(slow, Body::F24LoadFrom { d, a });
     }
 
     /// `arith::f24::load` in place, every lane by the full sequence.
@@ -264,11 +229,8 @@ impl Vector<'_> {
         self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
         self.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
         self.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
-        let label = self.ops.new_dynamic_label();
-        let back = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        self.bind(back);
-        self.st.slow.push(SlowPath::F24Overflow { label, back, d });
+        let slow = self.jnz_to_slow();
+        self.rejoin(slow, Body::F24Overflow { d });
     }
 
     /// `d = f24::quantize_result(mul_rule(a, b))`, every lane by the full

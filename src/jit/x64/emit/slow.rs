@@ -13,141 +13,47 @@ pub(in crate::jit::x64) enum DotTerms {
     Products { a: u8, b: u8, clear_w: bool },
 }
 
-/// Out-of-line code of one primitive.
-pub(in crate::jit::x64) enum SlowPath {
-    /// The exact PICA multiply `d = a * b` (some lane's product is NaN; the
-    /// operands are still live).
-    PicaMul {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        b: u8,
-    },
-    /// [`SlowPath::PicaMul`] with `b` the 16 bytes at `off` from
-    /// general-purpose register `base` (loaded into `S3`, which the exact
-    /// multiply leaves alone).
-    PicaMulMem {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        base: u8,
-        off: i32,
-    },
-    /// The exact PICA multiply then float24 quantisation `d = a * b` (some
-    /// lane of the product is at or above 2^64, infinite or NaN; the operands
-    /// are still live).
-    PicaMulF24 {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        b: u8,
-    },
-    /// The exact float24 load of `d` in place (some lane is a float24
-    /// subnormal, at or above 2^64, infinite or NaN; `d` is unchanged).
-    F24Load {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-    },
-    /// The exact float24 load `d = load(a)` (some lane of `a` is a float24
-    /// subnormal, at or above 2^64, infinite or NaN; `a` is unchanged).
-    F24LoadFrom {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-    },
-    /// The float24 quantisation's tail in `d` (some lane is at or above
-    /// 2^64, infinite or NaN), with `S2` = |bits|.
-    F24Overflow {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-    },
-    /// A float24 dot product's pairwise sum by the exact sequences (some
-    /// lane of some step is at or above 2^64, infinite or NaN; the terms'
-    /// registers are still live).
-    F24DotSum {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        terms: DotTerms,
-    },
-    /// Half of four float24 dot products of `a` by the exact sequences
-    /// ([`Vector::f24_dot_pair`]; the operands are still live).
-    F24DotPair {
-        label: DynamicLabel,
-        back: DynamicLabel,
-        d: u8,
-        a: u8,
-        b: [u8; 2],
-    },
+/// Out-of-line code of one primitive: entered with `jnz label` from the
+/// fast path ([`Vector::jnz_to_slow`]), back at `back`
+/// ([`Vector::rejoin`]).
+#[derive(Clone, Copy)]
+pub(in crate::jit::x64) struct SlowPath {
+    label: DynamicLabel,
+    back: DynamicLabel,
+    body: Body,
 }
 
 /// What a slow path computes, by register: slow paths with equal bodies
 /// emit equal code, so [`Vector::emit_slow_paths`] emits it once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Body {
+pub(in crate::jit::x64) enum Body {
+    /// The exact PICA multiply `d = a * b` (some lane's product is NaN; the
+    /// operands are still live).
     PicaMul { d: u8, a: u8, b: u8 },
+    /// [`Body::PicaMul`] with `b` the 16 bytes at `off` from general-purpose
+    /// register `base` (loaded into `S3`, which the exact multiply leaves
+    /// alone).
     PicaMulMem { d: u8, a: u8, base: u8, off: i32 },
+    /// The exact PICA multiply then float24 quantisation `d = a * b` (some
+    /// lane of the product is at or above 2^64, infinite or NaN; the operands
+    /// are still live).
     PicaMulF24 { d: u8, a: u8, b: u8 },
+    /// The exact float24 load of `d` in place (some lane is a float24
+    /// subnormal, at or above 2^64, infinite or NaN; `d` is unchanged).
     F24Load { d: u8 },
+    /// The exact float24 load `d = load(a)` (some lane of `a` is a float24
+    /// subnormal, at or above 2^64, infinite or NaN; `a` is unchanged).
     F24LoadFrom { d: u8, a: u8 },
+    /// The float24 quantisation's tail in `d` (some lane is at or above
+    /// 2^64, infinite or NaN), with `S2` = |bits|.
     F24Overflow { d: u8 },
+    /// A float24 dot product's pairwise sum by the exact sequences (some
+    /// lane of some step is at or above 2^64, infinite or NaN; the terms'
+    /// registers are still live).
     F24DotSum { d: u8, terms: DotTerms },
+    /// Half of four float24 dot products of `a` by the exact sequences
+    /// ([`Vector::f24_dot_pair`]; the operands are still live).
     F24DotPair { d: u8, a: u8, b: [u8; 2] },
-}
-
-impl SlowPath {
-    /// Where the fast path leaves for it, where it returns to, and what it
-    /// computes.
-    fn parts(&self) -> (DynamicLabel, DynamicLabel, Body) {
-        match *self {
-            SlowPath::PicaMul {
-                label,
-                back,
-                d,
-                a,
-                b,
-            } => (label, back, Body::PicaMul { d, a, b }),
-            SlowPath::PicaMulMem {
-                label,
-                back,
-                d,
-                a,
-                base,
-                off,
-            } => (label, back, Body::PicaMulMem { d, a, base, off }),
-            SlowPath::PicaMulF24 {
-                label,
-                back,
-                d,
-                a,
-                b,
-            } => (label, back, Body::PicaMulF24 { d, a, b }),
-            SlowPath::F24Load { label, back, d } => (label, back, Body::F24Load { d }),
-            SlowPath::F24LoadFrom { label, back, d, a } => {
-                (label, back, Body::F24LoadFrom { d, a })
-            }
-            SlowPath::F24Overflow { label, back, d } => (label, back, Body::F24Overflow { d }),
-            SlowPath::F24DotSum {
-                label,
-                back,
-                d,
-                terms,
-            } => (label, back, Body::F24DotSum { d, terms }),
-            SlowPath::F24DotPair {
-                label,
-                back,
-                d,
-                a,
-                b,
-            } => (label, back, Body::F24DotPair { d, a, b }),
-        }
-    }
 }
 
 impl Body {
@@ -182,6 +88,22 @@ impl Body {
 const RSP: u8 = 4;
 
 impl Vector<'_> {
+    /// Leaves the fast path for a new slow path where the flags say not
+    /// zero; the code up to [`Self::rejoin`] is the fast path's rest.
+    pub(super) fn jnz_to_slow(&mut self) -> DynamicLabel {
+        let label = self.ops.new_dynamic_label();
+        dynasm!(self.ops ; .arch x64 ; jnz =>label);
+        label
+    }
+
+    /// Where the slow path entered at `label` ([`Self::jnz_to_slow`]),
+    /// computing `body`, comes back to.
+    pub(super) fn rejoin(&mut self, label: DynamicLabel, body: Body) {
+        let back = self.ops.new_dynamic_label();
+        self.bind(back);
+        self.st.slow.push(SlowPath { label, back, body });
+    }
+
     /// Emits the slow paths recorded since the last call. A body that more
     /// than one slow path needs (the same sequence on the same registers:
     /// a shader's repeated `dp4`s and multiplies by one matrix) is emitted
@@ -202,11 +124,11 @@ impl Vector<'_> {
         let mut subroutines: Vec<(DynamicLabel, Body)> = Vec::new();
         if slow.len() > 1 {
             let mut by_body: Vec<(u64, u32)> = (0..slow.len())
-                .map(|k| (slow[k].parts().2.key(), k as u32))
+                .map(|k| (slow[k].body.key(), k as u32))
                 .collect();
             by_body.sort_unstable();
             for same in by_body.chunk_by(|x, y| x.0 == y.0) {
-                let body = slow[same[0].1 as usize].parts().2;
+                let body = slow[same[0].1 as usize].body;
                 if same.len() < 2 || matches!(body, Body::PicaMulMem { base: RSP, .. }) {
                     continue;
                 }
@@ -218,7 +140,7 @@ impl Vector<'_> {
             }
         }
         for (path, sub) in slow.iter().zip(called) {
-            let (label, back, body) = path.parts();
+            let SlowPath { label, back, body } = *path;
             self.bind(label);
             match sub {
                 Some(sub) => dynasm!(self.ops ; .arch x64 ; call =>sub),
