@@ -6,8 +6,8 @@
 //! and every path reaching an instruction arrives with the same IF stack
 //! (same entries in the same order, overflow included), the stack is a
 //! compile-time fact at every PC: each stack check has a known outcome, and
-//! the instructions' next PCs can be decided here once, by running the
-//! interpreter's own `FlowState::advance` on the static stacks. Generated
+//! the instructions' next PCs can be decided here once, with the IF step
+//! of the interpreter's `FlowState::advance` on the static stacks. Generated
 //! code then evaluates only the guards and jumps; it pushes and checks
 //! nothing.
 //!
@@ -18,7 +18,7 @@
 
 use super::{Analysis, InstrClass};
 use crate::isa::Instruction;
-use crate::machine::flow::{FlowState, IF_DEPTH, IfEntry, RingStack};
+use crate::machine::flow::{IF_DEPTH, IfEntry, RingStack};
 use crate::program::Program;
 
 /// Where control goes after an instruction, with the stacks static.
@@ -38,27 +38,30 @@ pub enum StaticNext {
 
 type IfStack = RingStack<IfEntry, IF_DEPTH>;
 
-/// The stack with only its live entries (a popped slot keeps stale data
-/// that the derived equality would compare).
-fn canonical(stack: IfStack) -> IfStack {
-    let mut fresh = IfStack::default();
-    for entry in stack.entries() {
-        fresh.push(entry);
+/// Whether two stacks hold the same live entries (a popped slot keeps stale
+/// data that the derived equality would compare).
+fn same_entries(mut a: IfStack, mut b: IfStack) -> bool {
+    if a.len() != b.len() {
+        return false;
     }
-    fresh
+    while let (Some(x), Some(y)) = (a.pop(), b.pop()) {
+        if x != y {
+            return false;
+        }
+    }
+    true
 }
 
-/// The next PC after the instruction at `pc` with IF stack `ifs`, and the
-/// stack then (the interpreter's `advance`; no loop can match, so `aL` is
-/// untouched).
-fn advance(ifs: IfStack, pc: u32, jump: Option<u32>) -> (u32, IfStack) {
-    let mut flow = FlowState {
-        ifs,
-        ..FlowState::default()
-    };
-    let mut al = 0;
-    let next = flow.advance(pc, jump, &mut al);
-    (next, canonical(flow.ifs))
+/// The next PC after the instruction at `pc` with IF stack `ifs` (popped
+/// in place), where `jump` is its own jump: `FlowState::advance` with empty
+/// LOOP and CALL stacks, whose IF step is the only one that can match (a
+/// test checks the two agree).
+fn advance(ifs: &mut IfStack, pc: u32, jump: Option<u32>) -> u32 {
+    let next = pc + 1;
+    if ifs.top().is_some_and(|top| top.check == next) {
+        return ifs.pop().expect("a top").next;
+    }
+    jump.unwrap_or(next)
 }
 
 /// Records that control arrives at `pc` with `ifs` (queueing `pc` the first
@@ -68,7 +71,7 @@ fn arrive(stacks: &mut [Option<IfStack>], pc: u32, ifs: IfStack, work: &mut Vec<
         return true; // past the end: the invocation stops
     };
     match slot {
-        Some(known) => *known == ifs,
+        Some(known) => same_entries(*known, ifs),
         None => {
             *slot = Some(ifs);
             work.push(pc);
@@ -109,10 +112,11 @@ pub fn static_flow(program: &Program, analysis: &Analysis) -> Option<Vec<StaticN
         let i = pc as usize;
         let ifs = stacks[i].expect("arrived");
         let (outcome, exits) = match (analysis.class[i], code[i]) {
-            (InstrClass::End, _) => (StaticNext::Stop, vec![]),
+            (InstrClass::End, _) => (StaticNext::Stop, [None, None]),
             (InstrClass::Data | InstrClass::Nop, _) => {
-                let (to, after) = advance(ifs, pc, None);
-                (StaticNext::Next(to), vec![(to, after)])
+                let mut after = ifs;
+                let to = advance(&mut after, pc, None);
+                (StaticNext::Next(to), [Some((to, after)), None])
             }
             (InstrClass::Runtime, Instruction::If { target, num, .. }) => {
                 let target = target as u32;
@@ -121,29 +125,31 @@ pub fn static_flow(program: &Program, analysis: &Analysis) -> Option<Vec<StaticN
                     check: target,
                     next: target + num as u32,
                 });
-                let (when_true, t) = advance(pushed, pc, None);
-                let (when_false, f) = advance(ifs, pc, Some(target));
+                let when_true = advance(&mut pushed, pc, None);
+                let mut f = ifs;
+                let when_false = advance(&mut f, pc, Some(target));
                 let branch = StaticNext::Branch {
                     when_true,
                     when_false,
                 };
-                (branch, vec![(when_true, t), (when_false, f)])
+                (branch, [Some((when_true, pushed)), Some((when_false, f))])
             }
             (InstrClass::Runtime, Instruction::Jmp { target, .. }) => {
-                let (when_true, t) = advance(ifs, pc, Some(target as u32));
-                let (when_false, f) = advance(ifs, pc, None);
+                let (mut t, mut f) = (ifs, ifs);
+                let when_true = advance(&mut t, pc, Some(target as u32));
+                let when_false = advance(&mut f, pc, None);
                 let branch = StaticNext::Branch {
                     when_true,
                     when_false,
                 };
-                (branch, vec![(when_true, t), (when_false, f)])
+                (branch, [Some((when_true, t)), Some((when_false, f))])
             }
             // `loop`, `call`, `break`, `emit`, `setemit`: other stacks, or
             // the runtime's own step.
             (InstrClass::Runtime, _) => return None,
         };
         next[i] = outcome;
-        for (to, after) in exits {
+        for (to, after) in exits.into_iter().flatten() {
             if !arrive(&mut stacks, to, after, &mut work) {
                 return None;
             }
@@ -183,6 +189,57 @@ mod tests {
             target,
             invert: false,
         }
+    }
+
+    /// Random IF stacks over a few addresses (so that tops match often):
+    /// `advance` gives exactly `FlowState::advance`'s PC and IF stack, and
+    /// `same_entries` is equality of the live entries.
+    #[test]
+    fn advance_is_the_interpreters_with_only_an_if_stack() {
+        use crate::machine::flow::FlowState;
+        let mut seed = 0x1234_5678_9abc_def0_u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as u32
+        };
+        let (mut popped, mut stale) = (0, 0);
+        for _ in 0..20_000 {
+            let mut ifs = IfStack::default();
+            for _ in 0..rand(12) {
+                ifs.push(IfEntry {
+                    check: 4 + rand(3),
+                    next: 4 + rand(3),
+                });
+                if rand(3) == 0 {
+                    ifs.pop();
+                }
+            }
+            let pc = 3 + rand(3);
+            let jump = if rand(2) == 0 { None } else { Some(rand(9)) };
+            let mut exact = FlowState {
+                ifs,
+                ..FlowState::default()
+            };
+            let mut al = 7;
+            let expected = exact.advance(pc, jump, &mut al);
+            let mut mine = ifs;
+            assert_eq!(advance(&mut mine, pc, jump), expected);
+            assert_eq!((mine, al), (exact.ifs, 7));
+            popped += usize::from(mine.len() < ifs.len());
+            // Same live entries, different stale slots: still the same.
+            let mut rebuilt = IfStack::default();
+            for entry in ifs.entries() {
+                rebuilt.push(entry);
+            }
+            assert!(same_entries(rebuilt, ifs));
+            stale += usize::from(rebuilt != ifs);
+            let mut other = ifs;
+            other.push(IfEntry { check: 1, next: 1 });
+            assert!(!same_entries(other, ifs));
+        }
+        assert!(popped > 1000 && stale > 1000, "{popped} {stale}");
     }
 
     #[test]

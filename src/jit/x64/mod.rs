@@ -148,7 +148,11 @@ pub(crate) fn compile(
     // but for a few local ones of the entry and the flow stubs, so there
     // are few static relocations.
     let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
-    let static_flow = if budget_checks {
+    // Without a reachable flow instruction the code has no stack code to
+    // spare: skip the analysis.
+    let flow_reachable =
+        (0..len).any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime);
+    let static_flow = if budget_checks || !flow_reachable {
         None
     } else {
         static_flow::static_flow(program, analysis)
