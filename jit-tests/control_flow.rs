@@ -964,3 +964,70 @@ fn entry_point_outside_the_program_is_an_error() {
         assert!(err.to_string().contains("outside the program"));
     }
 }
+
+/// Structured `if`/`else` and forward jumps (on x86-64 the stacks are then
+/// compile-time facts, `analysis::static_flow`, and the code only branches):
+/// every guard kind and jump inversion, and a then part ending in a jump the
+/// IF pop overrides, against values worked out by hand.
+#[test]
+fn static_if_else_and_jumps_follow_every_guard() {
+    let src = "
+        cmp v0, eq, eq, v1
+        ifu b0, else, 1
+        add r0, c1, r0
+        jmpc cmp.x, over    ; last instruction of the then part: the IF pop wins
+    else:
+        add r1, c1, r1
+    skip:
+        ifc !cmp.y, next, 0
+        add r2, c1, r2
+    next:
+        jmpu !b1, over
+        add r3, c1, r3
+    over:
+        ifc cmp.x && cmp.y, last, 0
+        add r4, c1, r4
+    last:
+        end
+    ";
+    for bits in 0..16u32 {
+        let [b0, b1, x, y] = [0, 1, 2, 3].map(|k| bits >> k & 1 != 0);
+        let v0 = [x, y, false, false].map(|c| if c { 1.0 } else { 0.0 });
+        let t = Case::new(src)
+            .b(0, b0)
+            .b(1, b1)
+            .input(0, v0)
+            .input(1, ONES)
+            .run();
+        let ran = |r: bool| if r { ONES } else { ZEROS };
+        let expect = [b0, !b0, !y, b1, x && y];
+        let got = [t.temp(0), t.temp(1), t.temp(2), t.temp(3), t.temp(4)];
+        assert_eq!(got, expect.map(ran), "b0 {b0} b1 {b1} cmp ({x}, {y})");
+    }
+}
+
+/// A jump into a then part arrives there with another IF stack than the
+/// `if` leaves (static stacks must be refused): when the `if` pushed, its
+/// entry pops after the then part and skips the else part; when the jump
+/// arrived, nothing pops and the else part runs.
+#[test]
+fn a_jump_into_an_if_part_keeps_the_exact_stack() {
+    let src = "
+        jmpu b1, then
+        ifu b0, else, 1
+    then:
+        add r0, c1, r0
+    else:
+        add r1, c1, r1
+        end
+    ";
+    for (b0, b1, r0, r1) in [
+        (false, false, ZEROS, ONES),
+        (true, false, ONES, ZEROS),
+        (false, true, ONES, ONES),
+        (true, true, ONES, ONES),
+    ] {
+        let t = Case::new(src).b(0, b0).b(1, b1).run();
+        assert_eq!([t.temp(0), t.temp(1)], [r0, r1], "b0 {b0} b1 {b1}");
+    }
+}

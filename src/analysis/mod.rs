@@ -9,6 +9,8 @@
 //! so the instruction simply falls through (or jumps). Backends emit the exact
 //! stack check only after the other instructions ("check points").
 
+pub mod static_flow;
+
 use crate::isa::{Instruction, UnaryOp};
 use crate::program::{Program, ShaderKind};
 

@@ -8,10 +8,11 @@
 
 use super::Emitter;
 use super::offsets::{AL, CMP};
+use crate::analysis::static_flow::StaticNext;
 use crate::isa::{CondOp, Guard};
 use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, RingLayout};
-use crate::jit::inline_flow::{self, Push, Stack, Word};
+use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_LOOP: i32 = Stack::Loop.top_check();
@@ -65,6 +66,15 @@ impl FlowTarget for Emitter<'_> {
     /// stack can pop). Falls through when no stack top matches `pc + 1`;
     /// preserves `ecx`.
     fn checkpoint(&mut self, pc: u32) {
+        if let Some(flow) = &self.static_flow {
+            // The check's outcome is known: a pop is a jump.
+            if let StaticNext::Next(to) = flow[pc as usize]
+                && to != pc + 1
+            {
+                self.jump_to(to);
+            }
+            return;
+        }
         // With no reachable push the stacks stay empty: no top can match.
         if !self.cx.analysis.check_after[pc as usize] || !self.may_push {
             return;
@@ -162,12 +172,113 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
+    /// As planned, but with static stacks (`analysis::static_flow`) an `if`
+    /// or `jmp` only branches on its guard to the analysis's next PCs.
+    fn flow(&mut self, pc: u32, plan: FlowPlan) {
+        let branch = match self.static_flow.as_ref().map(|flow| flow[pc as usize]) {
+            Some(StaticNext::Branch {
+                when_true,
+                when_false,
+            }) => Some((when_true, when_false)),
+            _ => None,
+        };
+        match (plan, branch) {
+            (FlowPlan::If { guard, .. }, Some((t, f))) => self.static_branch(pc, guard, t, f),
+            (FlowPlan::Jump { guard, invert, .. }, Some((t, f))) => {
+                let (t, f) = if invert { (f, t) } else { (t, f) };
+                self.static_branch(pc, guard, t, f)
+            }
+            (
+                FlowPlan::Jump {
+                    guard,
+                    invert,
+                    target,
+                },
+                _,
+            ) => self.flow_jmp(pc, guard, target, invert),
+            (
+                FlowPlan::If {
+                    guard,
+                    push,
+                    target,
+                },
+                _,
+            ) => self.flow_if(pc, guard, &push, target),
+            (
+                FlowPlan::Call {
+                    guard,
+                    push,
+                    target,
+                },
+                _,
+            ) => self.flow_call(pc, guard, &push, target),
+            (FlowPlan::Loop { al_from, push }, _) => self.flow_loop(pc, al_from, &push),
+            // Rare or sink-bound: the interpreter's own step.
+            (FlowPlan::Runtime, _) => self.runtime_step(pc),
+        }
+    }
+
     fn runtime_step(&mut self, pc: u32) {
         self.call_helper(frame::runtime_step as *const () as usize, pc);
     }
 }
 
 impl Emitter<'_> {
+    /// The code of `target`, or the exit when it is past the end.
+    fn pc_label(&self, target: u32) -> DynamicLabel {
+        self.cx
+            .pc_labels
+            .get(target as usize)
+            .copied()
+            .unwrap_or(self.labels.past_end)
+    }
+
+    /// Continues at `on_guard` when `guard` holds, else at `on_not`
+    /// (static stacks: nothing else to do); the code of `pc + 1` follows.
+    fn static_branch(&mut self, pc: u32, guard: Guard, on_guard: u32, on_not: u32) {
+        let after = pc + 1;
+        if on_guard == on_not || guard == Guard::Always {
+            if on_guard != after {
+                self.jump_to(on_guard);
+            }
+            return;
+        }
+        // The flags: ZF clear when the guard holds (`holds_if_nonzero`), or
+        // set. Booleans and flags are bytes 0 or 1.
+        let holds_if_nonzero = match guard {
+            Guard::Bool(id) => {
+                let off = inline_flow::bool_uniform(id) as i32;
+                dynasm!(self.ops ; .arch x64 ; cmp BYTE [rdx + off], 0);
+                true
+            }
+            Guard::Cond(c) if matches!(c.op, CondOp::X | CondOp::Y) => {
+                let (lane, reference) = if c.op == CondOp::X {
+                    (0, c.ref_x)
+                } else {
+                    (1, c.ref_y)
+                };
+                let off = CMP + lane;
+                dynasm!(self.ops ; .arch x64 ; cmp BYTE [rsi + off], reference as i8);
+                false
+            }
+            _ => {
+                self.guard(guard);
+                dynasm!(self.ops ; .arch x64 ; test ecx, ecx);
+                true
+            }
+        };
+        let (taken, not_taken) = (self.pc_label(on_guard), self.pc_label(on_not));
+        match (holds_if_nonzero, on_guard == after) {
+            (true, true) => dynasm!(self.ops ; .arch x64 ; jz =>not_taken),
+            (false, true) => dynasm!(self.ops ; .arch x64 ; jnz =>not_taken),
+            (true, false) => dynasm!(self.ops ; .arch x64 ; jnz =>taken),
+            (false, false) => dynasm!(self.ops ; .arch x64 ; jz =>taken),
+        }
+        if on_guard != after && on_not != after {
+            dynasm!(self.ops ; .arch x64 ; jmp =>not_taken);
+        }
+    }
+
     /// The shared pop paths the checkpoints jump to (with `eax` = `pc + 1`).
     pub fn flow_stubs(&mut self) {
         let helper = frame::stack_check as *const () as usize as i64;
@@ -259,5 +370,57 @@ impl Emitter<'_> {
             ; =>empty
             ; mov [rdi + top], r9d
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Precision, Program, ShaderConfig};
+
+    fn compiled(source: &str, budget: u64) -> crate::jit::CompiledShader {
+        let source = format!(".proc main\n{source}\n.end\n");
+        let shbin = crate::asm::assemble_str("t.pica", &source).expect("assembles");
+        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program");
+        let config = ShaderConfig {
+            precision: Precision::F32,
+            budget,
+            ..ShaderConfig::default()
+        };
+        crate::jit::compile_with(&program, &config, crate::jit::Features::host()).expect("compiles")
+    }
+
+    const IF_ELSE: &str = "
+        ifu b0, else, 1
+        add r0, c1, r0
+        jmpc cmp.x, done
+    else:
+        add r1, c1, r1
+    done:
+        ifc !cmp.y, end, 0
+        add r2, c1, r2
+    end:
+        end
+    ";
+
+    /// Structured `if`/`else` with forward jumps and enough budget: the
+    /// stacks are static, so the code pushes and checks nothing (no flow
+    /// state in the frame). With a budget the code counts, a budget stop
+    /// would hand the stacks over: the stack code is back.
+    #[test]
+    fn static_stacks_need_no_flow_state() {
+        assert!(!compiled(IF_ELSE, 1000).uses_flow_state);
+        assert!(compiled(IF_ELSE, 3).uses_flow_state);
+        // A jump into a then part: not static.
+        let into = "
+            jmpu b1, then
+            ifu b0, else, 1
+        then:
+            add r0, c1, r0
+        else:
+            add r1, c1, r1
+            end
+        ";
+        assert!(compiled(into, 1000).uses_flow_state);
     }
 }

@@ -47,6 +47,7 @@ use super::frame::{
     self, EXIT_END, EXIT_END_OF_CODE, EXIT_RESUME, OFFSET_REMAINING, OFFSET_RESUME_PC, STOP_BASE,
 };
 use super::single::{self, Compiled, Context, Lowering, SingleTarget};
+use crate::analysis::static_flow::{self, StaticNext};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, Value};
@@ -102,6 +103,11 @@ pub(crate) struct Emitter<'p> {
     uses_flow_state: bool,
     /// Some reachable instruction pushes a control-flow stack.
     may_push: bool,
+    /// The stacks are compile-time facts (`analysis::static_flow`): flow
+    /// instructions only branch on their guards, no stack exists at run
+    /// time. Only for uncounted code (a budget stop would hand the stacks
+    /// over to the interpreter).
+    static_flow: Option<Vec<StaticNext>>,
     /// Count the budget (`r11`); off when no invocation can exhaust it.
     budget_checks: bool,
     /// The floating-point environment's probe constants.
@@ -142,7 +148,16 @@ pub(crate) fn compile(
     // but for a few local ones of the entry and the flow stubs, so there
     // are few static relocations.
     let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
-    let needs_fp_env = needs_fp_env(program, analysis, precision, &plan);
+    // Without a reachable flow instruction the code has no stack code to
+    // spare: skip the analysis.
+    let flow_reachable =
+        (0..len).any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime);
+    let static_flow = if budget_checks || !flow_reachable {
+        None
+    } else {
+        static_flow::static_flow(program, analysis)
+    };
+    let needs_fp_env = needs_fp_env(program, analysis, precision, &plan, static_flow.is_some());
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut ops = Asm::new_with_capacity(
@@ -181,7 +196,8 @@ pub(crate) fn compile(
         flushed_base,
         uses_flow_state: false,
         budget_checks,
-        may_push: super::inline_flow::may_push(program, analysis),
+        may_push: static_flow.is_none() && super::inline_flow::may_push(program, analysis),
+        static_flow,
         needs_fp_env,
     };
     e.prologue();
@@ -235,19 +251,23 @@ pub(crate) fn compile(
 /// instruction can push a stack or call into Rust (whose runtime runs in the
 /// fixed environment too). Code that cannot skips the probe at its entry:
 /// its results are the same bits under any environment. F24 code always
-/// probes (its conversions compute).
+/// probes (its conversions compute). With `static_flow` the flow
+/// instructions only branch (no push, no call).
 fn needs_fp_env(
     program: &Program,
     analysis: &Analysis,
     precision: Precision,
     plan: &crate::jit::spill::Plan<lower::BlockState<'_>>,
+    static_flow: bool,
 ) -> bool {
     use crate::ir::{BinOp, Op, UnOp};
-    if precision == Precision::F24 || super::inline_flow::may_push(program, analysis) {
+    if precision == Precision::F24 {
         return true;
     }
-    let runtime = (0..program.len())
-        .any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime);
+    let runtime = !static_flow
+        && (super::inline_flow::may_push(program, analysis)
+            || (0..program.len())
+                .any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime));
     if runtime {
         return true;
     }
