@@ -72,8 +72,38 @@ pub(crate) trait FlowTarget {
         self.jump_to(pc + 1);
     }
 
+    /// Where an `if` or `jmp` at `pc` goes when its guard holds and when it
+    /// does not, where the backend knows the stacks there at compile time
+    /// (`analysis::static_flow`): then it branches on the guard alone. `None`
+    /// (the default): the stacks are kept at run time.
+    fn static_targets(&self, _pc: u32) -> Option<(u32, u32)> {
+        None
+    }
+
+    /// Continues at `on_guard` when `guard` holds at `pc`, else at `on_not`
+    /// (static stacks, [`Self::static_targets`]: nothing else to do).
+    fn static_branch(&mut self, _pc: u32, _guard: Guard, _on_guard: u32, _on_not: u32) {
+        unreachable!("a backend with static targets branches on them")
+    }
+
     /// The runtime-class instruction at `pc`, as `inline_flow` plans it.
     fn flow(&mut self, pc: u32, plan: FlowPlan) {
+        if let Some((on_true, on_false)) = self.static_targets(pc) {
+            match plan {
+                FlowPlan::If { guard, .. } => {
+                    return self.static_branch(pc, guard, on_true, on_false);
+                }
+                FlowPlan::Jump { guard, invert, .. } => {
+                    let (on_guard, on_not) = if invert {
+                        (on_false, on_true)
+                    } else {
+                        (on_true, on_false)
+                    };
+                    return self.static_branch(pc, guard, on_guard, on_not);
+                }
+                _ => {}
+            }
+        }
         match plan {
             FlowPlan::Jump {
                 guard,

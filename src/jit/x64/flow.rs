@@ -12,7 +12,7 @@ use crate::analysis::static_flow::StaticNext;
 use crate::isa::{CondOp, Guard};
 use crate::jit::flow_dispatch::FlowTarget;
 use crate::jit::frame::{self, CALLS, IFS, LOOPS, NO_CHECK, RingLayout};
-use crate::jit::inline_flow::{self, FlowPlan, Push, Stack, Word};
+use crate::jit::inline_flow::{self, Push, Stack, Word};
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 const TOP_LOOP: i32 = Stack::Loop.top_check();
@@ -172,69 +172,18 @@ impl FlowTarget for Emitter<'_> {
         );
     }
 
-    /// As planned, but with static stacks (`analysis::static_flow`) an `if`
-    /// or `jmp` only branches on its guard to the analysis's next PCs.
-    fn flow(&mut self, pc: u32, plan: FlowPlan) {
-        let branch = match self.static_flow.as_ref().map(|flow| flow[pc as usize]) {
-            Some(StaticNext::Branch {
+    fn static_targets(&self, pc: u32) -> Option<(u32, u32)> {
+        match self.static_flow.as_ref()?[pc as usize] {
+            StaticNext::Branch {
                 when_true,
                 when_false,
-            }) => Some((when_true, when_false)),
+            } => Some((when_true, when_false)),
             _ => None,
-        };
-        match (plan, branch) {
-            (FlowPlan::If { guard, .. }, Some((t, f))) => self.static_branch(pc, guard, t, f),
-            (FlowPlan::Jump { guard, invert, .. }, Some((t, f))) => {
-                let (t, f) = if invert { (f, t) } else { (t, f) };
-                self.static_branch(pc, guard, t, f)
-            }
-            (
-                FlowPlan::Jump {
-                    guard,
-                    invert,
-                    target,
-                },
-                _,
-            ) => self.flow_jmp(pc, guard, target, invert),
-            (
-                FlowPlan::If {
-                    guard,
-                    push,
-                    target,
-                },
-                _,
-            ) => self.flow_if(pc, guard, &push, target),
-            (
-                FlowPlan::Call {
-                    guard,
-                    push,
-                    target,
-                },
-                _,
-            ) => self.flow_call(pc, guard, &push, target),
-            (FlowPlan::Loop { al_from, push }, _) => self.flow_loop(pc, al_from, &push),
-            // Rare or sink-bound: the interpreter's own step.
-            (FlowPlan::Runtime, _) => self.runtime_step(pc),
         }
     }
 
-    fn runtime_step(&mut self, pc: u32) {
-        self.call_helper(frame::runtime_step as *const () as usize, pc);
-    }
-}
-
-impl Emitter<'_> {
-    /// The code of `target`, or the exit when it is past the end.
-    fn pc_label(&self, target: u32) -> DynamicLabel {
-        self.cx
-            .pc_labels
-            .get(target as usize)
-            .copied()
-            .unwrap_or(self.labels.past_end)
-    }
-
-    /// Continues at `on_guard` when `guard` holds, else at `on_not`
-    /// (static stacks: nothing else to do); the code of `pc + 1` follows.
+    /// The code of `pc + 1` follows: one conditional jump, a second only
+    /// where neither target is `pc + 1`.
     fn static_branch(&mut self, pc: u32, guard: Guard, on_guard: u32, on_not: u32) {
         let after = pc + 1;
         if on_guard == on_not || guard == Guard::Always {
@@ -277,6 +226,21 @@ impl Emitter<'_> {
         if on_guard != after && on_not != after {
             dynasm!(self.ops ; .arch x64 ; jmp =>not_taken);
         }
+    }
+
+    fn runtime_step(&mut self, pc: u32) {
+        self.call_helper(frame::runtime_step as *const () as usize, pc);
+    }
+}
+
+impl Emitter<'_> {
+    /// The code of `target`, or the exit when it is past the end.
+    fn pc_label(&self, target: u32) -> DynamicLabel {
+        self.cx
+            .pc_labels
+            .get(target as usize)
+            .copied()
+            .unwrap_or(self.labels.past_end)
     }
 
     /// The shared pop paths the checkpoints jump to (with `eax` = `pc + 1`).
