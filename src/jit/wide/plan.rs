@@ -411,12 +411,14 @@ fn walk(
                 end
             }
             // The subroutine's end pops the CALL entry and returns to `ret`.
+            // (A call whose check is its own return address is popped as
+            // the call instruction's next PC is chosen: never entered.)
             Exit::Call {
                 taken,
                 target,
                 check,
                 ret,
-            } if check > target && ret == next => {
+            } if check > target && ret == next && check != ret => {
                 match taken {
                     None => {
                         steps.push(Step::Block(k));
@@ -1001,6 +1003,26 @@ mod tests {
             Step::Mask { dst, .. } => dst,
             _ => panic!("a mask step: {step:?}"),
         }
+    }
+
+    #[test]
+    fn a_call_whose_check_is_its_return_address_has_no_plan() {
+        // `callu b3, l_0001, 5` at 0005 pushes {check 6, ret 6}: the
+        // CALL-stack check after it pops that entry at once (PC 6), so the
+        // subroutine never runs; the kernel's walk would run it.
+        let code = vec![
+            0x9000_1004u32, // call l_0004, 4
+            0x8400_0000,    // nop
+            0x8400_0000,    // nop
+            0x8800_0000,    // end
+            0x8400_0000,    // nop
+            0x98c0_0405,    // callu b3, l_0001, 5
+            0x8400_0000,    // nop
+            0x1f23_5000,    // litp r9.none, c21.xxxx
+        ];
+        let program = Program::new(code, vec![]).expect("loads");
+        let (ir, block_at) = ir_of(&program, 0);
+        assert_eq!(kernel_steps(&ir, &block_at, 0), None);
     }
 
     #[test]

@@ -319,7 +319,7 @@ impl Planner<'_> {
                     target,
                     check,
                     ret,
-                } if check > target && ret == next => {
+                } if check > target && ret == next && check != ret => {
                     self.checks.push(check);
                     let flow = match taken {
                         None => {
