@@ -2231,7 +2231,6 @@ fn starting_values_where_only_some_paths_write_match_the_interpreter() {
 /// subnormals, infinities and values that flush.
 #[test]
 fn outputs_copied_from_inputs_match_the_interpreter() {
-    // A straight one runs `Carry` batches in the kernel too.
     let straight = "\
 .constf k(0.5, -0.5, 2.0, 0.25)
 .out o_a position
@@ -2242,7 +2241,7 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
     end
 .end
 ";
-    outputs_copied_from_inputs(straight, true);
+    outputs_copied_from_inputs(straight);
     let text = "\
 .constf k(0.5, -0.5, 2.0, 0.25)
 .out o_a position
@@ -2275,10 +2274,11 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
     end
 .end
 ";
-    outputs_copied_from_inputs(text, false);
+    // (`o_h` is written in the then-part only: `Carry` fills it in.)
+    outputs_copied_from_inputs(text);
 }
 
-fn outputs_copied_from_inputs(text: &str, carries: bool) {
+fn outputs_copied_from_inputs(text: &str) {
     let (program, dvle) = assembled("copies.pica", text);
     let mut rng = Rng(0x5eed_0023);
     let odd = [
@@ -2330,15 +2330,104 @@ fn outputs_copied_from_inputs(text: &str, carries: bool) {
                 for output_mask in [0xffff, 0x0001, 0x00fe, 0x0005] {
                     let before = wide::kernel_vertices();
                     compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
-                    // (`Carry` runs the kernel only where every lane
-                    // decides alike: here the single-vertex JIT.)
-                    if policy == StatePolicy::Reset || carries {
-                        assert_eq!(
-                            wide::kernel_vertices() - before,
-                            states.len() as u64,
-                            "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
-                        );
-                    }
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        states.len() as u64,
+                        "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `StatePolicy::Carry` in the vertex-layout kernel where an output is
+/// written on some paths only (per-vertex `ifc` and `jmpc`, whole registers
+/// and halves, in the then- or the else-part): a vertex that does not write
+/// it copies out the value of the last earlier vertex that did (the
+/// starting state's before any), and the state after the batch holds that
+/// of the last writer. Lanes diverge at random with each rate of writers
+/// (none, rare, half, most, every one), over batches of one group, several
+/// passes and padded tails, at every width and in both precisions: every
+/// vertex runs in the kernel, and outputs and final state equal the
+/// interpreter's bit for bit.
+#[test]
+fn outputs_written_on_some_paths_carry_in_the_kernel() {
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.out o_c texcoord0
+.out o_d texcoord1
+.out o_e view
+.proc main
+    mul o_a, k, v0
+    cmp v0, lt, ge, v1
+    ifc cmp.x
+        mul o_b, k, v2
+        mov o_c.xy, v3
+    .else
+        add o_e.yz, v2, -k
+    .end
+    jmpc cmp.y, skip
+        mad o_d.zw, v2, k, v3
+skip:
+    mov o_c.w, v0.x
+    end
+.end
+";
+    let (program, dvle) = assembled("partial.pica", text);
+    let mut rng = Rng(0x5eed_0024);
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        uniforms.apply_constants(&dvle.constants);
+        for width in widths() {
+            let lanes = width.lanes();
+            for len in [lanes, 6 * lanes + 3, 4 * lanes, lanes - 1, 2 * lanes + 1] {
+                // Per mille of vertices taking each branch's writing side.
+                for rate in [0, 80, 500, 920, 1000] {
+                    let states: Vec<UnitState> = (0..len)
+                        .map(|_| {
+                            let mut s = random_state(&mut rng);
+                            let side = |rng: &mut Rng| {
+                                if rng.below(1000) < rate { -1.0 } else { 1.0 }
+                            };
+                            (s.inputs[0][0], s.inputs[1][0]) = (0.0, side(&mut rng));
+                            (s.inputs[0][1], s.inputs[1][1]) = (0.0, side(&mut rng));
+                            s
+                        })
+                        .collect();
+                    let case = TestCase {
+                        program: program.clone(),
+                        config,
+                        uniforms: uniforms.clone(),
+                        states: states.clone(),
+                        carry_state: false,
+                    };
+                    let output_mask = [0xffff, 0x001e, 0x0006][rng.below(3) as usize];
+                    let before = wide::kernel_vertices();
+                    let summary = compare_vertices_with_masks(
+                        &case,
+                        &states,
+                        width,
+                        StatePolicy::Carry,
+                        0xffff,
+                        output_mask,
+                    );
+                    let what = format!("{precision:?} {width:?} {len} vertices, rate {rate}");
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        len as u64,
+                        "{what}: every vertex in the kernel"
+                    );
+                    assert_eq!(summary.wide_vertices, len, "{what}: {summary:?}");
+                    assert_eq!(summary.single_vertex_vertices, 0, "{what}: {summary:?}");
                 }
             }
         }

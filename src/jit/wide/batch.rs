@@ -468,6 +468,30 @@ fn last_writer(file: &LaneState, per_pass: usize, seq: u16) -> Option<(usize, us
     best.map(|(_, copy, lane)| (copy, lane))
 }
 
+/// Prepares the vertex kernel's [`super::plan::Step::Fill`]s of the output
+/// rows `fills` (with their sequence rows) for a call: under
+/// `StatePolicy::Carry` (`carried`: the state the call starts from) they
+/// run, each from the starting value of its row, else (`Reset`: every
+/// vertex copies out the starting value where it does not write) not.
+fn set_fills(file: &mut LaneState, fills: &[(u16, u16)], carried: Option<&UnitState>) {
+    if fills.is_empty() {
+        return;
+    }
+    let on = if carried.is_some() { u32::MAX } else { 0 };
+    for copy in 0..file.copies() {
+        file.copy_row_mut(copy, layout::CARRYING)[0] = on;
+    }
+    let (Some(start), lanes) = (carried, file.lanes()) else {
+        return;
+    };
+    for &(row, _) in fills {
+        // (Scalar `j` from row `CARRIED`'s start: `layout::carried_offset`.)
+        let j = row as usize - layout::OUTPUT;
+        file.copy_row_mut(0, layout::CARRIED + j / lanes)[j % lanes] =
+            start.outputs[j / 4][j % 4].to_bits();
+    }
+}
+
 /// A batch in the emulator's layout (see [`crate::Shader::run_vertices`]).
 pub(crate) struct VertexBatch<'a> {
     pub inputs: &'a [Registers],
@@ -566,6 +590,9 @@ pub(crate) fn run_vertices(
                             file.copy_row_mut(copy, row as usize).fill(0);
                         }
                     }
+                }
+                if let Some(fills) = wide.carry_tracking().map(|t| &t.outputs) {
+                    set_fills(file, fills, carry.then_some(&start));
                 }
                 let (inputs, outputs) = if padded {
                     (&pad_in[..padded_to], &mut pad_out[..padded_to])

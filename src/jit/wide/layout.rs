@@ -47,8 +47,25 @@ pub const MASK_ROWS: usize = 16;
 pub const HOIST: usize = MASKS + MASK_ROWS;
 /// Number of hoisted-value rows.
 pub const HOIST_ROWS: usize = 256;
+/// Scratch: under `StatePolicy::Carry`, the vertex kernel's value of each
+/// output row some paths leave alone as the last vertex so far left it
+/// (`plan::Step::Fill`): scalar `j` (4 bytes each, from this row's start,
+/// in the first register file of a pass) for row `OUTPUT + j`.
+pub const CARRIED: usize = HOIST + HOIST_ROWS;
+/// Rows of carried values (64 scalars at 4 lanes, more at wider widths).
+pub const CARRIED_ROWS: usize = 16;
+/// Scratch: lane 0 not zero while the vertex kernel runs a
+/// `StatePolicy::Carry` batch (its `plan::Step::Fill`s run; not under
+/// `Reset`).
+pub const CARRYING: usize = CARRIED + CARRIED_ROWS;
 /// Rows in all.
-pub const ROWS: usize = HOIST + HOIST_ROWS;
+pub const ROWS: usize = CARRYING + 1;
+
+/// Byte offset, from row [`CARRIED`]'s start, of the carried value of output
+/// row `row`.
+pub const fn carried_offset(row: usize) -> i32 {
+    (4 * (row - OUTPUT)) as i32
+}
 
 /// Header bytes before row 0.
 pub const HEADER_BYTES: usize = 64;

@@ -831,9 +831,9 @@ impl WideShader {
     }
 
     /// Whether the vertex-layout kernel runs `StatePolicy::Carry` batches too:
-    /// no vertex reads a row an earlier one may have written, and every
-    /// output some path writes is written on every path (the rows other
-    /// paths leave alone are tracked: [`WideShader::carry_tracking`]).
+    /// no vertex reads a row an earlier one may have written (the rows some
+    /// paths leave alone are tracked, and such outputs filled in per vertex:
+    /// [`WideShader::carry_tracking`]).
     pub(crate) fn kernel_carries(&self) -> bool {
         self.kernel_carries && self.vertex_kernel.is_some()
     }

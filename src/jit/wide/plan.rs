@@ -95,6 +95,23 @@ pub(crate) enum Step {
     },
     /// Row `row` (`i32` lanes) + 1 in every lane.
     Count(u16),
+    /// Under `StatePolicy::Carry` only (lane 0 of `layout::CARRYING` not
+    /// zero): output row `row`, which some paths leave alone, in each lane
+    /// that did not write it in this group (its sequence row `seq` differs
+    /// from the group's count in row `counter`) = the value of the nearest
+    /// lower lane that did, else the carried value (`layout::CARRIED`, of
+    /// the first register file), which then becomes the last lane's: the
+    /// value each vertex copies out is that of the last vertex up to it
+    /// that wrote the row, as one vertex after another (see
+    /// [`carry::Tracking`]).
+    Fill {
+        /// The output row.
+        row: u16,
+        /// Its sequence row.
+        seq: u16,
+        /// The group counter row.
+        counter: u16,
+    },
 }
 
 impl Step {
@@ -107,7 +124,11 @@ impl Step {
             | Step::Predicated { block: k, .. }
             | Step::Guarded { block: k, .. }
             | Step::Decide { block: k, .. } => Some(k),
-            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => None,
+            Step::LoopEnd
+            | Step::Mask { .. }
+            | Step::Track { .. }
+            | Step::Count(_)
+            | Step::Fill { .. } => None,
         }
     }
 
@@ -118,7 +139,11 @@ impl Step {
             Step::Block(_) | Step::Branch(_) | Step::LoopStart(_) => true,
             Step::Decide { mask, .. } => mask.is_none(),
             Step::Predicated { .. } | Step::Guarded { .. } => false,
-            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => false,
+            Step::LoopEnd
+            | Step::Mask { .. }
+            | Step::Track { .. }
+            | Step::Count(_)
+            | Step::Fill { .. } => false,
         }
     }
 }
@@ -385,7 +410,9 @@ fn walk(
                 part(ir, block_at, target, end, Some(false), steps)?;
                 end
             }
-            // The subroutine's end pops the CALL entry and returns to `ret`.
+            // The subroutine's end pops the CALL entry and returns to `ret`
+            // (a CALL inside its own subroutine never gets here: the part
+            // holding it has a CALL, which parts refuse).
             Exit::Call {
                 taken,
                 target,
@@ -755,11 +782,33 @@ mod tests {
             "{cmp} ifc cmp.x\n  mov r1, c0\n .else\n  mov r1, c2\n .end\n mov o0, r1\n end"
         ));
         assert_eq!(carry, Some(None));
-        // An output some paths leave alone comes out as an earlier vertex's.
+        // An output some paths leave alone: a vertex that does not write it
+        // copies out an earlier vertex's value, which the kernel fills in
+        // after every step (its rows share one sequence row).
         let (_, carry) = carry_of(&format!(
             "{cmp} ifc cmp.x\n  mov o1, c0\n .end\n mov o0, c1\n end"
         ));
-        assert_eq!(carry, None);
+        let tracking = carry.expect("carries").expect("tracks o1");
+        assert!(tracking.rows.is_empty(), "Rust picks no last writer");
+        let o1: Vec<u16> = (0..4).map(|c| (layout::OUTPUT + 4 + c) as u16).collect();
+        let seq = tracking.outputs[0].1;
+        assert_eq!(
+            tracking.outputs,
+            o1.iter().map(|&row| (row, seq)).collect::<Vec<_>>()
+        );
+        assert_eq!(kinds(&tracking.steps), "C?TWBOOOO");
+        assert_eq!(
+            tracking.steps[5],
+            Step::Fill {
+                row: o1[0],
+                seq,
+                counter: tracking.counter
+            }
+        );
+        assert_eq!(
+            tracking.cleared().collect::<Vec<_>>(),
+            [tracking.counter, seq]
+        );
         // A uniform branch: every lane writes the same rows.
         let (_, carry) = carry_of(" ifu b0\n  mov r1, c0\n .end\n mov o0, c1\n end");
         assert_eq!(carry, Some(None));
@@ -855,6 +904,7 @@ mod tests {
                 Step::Mask { .. } => 'M',
                 Step::Track { .. } => 'W',
                 Step::Count(_) => 'C',
+                Step::Fill { .. } => 'O',
             })
             .collect()
     }
@@ -953,6 +1003,26 @@ mod tests {
             Step::Mask { dst, .. } => dst,
             _ => panic!("a mask step: {step:?}"),
         }
+    }
+
+    #[test]
+    fn a_call_whose_check_is_its_return_address_has_no_plan() {
+        // `callu b3, l_0001, 5` at 0005 pushes {check 6, ret 6}: the
+        // CALL-stack check after it pops that entry at once (PC 6), so the
+        // subroutine never runs; the kernel's walk would run it.
+        let code = vec![
+            0x9000_1004u32, // call l_0004, 4
+            0x8400_0000,    // nop
+            0x8400_0000,    // nop
+            0x8800_0000,    // end
+            0x8400_0000,    // nop
+            0x98c0_0405,    // callu b3, l_0001, 5
+            0x8400_0000,    // nop
+            0x1f23_5000,    // litp r9.none, c21.xxxx
+        ];
+        let program = Program::new(code, vec![]).expect("loads");
+        let (ir, block_at) = ir_of(&program, 0);
+        assert_eq!(kernel_steps(&ir, &block_at, 0), None);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! group are at `x3` (states, or input vertices) and `x5` (output vertices),
 //! `x4` counts the groups left, `x7` holds the vertex layout's starting
 //! state, `x8` its output mask and `w12` a loop's iterations left (block
-//! code uses only `x0..=x2` and `x9..=x11`).
+//! code uses only `x0..=x2` and `x9..=x11`; a `Step::Fill` `x9..=x11` and
+//! `x13`).
 //!
 //! A predicated step's stores select, per lane, between the new value and
 //! the row as it is, by the branch's condition saved as whole-lane masks in
@@ -178,6 +179,7 @@ impl Function<'_> {
                         ; str q0, [x0, off]
                     );
                 }
+                Step::Fill { row, seq, counter } => self.fill(row, seq, counter),
                 Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => {
                     let block = ops_block(step)
                         .ok_or_else(|| JitError::Lowering("a step without operations".into()))?;
@@ -228,6 +230,37 @@ impl Function<'_> {
             return Err(JitError::Lowering("a kernel loop without its end".into()));
         }
         Ok(())
+    }
+
+    /// [`Step::Fill`] for the group, lane after lane with scalar code (the
+    /// value moves from lane to lane): skipped unless the call carries.
+    fn fill(&mut self, r: u16, seq: u16, counter: u16) {
+        let carried = row(layout::CARRIED) + layout::carried_offset(r as usize) as u32;
+        let (carrying, counter) = (row(layout::CARRYING), row(counter as usize));
+        let (value, seq) = (row(r as usize), row(seq as usize));
+        dynasm!(self.a
+            ; .arch aarch64
+            ; ldr w9, [x0, carrying]
+            ; cbz w9, >skip
+            ; ldr w10, [x0, counter]
+            ; ldr w11, [x0, carried]
+        );
+        for lane in 0..4u32 {
+            let (at, count) = (value + 4 * lane, seq + 4 * lane);
+            dynasm!(self.a
+                ; .arch aarch64
+                ; ldr w9, [x0, at]
+                ; ldr w13, [x0, count]
+                ; cmp w13, w10
+                ; csel w11, w9, w11, eq
+                ; str w11, [x0, at]
+            );
+        }
+        dynasm!(self.a
+            ; .arch aarch64
+            ; str w11, [x0, carried]
+            ; skip:
+        );
     }
 
     /// Branches to the returned label (to bind after the guarded code) when

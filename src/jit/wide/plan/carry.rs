@@ -157,7 +157,7 @@ fn step_lane(
             return Some(vec![lane]);
         }
         // Scratch rows only (not in the plans walked).
-        Step::Track { .. } | Step::Count(_) => return Some(vec![lane]),
+        Step::Track { .. } | Step::Count(_) | Step::Fill { .. } => return Some(vec![lane]),
     };
     if runs {
         let k = step.block()?;
@@ -195,19 +195,31 @@ fn step_lane(
 /// (of the last group of a pass, the last register file) with the highest
 /// count in its sequence row, the highest lane among equals; a count of 0
 /// (set before the call) means no vertex of the call wrote it.
+///
+/// A partial *output* row is also copied out by every vertex: one that did
+/// not write it copies the value of the last earlier vertex that did (else
+/// the starting state's). After the group's steps a [`Step::Fill`] per such
+/// row gives each lane whose sequence row is not this group's count that
+/// value, from the nearest lower lane that wrote it or the value carried
+/// from the groups before (`layout::CARRIED`); the last lane's then is the
+/// state's after the group, as for the rows every path writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Tracking {
     /// The plan's steps with the counting and tracking steps.
     pub steps: Vec<Step>,
     /// The counter row (a `layout::MASKS` row no step uses).
     pub counter: u16,
-    /// Each partial row and its sequence row (`layout::MASKS` rows no step
-    /// uses).
+    /// Each partial row but the outputs and its sequence row
+    /// (`layout::MASKS` rows no step uses).
     pub rows: Vec<(u16, u16)>,
+    /// Each partial output row and its sequence row (filled by the kernel:
+    /// [`Step::Fill`]).
+    pub outputs: Vec<(u16, u16)>,
 }
 
 impl Tracking {
-    /// The partial rows.
+    /// The partial rows whose last writer Rust picks after a call (not the
+    /// outputs, which the kernel fills).
     pub fn rows(&self) -> RowSet {
         let mut set = RowSet::default();
         for &(row, _) in &self.rows {
@@ -219,7 +231,8 @@ impl Tracking {
     /// The rows set to 0 before a call: the counter and the sequence rows.
     pub fn cleared(&self) -> impl Iterator<Item = u16> + '_ {
         let mut seen = 0u32;
-        std::iter::once(self.counter).chain(self.rows.iter().filter_map(move |&(_, seq)| {
+        let tracked = self.rows.iter().chain(&self.outputs);
+        std::iter::once(self.counter).chain(tracked.filter_map(move |&(_, seq)| {
             let bit = 1u32 << (seq as usize - layout::MASKS);
             let new = seen & bit == 0;
             seen |= bit;
@@ -230,17 +243,13 @@ impl Tracking {
 
 /// How the kernel of `steps` (over `blocks`) runs a `StatePolicy::Carry`
 /// batch: `None` where it cannot (a vertex may read what an earlier one
-/// wrote, an output some paths leave alone would come out as an earlier
-/// vertex's, or the tracking needs more mask rows than are free);
+/// wrote, or the tracking needs more mask rows than are free);
 /// `Some(None)` where the last lane's rows are the state after a group
 /// (every row some path writes is written on every path, or every decision
 /// is the same in every lane); else how to track the partial rows.
 pub(crate) fn carry_tracking(steps: &[Step], blocks: &[LaneBlock]) -> Option<Option<Tracking>> {
     let facts: Vec<(RowSet, RowSet)> = blocks.iter().map(|b| (b.reads, b.writes)).collect();
     let plan = carry_plan(steps, &facts)?;
-    if !plan.partial_outputs.is_empty() {
-        return None;
-    }
     let diverges = steps.iter().any(|step| match step {
         Step::Branch(k) | Step::Decide { block: k, .. } => {
             let block = &blocks[*k];
@@ -295,13 +304,24 @@ pub(crate) fn carry_tracking(steps: &[Step], blocks: &[LaneBlock]) -> Option<Opt
             }
         }
     }
+    let (mut rows, mut outputs) = (Vec::new(), Vec::new());
+    for &(row, at) in &set_of {
+        let to = if plan.partial_outputs.contains(row) {
+            &mut outputs
+        } else {
+            &mut rows
+        };
+        to.push((row, seq_rows[at]));
+    }
+    // Once every step has run: the values the group's vertices copy out.
+    for &(row, seq) in &outputs {
+        tracked.push(Step::Fill { row, seq, counter });
+    }
     Some(Some(Tracking {
         steps: tracked,
         counter,
-        rows: set_of
-            .iter()
-            .map(|&(row, at)| (row, seq_rows[at]))
-            .collect(),
+        rows,
+        outputs,
     }))
 }
 
@@ -315,6 +335,7 @@ fn mask_rows(step: Step) -> [Option<u16>; 3] {
         } => [Some(dst), within, Some(by)],
         Step::Track { dst, value, by, .. } => [Some(dst), Some(value), by],
         Step::Count(row) => [Some(row), None, None],
+        Step::Fill { seq, counter, .. } => [Some(seq), Some(counter), None],
         _ => [None; 3],
     }
 }

@@ -518,10 +518,48 @@ impl Function<'_> {
                     }
                     self.file_at(0);
                 }
+                (Step::Fill { row, seq, counter }, None) => {
+                    for copy in 0..copies {
+                        self.file_at(copy);
+                        self.fill(row, seq, counter);
+                    }
+                    self.file_at(0);
+                }
                 _ => return Err(JitError::Lowering("a malformed kernel step".into())),
             }
         }
         Ok(())
+    }
+
+    /// [`Step::Fill`] for the group `rdi` points at, lane after lane with
+    /// scalar code (the value moves from lane to lane): skipped unless the
+    /// call carries. The carried value is in the pass's first file.
+    fn fill(&mut self, row: u16, seq: u16, counter: u16) {
+        let file_bytes = layout::file_bytes(self.lanes) as i32;
+        let carried = self.row(layout::CARRIED) + layout::carried_offset(row as usize)
+            - self.copy.file as i32 * file_bytes;
+        let (carrying, counter) = (self.row(layout::CARRYING), self.row(counter as usize));
+        let (row, seq) = (self.row(row as usize), self.row(seq as usize));
+        let skip = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp DWORD [rdi + carrying], 0
+            ; je =>skip
+            ; mov edx, [rdi + counter]
+            ; mov ecx, [rdi + carried]
+        );
+        for lane in 0..self.lanes as i32 {
+            let (value, count) = (row + 4 * lane, seq + 4 * lane);
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; mov eax, [rdi + value]
+                ; cmp [rdi + count], edx
+                ; cmove ecx, eax
+                ; mov [rdi + value], ecx
+            );
+        }
+        dynasm!(self.a.ops ; .arch x64 ; mov [rdi + carried], ecx);
+        self.a.bind(skip);
     }
 
     /// One step's block for the group `rdi` points at: a branch saves its
@@ -600,9 +638,11 @@ impl Function<'_> {
                 self.a.store_lane0(layout::LOOP_INCREMENT, r);
                 Ok(())
             }
-            Step::LoopEnd | Step::Mask { .. } | Step::Track { .. } | Step::Count(_) => {
-                Err(JitError::Lowering("a step without a block".into()))
-            }
+            Step::LoopEnd
+            | Step::Mask { .. }
+            | Step::Track { .. }
+            | Step::Count(_)
+            | Step::Fill { .. } => Err(JitError::Lowering("a step without a block".into())),
         }
     }
 
