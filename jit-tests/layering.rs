@@ -31,14 +31,15 @@ const LAYERS: &[(&str, u32)] = &[
     ("shbin", 2),
     ("asm", 3),
     ("state", 3),
-    ("analysis", 4),
     ("machine", 4),
-    ("interp", 5),
-    ("ir", 5),
-    ("jit", 6),
-    ("engine", 7),
-    ("describe", 7),
-    ("testgen", 9),
+    // Models the machine's stacks (`analysis::static_flow`).
+    ("analysis", 5),
+    ("interp", 6),
+    ("ir", 6),
+    ("jit", 7),
+    ("engine", 8),
+    ("describe", 8),
+    ("testgen", 10),
 ];
 
 /// The backend's layers, lowest first. Each module of `jit/` takes the layer of
