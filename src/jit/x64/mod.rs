@@ -157,7 +157,10 @@ pub(crate) fn compile(
     } else {
         static_flow::static_flow(program, analysis)
     };
-    let needs_fp_env = needs_fp_env(program, analysis, precision, &plan, static_flow.is_some());
+    let may_push = static_flow.is_none() && super::inline_flow::may_push(program, analysis);
+    // Stack code or calls into Rust (static stacks have neither).
+    let flow_code = may_push || (static_flow.is_none() && flow_reachable);
+    let needs_fp_env = needs_fp_env(precision, &plan, flow_code);
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut ops = Asm::new_with_capacity(
@@ -196,7 +199,7 @@ pub(crate) fn compile(
         flushed_base,
         uses_flow_state: false,
         budget_checks,
-        may_push: static_flow.is_none() && super::inline_flow::may_push(program, analysis),
+        may_push,
         static_flow,
         needs_fp_env,
     };
@@ -247,28 +250,18 @@ pub(crate) fn compile(
 
 /// Whether the code can depend on the floating-point environment (MXCSR's
 /// rounding control, flush-to-zero, denormals-are-zero): unless every lowered
-/// node only moves, blends, compares integers or computes with bits, and no
-/// instruction can push a stack or call into Rust (whose runtime runs in the
-/// fixed environment too). Code that cannot skips the probe at its entry:
-/// its results are the same bits under any environment. F24 code always
-/// probes (its conversions compute). With `static_flow` the flow
-/// instructions only branch (no push, no call).
+/// node only moves, blends, compares integers or computes with bits, and the
+/// code has no `flow_code` (stack code or calls into Rust, whose runtime runs
+/// in the fixed environment too). Code that cannot skips the probe at its
+/// entry: its results are the same bits under any environment. F24 code
+/// always probes (its conversions compute).
 fn needs_fp_env(
-    program: &Program,
-    analysis: &Analysis,
     precision: Precision,
     plan: &crate::jit::spill::Plan<lower::BlockState<'_>>,
-    static_flow: bool,
+    flow_code: bool,
 ) -> bool {
     use crate::ir::{BinOp, Op, UnOp};
-    if precision == Precision::F24 {
-        return true;
-    }
-    let runtime = !static_flow
-        && (super::inline_flow::may_push(program, analysis)
-            || (0..program.len())
-                .any(|pc| analysis.reachable[pc] && analysis.class[pc] == InstrClass::Runtime));
-    if runtime {
+    if precision == Precision::F24 || flow_code {
         return true;
     }
     let bitwise = |op: &Op| match op {

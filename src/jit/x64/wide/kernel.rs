@@ -323,26 +323,28 @@ impl Function<'_> {
             }
             self.convert_copies(passed, false);
             self.join_deferred();
-        }
-        for copy in passed.iter().filter(|_| !convert) {
-            let skip = self.a.ops.new_dynamic_label();
-            dynasm!(self.a.ops
-                ; .arch x64
-                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
-                ; jz =>skip
-            );
-            for lane in 0..self.lanes {
-                let from = LaneSource::Vertices.record(lane, 16 * copy.input as usize);
-                let to = LaneSource::Outputs.record(lane, 16 * copy.output as usize);
-                let r = (lane % 4) as u8;
-                if vex {
-                    dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(r), [Rq(from.base) + from.disp]);
-                } else {
-                    dynasm!(self.a.ops ; .arch x64 ; movups Rx(r), [Rq(from.base) + from.disp]);
+        } else if !convert {
+            // F32: the bits move unchanged.
+            for copy in passed {
+                let skip = self.a.ops.new_dynamic_label();
+                dynasm!(self.a.ops
+                    ; .arch x64
+                    ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
+                    ; jz =>skip
+                );
+                for lane in 0..self.lanes {
+                    let from = LaneSource::Vertices.record(lane, 16 * copy.input as usize);
+                    let to = LaneSource::Outputs.record(lane, 16 * copy.output as usize);
+                    let r = (lane % 4) as u8;
+                    if vex {
+                        dynasm!(self.a.ops ; .arch x64 ; vmovups Rx(r), [Rq(from.base) + from.disp]);
+                    } else {
+                        dynasm!(self.a.ops ; .arch x64 ; movups Rx(r), [Rq(from.base) + from.disp]);
+                    }
+                    self.store_vector(vex, false, to, r);
                 }
-                self.store_vector(vex, false, to, r);
+                self.a.bind(skip);
             }
-            self.a.bind(skip);
         }
         let written = |n: usize| {
             plan.store.register(layout::OUTPUT, n) != 0
