@@ -1068,6 +1068,12 @@ fn payload_use(op: &Op) -> Payload {
 /// partial sums in F32 are canonicalised once, at the end).
 fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     let n = block.nodes.len();
+    // Most F24 blocks canonicalise nothing (their float24 steps give
+    // canonical NaNs): nothing to drop, no use to trace.
+    let canonicalizes = |node: &Node| matches!(node.op, Op::Unary(UnOp::Canonicalize, _));
+    if !block.nodes.iter().any(canonicalizes) {
+        return;
+    }
     // observed[k]: the NaN payload of node k's value may reach an observer.
     // Users come after their operands, so a reverse walk sees every user of
     // a node before the node.
@@ -1113,6 +1119,16 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
 fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
+    // Uses are counted only where a product is quantised (never in F32).
+    let quantized_product = |node: &Node| match node.op {
+        Op::Unary(UnOp::F24Quantize, p) => {
+            matches!(block.nodes[p.0 as usize].op, Op::Binary(BinOp::PicaMul, ..))
+        }
+        _ => false,
+    };
+    if !block.nodes.iter().any(quantized_product) {
+        return;
+    }
     let uses = &mut scratch.uses;
     uses.clear();
     uses.resize(block.nodes.len(), 0);
