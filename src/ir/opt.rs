@@ -878,6 +878,7 @@ fn temps_read_before_written(block: &Block) -> u16 {
 }
 
 /// A pure node, shared with an equal earlier one.
+#[inline(always)]
 fn intern(
     out: &mut Rebuild,
     seen: &mut OpTable,
@@ -945,7 +946,17 @@ fn blend(out: &mut Rebuild, seen: &mut OpTable, a: Value, b: Value, take_b: u8) 
 
 /// A value equal to `v` on the lanes `need` (a [`WriteMask`]), without the
 /// blends that contribute no needed lane.
+#[inline(always)]
 fn strip(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
+    // Asked of every swizzle and extract: most read no blend.
+    match out.op(v) {
+        Op::Blend { .. } => strip_blend(out, seen, v, need),
+        _ => v,
+    }
+}
+
+/// [`strip`] of a blend.
+fn strip_blend(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
     let Op::Blend { a, b, take_b } = out.op(v) else {
         return v;
     };
