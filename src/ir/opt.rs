@@ -116,6 +116,7 @@ impl OpTable {
 
     /// The node of `nodes` whose operation is `op` (of hash `hash`), or the
     /// free slot where it goes.
+    #[inline(always)]
     fn find(&self, nodes: &[Node], op: &Op, hash: u32) -> Result<Value, usize> {
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
