@@ -115,15 +115,19 @@ pub fn classify(instr: &Instruction, kind: ShaderKind) -> InstrClass {
     }
 }
 
-/// Every address the instruction can make the PC take, other than `pc + 1`.
-fn flow_targets(pc: u32, instr: &Instruction) -> Vec<u32> {
-    match *instr {
-        Instruction::Call { target, num, .. } => vec![target as u32, target as u32 + num as u32],
-        Instruction::If { target, num, .. } => vec![target as u32, target as u32 + num as u32],
-        Instruction::Loop { end, .. } => vec![pc + 1, end as u32 + 1],
-        Instruction::Jmp { target, .. } => vec![target as u32],
-        _ => vec![],
-    }
+/// Every address the instruction can make the PC take, other than `pc + 1`
+/// (an iterator over at most two: asked of every instruction twice, so no
+/// allocation).
+fn flow_targets(pc: u32, instr: &Instruction) -> impl Iterator<Item = u32> + use<> {
+    let (list, len) = match *instr {
+        Instruction::Call { target, num, .. } | Instruction::If { target, num, .. } => {
+            ([target as u32, target as u32 + num as u32], 2)
+        }
+        Instruction::Loop { end, .. } => ([pc + 1, end as u32 + 1], 2),
+        Instruction::Jmp { target, .. } => ([target as u32, 0], 1),
+        _ => ([0, 0], 0),
+    };
+    list.into_iter().take(len)
 }
 
 /// An upper bound on the instructions an invocation starting at `entry` can

@@ -116,6 +116,7 @@ impl OpTable {
 
     /// The node of `nodes` whose operation is `op` (of hash `hash`), or the
     /// free slot where it goes.
+    #[inline(always)]
     fn find(&self, nodes: &[Node], op: &Op, hash: u32) -> Result<Value, usize> {
         let mask = self.slots.len() - 1;
         let mut at = hash as usize & mask;
@@ -878,6 +879,7 @@ fn temps_read_before_written(block: &Block) -> u16 {
 }
 
 /// A pure node, shared with an equal earlier one.
+#[inline(always)]
 fn intern(
     out: &mut Rebuild,
     seen: &mut OpTable,
@@ -945,7 +947,17 @@ fn blend(out: &mut Rebuild, seen: &mut OpTable, a: Value, b: Value, take_b: u8) 
 
 /// A value equal to `v` on the lanes `need` (a [`WriteMask`]), without the
 /// blends that contribute no needed lane.
+#[inline(always)]
 fn strip(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
+    // Asked of every swizzle and extract: most read no blend.
+    match out.op(v) {
+        Op::Blend { .. } => strip_blend(out, seen, v, need),
+        _ => v,
+    }
+}
+
+/// [`strip`] of a blend.
+fn strip_blend(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
     let Op::Blend { a, b, take_b } = out.op(v) else {
         return v;
     };
@@ -1068,6 +1080,12 @@ fn payload_use(op: &Op) -> Payload {
 /// partial sums in F32 are canonicalised once, at the end).
 fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     let n = block.nodes.len();
+    // Most F24 blocks canonicalise nothing (their float24 steps give
+    // canonical NaNs): nothing to drop, no use to trace.
+    let canonicalizes = |node: &Node| matches!(node.op, Op::Unary(UnOp::Canonicalize, _));
+    if !block.nodes.iter().any(canonicalizes) {
+        return;
+    }
     // observed[k]: the NaN payload of node k's value may reach an observer.
     // Users come after their operands, so a reverse walk sees every user of
     // a node before the node.
@@ -1113,6 +1131,16 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
 fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
+    // Uses are counted only where a product is quantised (never in F32).
+    let quantized_product = |node: &Node| match node.op {
+        Op::Unary(UnOp::F24Quantize, p) => {
+            matches!(block.nodes[p.0 as usize].op, Op::Binary(BinOp::PicaMul, ..))
+        }
+        _ => false,
+    };
+    if !block.nodes.iter().any(quantized_product) {
+        return;
+    }
     let uses = &mut scratch.uses;
     uses.clear();
     uses.resize(block.nodes.len(), 0);
