@@ -477,10 +477,6 @@ fn set_fills(file: &mut LaneState, fills: &[(u16, u16)], carried: Option<&UnitSt
     if fills.is_empty() {
         return;
     }
-    let on = if carried.is_some() { u32::MAX } else { 0 };
-    for copy in 0..file.copies() {
-        file.copy_row_mut(copy, layout::CARRYING)[0] = on;
-    }
     let (Some(start), lanes) = (carried, file.lanes()) else {
         return;
     };
@@ -590,6 +586,13 @@ pub(crate) fn run_vertices(
                             file.copy_row_mut(copy, row as usize).fill(0);
                         }
                     }
+                }
+                // Whether the call carries (its `Step::Fill`s run, and the
+                // last pass runs again with the stores its loop leaves out:
+                // `codegen::dead`).
+                let on = if carry { u32::MAX } else { 0 };
+                for copy in 0..file.copies() {
+                    file.copy_row_mut(copy, layout::CARRYING)[0] = on;
                 }
                 if let Some(fills) = wide.carry_tracking().map(|t| &t.outputs) {
                     set_fills(file, fills, carry.then_some(&start));

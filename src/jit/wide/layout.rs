@@ -55,8 +55,9 @@ pub const CARRIED: usize = HOIST + HOIST_ROWS;
 /// Rows of carried values (64 scalars at 4 lanes, more at wider widths).
 pub const CARRIED_ROWS: usize = 16;
 /// Scratch: lane 0 not zero while the vertex kernel runs a
-/// `StatePolicy::Carry` batch (its `plan::Step::Fill`s run; not under
-/// `Reset`).
+/// `StatePolicy::Carry` batch (its `plan::Step::Fill`s run, and its last
+/// pass again with the stores its loop leaves out, `codegen::dead`; not
+/// under `Reset`).
 pub const CARRYING: usize = CARRIED + CARRIED_ROWS;
 /// Rows in all.
 pub const ROWS: usize = CARRYING + 1;

@@ -7,6 +7,7 @@
 //! allocation decisions are the same everywhere.
 
 pub(crate) mod copies;
+pub(crate) mod dead;
 pub(crate) mod driver;
 pub(crate) mod hoist;
 pub(crate) mod regalloc;

@@ -19,10 +19,11 @@ use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::copies::{OutputCopy, output_copies, without_copies};
+use crate::jit::wide::codegen::dead;
 use crate::jit::wide::codegen::{
     Driver, KernelShape, KernelSource, RegAlloc, StateRows, Target, hoist, start_field,
 };
-use crate::jit::wide::lanes::LaneBlock;
+use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 use crate::state::UnitState;
@@ -167,6 +168,32 @@ impl Function<'_> {
             trimmed = without;
             (&trimmed[..], inputs, convert_inputs & inputs)
         };
+        // Temporaries no step reads: stored by the last pass only, when
+        // the call carries (after the loop).
+        let unread = match shape {
+            KernelShape::Vertices => dead::unread_temps(plan, blocks),
+            KernelShape::States => None,
+        };
+        let full = blocks;
+        let trimmed_of_unread;
+        let blocks = match &unread {
+            Some(rows) => {
+                trimmed_of_unread = dead::without_stores(blocks, rows);
+                &trimmed_of_unread[..]
+            }
+            None => blocks,
+        };
+        // F24: the inputs whose raw rows some block reads (others are
+        // converted on their way in, never stored raw).
+        let raw_read = full
+            .iter()
+            .flat_map(|b| &b.ops)
+            .fold(0u16, |m, op| match *op {
+                LaneOp::Row(row) if (row as usize) < layout::INPUT + 64 => {
+                    m | 1 << ((row as usize - layout::INPUT) / 4)
+                }
+                _ => m,
+            });
         // Values computed from uniforms only, once per call instead of once
         // per group (and per loop iteration), in every group's file.
         let hoisted = hoist(self, plan, blocks)?;
@@ -188,10 +215,16 @@ impl Function<'_> {
         for copy in 0..copies {
             self.group_at(copy);
             match shape {
-                KernelShape::States => self.load_states(plan),
-                KernelShape::Vertices => self.load_vertices(plan, inputs & plan.load.inputs),
+                KernelShape::States => {
+                    self.load_states(plan);
+                    self.convert_inputs(convert_inputs);
+                }
+                KernelShape::Vertices => {
+                    let unread = unread.unwrap_or_default();
+                    let inputs = inputs & plan.load.inputs;
+                    self.load_group(plan, inputs, convert_inputs, raw_read, &unread);
+                }
             }
-            self.convert_inputs(convert_inputs);
             for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
                 for c in 0..4 {
                     let off = self.row(layout::TEMP + 4 * n + c);
@@ -225,6 +258,31 @@ impl Function<'_> {
         );
         // The exact runs of deferred regions are jumped over: not the loop's.
         let loop_bytes = self.a.ops.offset().0 - loop_start - (self.cold_bytes - cold_before);
+        if unread.is_some() {
+            // A carrying call's state is its last pass's: that pass again,
+            // with every store (its records are not written again).
+            let carrying = self.row(layout::CARRYING);
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; cmp DWORD [rdi + carrying], 0
+                ; je =>done
+                ; sub r8, pass
+                ; sub r11, pass
+            );
+            let hoisted = hoist(self, plan, full)?;
+            for copy in 1..copies {
+                self.file_at(copy);
+                hoist(self, plan, full)?;
+            }
+            for copy in 0..copies {
+                self.group_at(copy);
+                let inputs = inputs & plan.load.inputs;
+                self.load_group(plan, inputs, convert_inputs, raw_read, &RowSet::default());
+            }
+            self.file_at(0);
+            self.steps(plan, &hoisted, copies)?;
+            self.group_at(0);
+        }
         self.a.bind(done);
         dynasm!(self.a.ops ; .arch x64 ; xor eax, eax);
         self.leave();
@@ -273,14 +331,71 @@ impl Function<'_> {
         }
     }
 
+    /// A group of vertices' input registers of `inputs` → their rows, those
+    /// of `convert` (F24) converted too (see [`Self::load_vertices`]). With
+    /// AVX2, an input converted and not read raw (`raw_read`) is converted
+    /// between its transpose and its rows' stores: its raw rows are neither
+    /// stored nor loaded again.
+    fn load_group(
+        &mut self,
+        plan: &KernelPlan,
+        inputs: u16,
+        convert: u16,
+        raw_read: u16,
+        unread: &RowSet,
+    ) {
+        let fused = if self.a.width == crate::jit::wide::width::Width::Avx2 {
+            convert & inputs & !raw_read
+        } else {
+            0
+        };
+        self.load_vertices(plan, inputs & !fused, unread);
+        self.convert_inputs(convert & !fused);
+        if fused == 0 {
+            return;
+        }
+        // The fast conversions under one range check, then (for the rare
+        // group with a float24 subnormal, infinite, NaN or huge component)
+        // the exact ones from the same input records.
+        if self.begin_deferred_loads() {
+            self.load_converted(fused, true);
+            self.check_deferred();
+        }
+        self.load_converted(fused, false);
+        self.join_deferred();
+    }
+
+    /// AVX2: the `CONVERTED` rows of the inputs of `mask` = `f24::load` of
+    /// the group's records, each register transposed into `ymm` registers
+    /// and converted there; by the fast form of a deferred region of loads
+    /// when `fast`.
+    fn load_converted(&mut self, mask: u16, fast: bool) {
+        for n in (0..16).filter(|n| mask >> n & 1 != 0) {
+            for first in (0..self.lanes).step_by(8) {
+                let records = LaneSource::Vertices.slots(first, 8, 16 * n);
+                let rows = self.row_slots(first, layout::CONVERTED + 4 * n);
+                let out = self.transpose_records(records, true, true);
+                for (&r, m) in out.iter().zip(&rows) {
+                    if fast {
+                        self.f24_load_deferred(r);
+                    } else {
+                        self.a.v().f24_load(r);
+                    }
+                    self.store_vector(true, true, *m, r);
+                }
+            }
+        }
+    }
+
     /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
     /// → the input rows; the rows of the starting state (at the header's
-    /// `START_STATE`) that a lane may observe and some step writes.
-    fn load_vertices(&mut self, plan: &KernelPlan, inputs: u16) {
+    /// `START_STATE`) that a lane may observe and some step writes, except
+    /// `unread` ones (no step reads them, and the loop does not store them).
+    fn load_vertices(&mut self, plan: &KernelPlan, inputs: u16, unread: &RowSet) {
         for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
             self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
         }
-        let again = plan.read_first.intersection(&plan.store);
+        let again = plan.read_first.intersection(&plan.store).difference(unread);
         if again.is_empty() {
             return;
         }
@@ -771,6 +886,15 @@ impl Function<'_> {
     /// they move with unaligned loads and stores.
     fn transpose_in(&mut self, states: [Mem; 8], rows: [Mem; 4], wide: bool) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
+        let out = self.transpose_records(states, vex, wide);
+        for (&r, m) in out.iter().zip(&rows) {
+            self.store_vector(vex, wide, *m, r);
+        }
+    }
+
+    /// The transpose of the vectors `states` in registers (returned: the
+    /// one of each component), as [`Self::transpose_in`] stores them.
+    fn transpose_records(&mut self, states: [Mem; 8], vex: bool, wide: bool) -> [u8; 4] {
         for r in 0..4u8 {
             let (lo, hi) = (states[r as usize], states[r as usize + 4]);
             if !vex {
@@ -786,10 +910,7 @@ impl Function<'_> {
                 );
             }
         }
-        let out = self.transpose_registers(vex, wide);
-        for (&r, m) in out.iter().zip(&rows) {
-            self.store_vector(vex, wide, *m, r);
-        }
+        self.transpose_registers(vex, wide)
     }
 
     /// The vectors `states` = the transpose of rows `rows`.

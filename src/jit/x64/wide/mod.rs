@@ -42,7 +42,20 @@ pub(crate) fn compile(
 ) -> Result<WideCode, JitError> {
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
-    let mut code = Code { a, mxcsr };
+    // F32 products may defer their NaN tests where no float24 fast form
+    // shares the region's accumulator (a shader's blocks are of one
+    // precision: F32 ones have none).
+    let f24_forms = blocks.iter().flat_map(|b| &b.ops).any(|op| {
+        matches!(
+            op,
+            LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _)
+        )
+    });
+    let mut code = Code {
+        a,
+        mxcsr,
+        defer_products: !f24_forms,
+    };
     let (functions, kernel) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
     // the one shading two groups per pass; `None` where one did not lower
@@ -77,7 +90,7 @@ pub(crate) fn compile(
         }
         None => ((None, None), (None, None)),
     };
-    let Code { mut a, mxcsr } = code;
+    let Code { mut a, mxcsr, .. } = code;
     a.emit_pool();
     mxcsr.emit(&mut a.ops);
     let kernels = Kernels {
@@ -117,6 +130,13 @@ struct Function<'a> {
     /// The deferred region is one of input loads (its check reads
     /// [`LOADS_MIN`] too).
     deferred_loads: bool,
+    /// F32 `PicaMul`s have a fast form in deferred regions (their NaN test
+    /// accumulated in [`RANGE`]); never beside float24 fast forms, whose
+    /// range check reads `RANGE` differently.
+    defer_products: bool,
+    /// The deferred region holds fast F32 products: its check is for NaN
+    /// lanes of [`RANGE`].
+    deferred_products: bool,
 }
 
 /// The register that accumulates a deferred region's range check: per
@@ -152,6 +172,8 @@ struct GroupAt {
 struct Code {
     a: WideAsm,
     mxcsr: super::fp_env::Constants,
+    /// [`Function::defer_products`] of its functions.
+    defer_products: bool,
 }
 
 impl Module for Code {
@@ -162,7 +184,9 @@ impl Module for Code {
     }
 
     fn function(&mut self) -> Function<'_> {
-        Function::new(&mut self.a, self.mxcsr)
+        let mut function = Function::new(&mut self.a, self.mxcsr);
+        function.defer_products = self.defer_products;
+        function
     }
 }
 
@@ -253,10 +277,11 @@ impl Target for Function<'_> {
     /// AVX-512 (its compares write opmasks; no deferred forms there).
     fn defers_check(&self, op: LaneOp) -> bool {
         self.a.width != Width::Avx512
-            && matches!(
-                op,
-                LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _)
-            )
+            && match op {
+                LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _) => true,
+                LaneOp::Binary(BinOp::PicaMul, ..) => self.defer_products,
+                _ => false,
+            }
     }
 
     fn begin_deferred(&mut self) -> bool {
@@ -279,6 +304,14 @@ impl Target for Function<'_> {
         };
         let join = *join;
         self.gathered = gathered.clone();
+        if std::mem::take(&mut self.deferred_products) {
+            // RANGE is all ones in the lanes where some product was NaN.
+            self.a.v().test_zero(RANGE);
+            dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+            self.cold_start = self.a.ops.offset().0;
+            self.deferring_off();
+            return;
+        }
         let mut v = self.a.v();
         v.v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
         if std::mem::take(&mut self.deferred_loads) {
@@ -355,6 +388,8 @@ impl<'a> Function<'a> {
             cold_start: 0,
             deferring: false,
             deferred_loads: false,
+            defer_products: false,
+            deferred_products: false,
         }
     }
 
@@ -412,6 +447,15 @@ impl<'a> Function<'a> {
             LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
                 self.a.v().v3(V::Mulps, d, r[0], r[1]);
                 self.quantize_deferred(d, d);
+            }
+            // The IEEE product is the PICA one unless a lane is NaN
+            // (`arith::mul_rule`); RANGE (0 as the region starts) becomes
+            // all ones, itself a NaN, in such a lane and stays so.
+            LaneOp::Binary(BinOp::PicaMul, _, _) if self.deferring => {
+                let mut v = self.a.v();
+                v.v3(V::Mulps, d, r[0], r[1]);
+                v.v3(V::Cmpps(3), RANGE, RANGE, d);
+                self.deferred_products = true;
             }
             LaneOp::Unary(u, _) => self.a.v().unary(u, d, r[0]),
             LaneOp::Binary(b, _, _) => self.a.v().binary(b, d, r[0], r[1]),
@@ -493,5 +537,96 @@ impl<'a> Function<'a> {
             );
         }
         self.a.bind(done);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::jit::wide::Width;
+    use crate::{
+        EngineKind, Precision, Program, Shader, ShaderConfig, StatePolicy, Uniforms, UnitState,
+    };
+    use std::sync::Arc;
+
+    /// F32 products in a deferred region (several in one block, their NaN
+    /// tests accumulated): a group where one lane's `0 * inf` (PICA: +0) or
+    /// NaN operand occurs in one product only, in any lane and any
+    /// position, takes the exact run; the bits equal the interpreter's at
+    /// every width, and the kernel shaded every vertex.
+    #[test]
+    fn deferred_products_see_a_nan_in_any_lane_of_any_product() {
+        let text = "
+.constf k(0.5, -0.5, 2.0, 0.25)
+.proc main
+    mul r0, v0, v1
+    mul r1, v2, k
+    dp4 o0, r0, v2
+    mul o1, r1, v0.wzyx
+    dp3 o2, v1, v2
+    end
+.end
+";
+        let shbin = crate::asm::assemble_str("products.pica", text).expect("assembles");
+        let program = Arc::new(
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads"),
+        );
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            precision: Precision::F32,
+            ..ShaderConfig::default()
+        };
+        let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).expect("builds");
+        let uniforms = Uniforms::default();
+        let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 0.0, -0.0];
+        for width in Width::available() {
+            let lanes = width.lanes();
+            let wide = Shader::new(program.clone(), config, EngineKind::Jit)
+                .expect("builds")
+                .with_batch_width(Some(width))
+                .expect("width available");
+            let len = 8 * lanes;
+            // Vertex k: one special value in input k % 3, component
+            // (k / 3) % 4; a zero in another input's component, so some
+            // product is `0 * inf`.
+            let inputs: Vec<crate::VertexRegisters> = (0..len)
+                .map(|k| {
+                    let mut v: crate::VertexRegisters = std::array::from_fn(|r| {
+                        std::array::from_fn(|c| 1.0 + (k * 16 + r * 4 + c) as f32 * 0.125)
+                    });
+                    if k % 5 != 4 {
+                        let (r, c) = (k % 3, (k / 3) % 4);
+                        v[r][c] = specials[k % specials.len()];
+                        v[(r + 1) % 3][c] = 0.0;
+                    }
+                    v
+                })
+                .collect();
+            let run = |shader: &Shader| {
+                let mut outputs = vec![[[0.0f32; 4]; 16]; len];
+                let summary = shader
+                    .run_vertices(
+                        &uniforms,
+                        &inputs,
+                        0xffff,
+                        &mut outputs,
+                        0xffff,
+                        StatePolicy::Reset,
+                        &mut UnitState::default(),
+                        &mut (),
+                    )
+                    .expect("runs");
+                (outputs, summary)
+            };
+            let (want, _) = run(&interp);
+            let (got, summary) = run(&wide);
+            assert_eq!(
+                summary.wide_vertices, len,
+                "{width:?}: the kernel shaded all"
+            );
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let bits = |v: &crate::VertexRegisters| v.map(|r| r.map(f32::to_bits));
+                assert_eq!(bits(g), bits(w), "{width:?}: vertex {k}");
+            }
+        }
     }
 }

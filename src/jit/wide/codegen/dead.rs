@@ -1,0 +1,256 @@
+//! Temporaries a vertex kernel's group loop need not store: rows of `r0`–
+//! `r15` some block writes and no step reads. Their stores only matter for
+//! the state a batch ends in (`StatePolicy::Carry`: the last vertex's), which
+//! is the last group's: a kernel may drop them from its loop and run the
+//! last pass again with them after it, where the state is wanted. Dropped,
+//! they cost neither a store per row and group nor the registers that keep
+//! their values alive to the block's end (the spills they cause).
+
+// (The AArch64 kernel stores every row, for now.)
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+
+use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
+use crate::jit::wide::layout;
+use crate::jit::wide::plan::{KernelPlan, ops_block};
+
+/// The temporary rows some block of `plan` stores and no step reads (as a
+/// row of its block or of a step's own operations): nor do they need their
+/// starting value in the loop, where a predicated step writes them in some
+/// lanes only (`KernelPlan::read_first`). `None` where the plan
+/// tracks the writers of rows some paths leave alone (those rows' final
+/// values come from any pass, not the last).
+pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
+    if plan.tracking.is_some() {
+        return None;
+    }
+    let mut read = RowSet::default();
+    let mut stored = RowSet::default();
+    let mut note = |block: &LaneBlock| {
+        read.union_with(&block.reads);
+        // (Rows past the state, scratch the kernel's own steps use, are no
+        // temporaries.)
+        let state = |row: u16| (row as usize) < layout::STATE_ROWS;
+        for op in &block.ops {
+            match *op {
+                LaneOp::Row(row) if state(row) => read.insert(row),
+                LaneOp::Store(row, _) if state(row) => stored.insert(row),
+                _ => {}
+            }
+        }
+    };
+    for &step in &plan.steps {
+        match step.block() {
+            Some(k) => note(&blocks[k]),
+            None => {
+                if let Some(block) = ops_block(step) {
+                    note(&block);
+                }
+            }
+        }
+    }
+    let mut unread = RowSet::default();
+    for row in layout::TEMP..layout::TEMP + 64 {
+        let row = row as u16;
+        if stored.contains(row) && !read.contains(row) {
+            unread.insert(row);
+        }
+    }
+    (unread != RowSet::default()).then_some(unread)
+}
+
+/// `blocks` without their stores of `rows`. (Stores come last and nothing
+/// refers to one: removing them keeps every other operation's index.)
+pub(crate) fn without_stores(blocks: &[LaneBlock], rows: &RowSet) -> Vec<LaneBlock> {
+    blocks
+        .iter()
+        .map(|block| {
+            let mut block = block.clone();
+            block
+                .ops
+                .retain(|op| !matches!(*op, LaneOp::Store(r, _) if rows.contains(r)));
+            block.writes = block.writes.difference(rows);
+            block
+        })
+        .collect()
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use crate::jit::wide::Width;
+    use crate::{
+        EngineKind, Precision, Program, Shader, ShaderConfig, StatePolicy, Uniforms, UnitState,
+    };
+    use std::sync::Arc;
+
+    /// `r1`, `r2`, `r4` written and never read (`r2` under a uniform
+    /// `ifu`: a predicated step), `r0` read by a later step.
+    const BODY: &str = "
+    mul r0, k, v0
+    mul r1, v1, v0
+    add o0, r0, v1
+    ifu flag
+        mul r2, k.yyyy, v1
+    .end
+    mov r4, v1.wzyx
+    mul o1, r0, k.zzzz";
+
+    /// [`BODY`] with a per-lane `ifc`: `r2` is then a row some paths leave
+    /// alone, tracked under `Carry` (no temporary is left to the last pass).
+    const TRACKED: &str = "
+    mul r0, k, v0
+    mul r1, v1, v0
+    add o0, r0, v1
+    cmp k.xx, lt, lt, v0
+    ifc cmp.x
+        mul r2, k.yyyy, v1
+    .end
+    mov r4, v1.wzyx
+    mul o1, r0, k.zzzz";
+
+    fn program(body: &str) -> (Arc<Program>, u32) {
+        let text = format!(
+            ".constf k(0.5, -0.5, 2.0, 0.25)\n.bool flag\n.proc main\n{body}\n    end\n.end\n"
+        );
+        let shbin = crate::asm::assemble_str("dead.pica", &text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        (Arc::new(program), shbin.dvles[0].main)
+    }
+
+    /// The vertex kernel's loop leaves the unread temporaries' rows alone
+    /// under `Reset` (here: a sentinel stays) and stores them under `Carry`
+    /// (the last pass runs again), while the rows of `r0`, which a later
+    /// step reads, are stored either way.
+    #[test]
+    fn the_kernel_loop_leaves_unread_temporaries_to_a_carrying_last_pass() {
+        use crate::jit::wide::{LaneState, WideShader, layout};
+        let (program, entry) = program(BODY);
+        let config = ShaderConfig {
+            entry,
+            ..ShaderConfig::default()
+        };
+        let uniforms = Uniforms::default();
+        let start = UnitState::default();
+        const SENTINEL: u32 = 0xDEAD_BEEF;
+        for width in Width::available() {
+            let lanes = width.lanes();
+            let wide = WideShader::compile(&program, &config, width).expect("compiles");
+            let inputs: Vec<crate::VertexRegisters> = (0..lanes)
+                .map(|k| std::array::from_fn(|r| [k as f32 + 1.0, r as f32, 0.5, -1.0]))
+                .collect();
+            let mut outputs = vec![[[0.0f32; 4]; 16]; lanes];
+            let mut file = LaneState::with_copies(lanes, 2);
+            // r0: rows TEMP..TEMP + 4; r1: the next four.
+            let row_of = |reg: usize, c: usize| layout::TEMP + 4 * reg + c;
+            for carrying in [0, u32::MAX] {
+                file.copy_row_mut(0, layout::CARRYING)[0] = carrying;
+                for reg in [0, 1] {
+                    for c in 0..4 {
+                        file.copy_row_mut(0, row_of(reg, c)).fill(SENTINEL);
+                    }
+                }
+                let ran = wide.run_vertex_kernel(
+                    &mut file,
+                    &uniforms,
+                    &start,
+                    &inputs,
+                    &mut outputs,
+                    0xffff,
+                    u64::MAX,
+                    0,
+                );
+                assert_eq!(ran, Some(1), "{width:?}");
+                for c in 0..4 {
+                    let r0 = file.copy_row(0, row_of(0, c));
+                    assert!(r0.iter().all(|&x| x != SENTINEL), "{width:?}: r0 stored");
+                    let r1 = file.copy_row(0, row_of(1, c));
+                    if carrying == 0 {
+                        assert!(r1.iter().all(|&x| x == SENTINEL), "{width:?}: r1 left");
+                    } else {
+                        // r1 = v1 * v0: component c of the last lane.
+                        let last = &inputs[lanes - 1];
+                        let want = (last[1][c] * last[0][c]).to_bits();
+                        assert_eq!(r1[lanes - 1], want, "{width:?}: r1 of the last lane");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batches whose length is no multiple of two groups (a padded tail, the
+    /// single and the pair kernel), under both policies: every output and,
+    /// under `Carry`, the final state (the unread temporaries the kernel's
+    /// loop does not store included) equal the interpreter's, and the
+    /// kernel shaded every vertex.
+    #[test]
+    fn carried_state_keeps_the_temporaries_the_loop_does_not_store() {
+        for (body, flag, precision) in [
+            (BODY, true, Precision::F32),
+            (BODY, false, Precision::F32),
+            (BODY, true, Precision::F24),
+            (TRACKED, false, Precision::F32),
+            (TRACKED, false, Precision::F24),
+        ] {
+            let (program, entry) = program(body);
+            let mut uniforms = Uniforms::default();
+            uniforms.b[0] = flag;
+            let config = ShaderConfig {
+                entry,
+                precision,
+                ..ShaderConfig::default()
+            };
+            let interp =
+                Shader::new(program.clone(), config, EngineKind::Interpreter).expect("builds");
+            for width in Width::available() {
+                let wide = Shader::new(program.clone(), config, EngineKind::Jit)
+                    .expect("builds")
+                    .with_batch_width(Some(width))
+                    .expect("width available");
+                for len in [3 * width.lanes() + 1, 4 * width.lanes()] {
+                    let inputs: Vec<crate::VertexRegisters> = (0..len)
+                        .map(|k| {
+                            std::array::from_fn(|r| {
+                                std::array::from_fn(|c| ((k * 64 + r * 4 + c) as f32 * 0.37).sin())
+                            })
+                        })
+                        .collect();
+                    for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                        let mut start = UnitState::default();
+                        start.temps[2] = [7.0, 8.0, 9.0, 10.0];
+                        let run = |shader: &Shader| {
+                            let mut state = start.clone();
+                            let mut outputs = vec![[[-1.0f32; 4]; 16]; len];
+                            let summary = shader
+                                .run_vertices(
+                                    &uniforms,
+                                    &inputs,
+                                    0xffff,
+                                    &mut outputs,
+                                    0xffff,
+                                    policy,
+                                    &mut state,
+                                    &mut (),
+                                )
+                                .expect("runs");
+                            (state, outputs, summary)
+                        };
+                        let (want_state, want_out, _) = run(&interp);
+                        let (got_state, got_out, summary) = run(&wide);
+                        let what = format!("{precision:?} {flag} {width:?} {len} {policy:?}");
+                        assert_eq!(summary.wide_vertices, len, "{what}: the kernel shaded all");
+                        assert_eq!(summary.single_vertex_vertices, 0, "{what}");
+                        let bits = |o: &[crate::VertexRegisters]| -> Vec<u32> {
+                            o.iter().flatten().flatten().map(|x| x.to_bits()).collect()
+                        };
+                        assert_eq!(bits(&got_out), bits(&want_out), "{what}: outputs");
+                        let temps = |s: &UnitState| -> Vec<u32> {
+                            s.temps.iter().flatten().map(|x| x.to_bits()).collect()
+                        };
+                        assert_eq!(temps(&got_state), temps(&want_state), "{what}: temps");
+                        assert_eq!(got_state, want_state, "{what}: state");
+                    }
+                }
+            }
+        }
+    }
+}
