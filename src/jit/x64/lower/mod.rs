@@ -208,16 +208,21 @@ fn block_state_in<'p>(
     let mut form = vec![Form::Own; n];
     let op = |v: Value| block.nodes[v.0 as usize].op;
     // How many times each node is read (one count for every pattern below),
-    // and the registers the block writes.
+    // the registers the block writes, and whether it quantises at all (most
+    // blocks have no dot product: no walk for its patterns then).
     let mut writes = Writes::default();
-    crate::jit::single::dot_sums::count_uses(block, uses, |node| writes.note(node));
+    let mut quantises = false;
+    crate::jit::single::dot_sums::count_uses(block, uses, |node| {
+        writes.note(node);
+        quantises |= matches!(node.op, Op::Unary(UnOp::F24Quantize, _));
+    });
     let uses = &uses[..];
-    let sums = if f24 {
+    let sums = if f24 && quantises {
         crate::jit::single::dot_sums::dot_sums_with(block, uses)
     } else {
         Vec::new()
     };
-    let matrices = if f24 {
+    let matrices = if sums.iter().any(Option::is_some) {
         dot::matrices(block, &sums, uses)
     } else {
         Vec::new()
