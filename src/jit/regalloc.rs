@@ -43,14 +43,35 @@ enum Loc {
     Remat,
 }
 
+/// What the allocator knows of one value: where it is, the operation that
+/// reads it last and whether evicting it costs no spill. One entry per value
+/// (rather than one vector per fact) keeps a block's allocation state to one
+/// allocation, which is a noticeable part of compiling many small blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ValueState {
+    loc: Loc,
+    /// The operation that reads the value last ([`NEVER`]: none).
+    pub last_use: u32,
+    /// Evicting the value costs no spill (it is emitted again).
+    pub remat: bool,
+}
+
+impl ValueState {
+    /// A value not computed yet.
+    pub(crate) fn new(last_use: u32, remat: bool) -> Self {
+        ValueState {
+            loc: Loc::None,
+            last_use,
+            remat,
+        }
+    }
+}
+
 /// The allocation state of one block's values.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Registers<V> {
-    loc: Vec<Loc>,
-    /// Per value: the operation that reads it last ([`NEVER`]: none).
-    last_use: Vec<u32>,
-    /// Per value: evicting it costs no spill (it is emitted again).
-    remat: Vec<bool>,
+    /// Per value: where it is, its last use, whether it may be emitted again.
+    values: Vec<ValueState>,
     /// The value each register holds (indexed by register number).
     holder: [Option<V>; 32],
     /// Free spill slots, taken from the end.
@@ -61,10 +82,19 @@ impl<V: ValueIndex> Registers<V> {
     /// Nothing allocated: the values' last uses, which may be emitted again,
     /// and the free spill slots.
     pub(crate) fn new(last_use: Vec<u32>, remat: Vec<bool>, free_slots: Vec<u16>) -> Self {
+        let values = last_use
+            .into_iter()
+            .zip(remat)
+            .map(|(last_use, remat)| ValueState::new(last_use, remat))
+            .collect();
+        Self::of_values(values, free_slots)
+    }
+
+    /// Nothing allocated: the values (none computed yet) and the free spill
+    /// slots.
+    pub(crate) fn of_values(values: Vec<ValueState>, free_slots: Vec<u16>) -> Self {
         Registers {
-            loc: vec![Loc::None; last_use.len()],
-            last_use,
-            remat,
+            values,
             holder: [None; 32],
             free_slots,
         }
@@ -72,22 +102,13 @@ impl<V: ValueIndex> Registers<V> {
 
     /// The operation that reads `v` last ([`NEVER`]: none).
     pub(crate) fn last_use(&self, v: V) -> u32 {
-        self.last_use[v.index()]
-    }
-
-    /// Per value: the operation that reads it last.
-    pub(crate) fn last_uses(&self) -> &[u32] {
-        &self.last_use
+        self.values[v.index()].last_use
     }
 
     /// Per value: whether it may be emitted again instead of spilled.
-    pub(crate) fn remat(&self) -> &[bool] {
-        &self.remat
-    }
-
-    /// Says which values may be emitted again instead of spilled.
-    pub(crate) fn set_remat(&mut self, remat: Vec<bool>) {
-        self.remat = remat;
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn remat(&self) -> Vec<bool> {
+        self.values.iter().map(|v| v.remat).collect()
     }
 
     /// The free spill slots.
@@ -98,27 +119,27 @@ impl<V: ValueIndex> Registers<V> {
     /// Records that register `r` now holds `v`.
     pub(crate) fn assign(&mut self, v: V, r: u8) {
         self.holder[r as usize] = Some(v);
-        self.loc[v.index()] = Loc::Reg(r);
+        self.values[v.index()].loc = Loc::Reg(r);
     }
 
     /// Frees value `v`'s register at once (nothing reads it).
     pub(crate) fn drop_value(&mut self, v: V) {
-        if let Loc::Reg(r) = self.loc[v.index()] {
+        if let Loc::Reg(r) = self.values[v.index()].loc {
             self.holder[r as usize] = None;
         }
-        self.loc[v.index()] = Loc::None;
+        self.values[v.index()].loc = Loc::None;
     }
 
     /// Frees the places of the `operands` whose last use is operation `at`.
     pub(crate) fn release(&mut self, operands: &[V], at: u32) {
         for &v in operands {
-            if self.last_use[v.index()] == at {
-                match self.loc[v.index()] {
+            if self.values[v.index()].last_use == at {
+                match self.values[v.index()].loc {
                     Loc::Reg(r) => self.holder[r as usize] = None,
                     Loc::Spill(slot) => self.free_slots.push(slot),
                     Loc::None | Loc::Remat => {}
                 }
-                self.loc[v.index()] = Loc::None;
+                self.values[v.index()].loc = Loc::None;
             }
         }
     }
@@ -160,20 +181,20 @@ pub(crate) trait Alloc: Evict {
             .iter()
             .filter_map(|&r| ra.holder[r as usize].map(|v| (r, v)))
             .filter(|(_, v)| !keep.contains(v))
-            .max_by_key(|&(_, v)| (ra.remat[v.index()], ra.last_use[v.index()]));
+            .max_by_key(|&(_, v)| (ra.values[v.index()].remat, ra.values[v.index()].last_use));
         // At most three values are kept, and every target has more registers.
         let Some((r, v)) = victim else {
             return Err(JitError::Lowering("no register to evict".into()));
         };
         ra.holder[r as usize] = None;
-        if ra.remat[v.index()] {
-            ra.loc[v.index()] = Loc::Remat;
+        if ra.values[v.index()].remat {
+            ra.values[v.index()].loc = Loc::Remat;
         } else {
             // Every block has as many slots as it can need.
             let slot = ra.free_slots.pop().ok_or_else(|| {
                 JitError::Lowering("more live values than the block's spill slots".into())
             })?;
-            ra.loc[v.index()] = Loc::Spill(slot);
+            ra.values[v.index()].loc = Loc::Spill(slot);
             self.spill(slot, r);
         }
         Ok(r)
@@ -181,7 +202,7 @@ pub(crate) trait Alloc: Evict {
 
     /// The register holding `v`, loading it again if it was evicted.
     fn reg_of(&mut self, v: Self::Value, keep: &[Self::Value]) -> Result<u8, JitError> {
-        match self.registers().loc[v.index()] {
+        match self.registers().values[v.index()].loc {
             Loc::Reg(r) => Ok(r),
             Loc::Spill(slot) => {
                 let r = self.alloc(keep)?;

@@ -44,7 +44,7 @@ pub(crate) fn plan<'p, S: SpillSlots>(
     unoptimised: &'p Ir,
     data: impl Fn(u32) -> bool,
     reachable: impl Fn(u32) -> bool,
-    state: impl Fn(&'p Block, &[bool]) -> S,
+    mut state: impl FnMut(&'p Block, &[bool]) -> S,
 ) -> Result<Plan<S>, JitError> {
     // One buffer for every block's "lowered" flags.
     let mut lowered: Vec<bool> = Vec::new();

@@ -57,8 +57,9 @@ pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Option<DotSum>>>;
 /// terms' operands only, so the nodes inside it never run.
 pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p> {
     let sums = dot_sums(block);
-    let operands = |k: usize| node_operands(block, &sums, k);
-    let values = Values::new(block, data, operands, &VALUE_REGS);
+    // AArch64 spills every evicted value.
+    let settle = |k: usize, _runs: bool| (false, node_operands(block, &sums, k));
+    let values = Values::new(block, data, settle, &VALUE_REGS);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,

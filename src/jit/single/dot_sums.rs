@@ -43,19 +43,29 @@ pub(crate) fn dot_sums_with(block: &Block, uses: &[u32]) -> Vec<Option<DotSum>> 
 }
 
 /// How many times each node of `block` is read (by nodes and the exit).
+#[cfg(any(test, target_arch = "aarch64"))]
 pub(crate) fn uses(block: &Block) -> Vec<u32> {
-    let mut uses = vec![0u32; block.nodes.len()];
+    let mut uses = Vec::new();
+    count_uses(block, &mut uses, |_| {});
+    uses
+}
+
+/// [`uses`] into `uses` (a buffer reused across blocks), calling `each` on
+/// every node on the way (a caller's own walk over the nodes, fused).
+pub(crate) fn count_uses(block: &Block, uses: &mut Vec<u32>, mut each: impl FnMut(&Node)) {
+    uses.clear();
+    uses.resize(block.nodes.len(), 0);
     // Plain loops: a chain of flattened iterators made this count a
     // noticeable part of compiling a program of many blocks.
     for node in &block.nodes {
         for v in crate::ir::opt::operands(&node.op) {
             uses[v.0 as usize] += 1;
         }
+        each(node);
     }
     for v in crate::ir::opt::exit_operands(&block.exit) {
         uses[v.0 as usize] += 1;
     }
-    uses
 }
 
 fn dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<DotSum> {

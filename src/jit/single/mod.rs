@@ -49,7 +49,7 @@ pub(crate) struct BlockState<'p, X> {
 
 impl<X> SpillSlots for BlockState<'_, X> {
     fn spill_slots_needed(&self) -> usize {
-        self.values.spill_slots_needed(self.nodes)
+        self.values.spill_slots_needed()
     }
 
     fn free_slots(&mut self) -> &mut Vec<u16> {
@@ -167,7 +167,7 @@ pub(crate) trait SingleTarget<'p>: FlowTarget {
     /// Register `reg` = stack slot `slot`.
     fn load_slot(&mut self, reg: u8, slot: u16);
 
-    /// Emits value `v` (one [`Values::set_remat`] allows) into register
+    /// Emits value `v` (one [`Values::new`] says may be emitted again) into register
     /// `reg`.
     fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError>;
 }

@@ -4,9 +4,8 @@
 //! the block before any code is emitted (stack slots below the saved
 //! registers).
 
-use crate::ir::liveness::Liveness;
-use crate::ir::{Block, Node, Value};
-use crate::jit::regalloc::Registers;
+use crate::ir::{Block, Value};
+use crate::jit::regalloc::{NEVER, Registers, ValueState};
 
 /// The values of one block.
 pub(crate) struct Values {
@@ -16,26 +15,97 @@ pub(crate) struct Values {
     registers: Registers<Value>,
     /// The ISA's value registers.
     regs: &'static [u8],
+    /// How many spill slots the block can need.
+    spill_slots: usize,
 }
 
 impl Values {
     /// The values of `block` where `data[k]` says whether span `k` is lowered
-    /// (the others are emitted by the flow code) and `operands(k)` lists the
-    /// values node `k` reads at run time; none can be emitted again until
-    /// [`Values::set_remat`] says so. `regs`: the ISA's value registers, in
-    /// the order the allocator takes them.
+    /// (the others are emitted by the flow code), in one walk back over the
+    /// nodes: a node runs if it is a write of a lowered span or a node that
+    /// runs reads it, so once the walk reaches node `k` every reader of it
+    /// has been seen and `settle(k, runs)` is called. It returns whether
+    /// value `k` may be emitted again instead of spilled, and the values node
+    /// `k` reads at run time (used only if it runs). The same walk counts the
+    /// spill slots the block can need ([`crate::ir::liveness::spill_slots`],
+    /// computed here from the per-node changes it records). `regs`: the ISA's
+    /// value registers, in the order the allocator takes them.
     pub fn new<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
-        operands: impl Fn(usize) -> I,
+        mut settle: impl FnMut(usize, bool) -> (bool, I),
         regs: &'static [u8],
     ) -> Values {
         let n = block.nodes.len();
-        let Liveness { needed, last_use } = Liveness::of(block, data, operands);
+        let mut needed = vec![false; n];
+        let mut values = vec![ValueState::new(NEVER, false); n];
+        // Per node: the change in the number of values live there (all; those
+        // that cannot be reloaded), a value being live at its readers. On the
+        // stack for the usual block (most have a few dozen nodes).
+        let mut on_stack = [(0i32, 0i32); 128];
+        let mut on_heap = Vec::new();
+        let delta = if n < on_stack.len() {
+            &mut on_stack[..n + 1]
+        } else {
+            on_heap.resize(n + 1, (0i32, 0i32));
+            &mut on_heap[..]
+        };
+        // The last span starting at or before node `k` (spans are in node
+        // order), walked back with `k`: its nodes and whether it is lowered.
+        let spans = &block.instrs;
+        let mut span = spans.len();
+        let (mut first, mut end, mut lowered) = (n, n, false);
+        for k in (0..n).rev() {
+            while k < first && span > 0 {
+                span -= 1;
+                (first, end) = (spans[span].first as usize, spans[span].end as usize);
+                lowered = data.get(span) == Some(&true);
+            }
+            let node = &block.nodes[k];
+            if node.ty.is_none() && lowered && first <= k && k < end {
+                needed[k] = true;
+            }
+            let runs = needed[k];
+            let (emitted_again, operands) = settle(k, runs);
+            values[k].remat = emitted_again;
+            if !runs {
+                continue;
+            }
+            for v in operands {
+                needed[v.0 as usize] = true;
+                let last = &mut values[v.0 as usize].last_use;
+                if *last == NEVER {
+                    *last = k as u32;
+                }
+            }
+            let last = values[k].last_use;
+            if node.ty.is_some() && last != NEVER && (last as usize) < n {
+                let spillable = i32::from(!emitted_again);
+                delta[k + 1].0 += 1;
+                delta[k + 1].1 += spillable;
+                delta[last as usize + 1].0 -= 1;
+                delta[last as usize + 1].1 -= spillable;
+            }
+        }
+        let (mut live, mut spillable) = (0i32, 0i32);
+        let (mut most_live, mut most_spillable) = (0i32, 0i32);
+        for &mut (all, unloadable) in delta {
+            live += all;
+            spillable += unloadable;
+            most_live = most_live.max(live);
+            most_spillable = most_spillable.max(spillable);
+        }
+        // Nothing is evicted while fewer values than registers are live.
+        let spill_slots = if (most_live as usize) < regs.len() {
+            0
+        } else {
+            most_spillable as usize
+        };
         Values {
             needed,
-            registers: Registers::new(last_use, vec![false; n], Vec::new()),
+            registers: Registers::of_values(values, Vec::new()),
             regs,
+            spill_slots,
         }
     }
 
@@ -44,22 +114,10 @@ impl Values {
         self.needed[k]
     }
 
-    /// Which values may be emitted again instead of spilled.
-    #[cfg_attr(
-        not(target_arch = "x86_64"),
-        expect(dead_code, reason = "AArch64 spills every evicted value")
-    )]
-    pub fn set_remat(&mut self, remat: Vec<bool>) {
-        self.registers.set_remat(remat);
-    }
-
-    /// How many spill slots the block of `nodes` can need: values that can be
-    /// emitted again never take one.
-    pub fn spill_slots_needed(&self, nodes: &[Node]) -> usize {
-        let remat = self.registers.remat();
-        crate::ir::liveness::spill_slots(self.registers.last_uses(), self.regs.len(), |v| {
-            (self.needed[v] && nodes[v].ty.is_some()).then_some(!remat[v])
-        })
+    /// How many spill slots the block can need: values that can be emitted
+    /// again never take one.
+    pub fn spill_slots_needed(&self) -> usize {
+        self.spill_slots
     }
 
     /// The ISA's value registers.

@@ -184,28 +184,49 @@ fn real_operands(op: &Op, form: Form) -> Operands {
 /// Matches the patterns of `block` and computes the last uses. `data[k]`
 /// says whether span `k` is lowered (the others are emitted by the flow
 /// code).
+#[cfg(test)]
 pub(super) fn block_state<'p>(
     block: &'p Block,
     data: &[bool],
     f24: bool,
     preconverted_uniforms: bool,
 ) -> BlockState<'p> {
+    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new())
+}
+
+/// [`block_state`] with a buffer for the use counts, reused across the
+/// blocks of a program (most blocks have a few dozen nodes, and an
+/// allocation per block is a noticeable part of their planning).
+fn block_state_in<'p>(
+    block: &'p Block,
+    data: &[bool],
+    f24: bool,
+    preconverted_uniforms: bool,
+    uses: &mut Vec<u32>,
+) -> BlockState<'p> {
     let n = block.nodes.len();
     let mut form = vec![Form::Own; n];
     let op = |v: Value| block.nodes[v.0 as usize].op;
-    // How many times each node is read: one count for every pattern below.
-    let uses = crate::jit::single::dot_sums::uses(block);
-    let sums = if f24 {
-        crate::jit::single::dot_sums::dot_sums_with(block, &uses)
+    // How many times each node is read (one count for every pattern below),
+    // the registers the block writes, and whether it quantises at all (most
+    // blocks have no dot product: no walk for its patterns then).
+    let mut writes = Writes::default();
+    let mut quantises = false;
+    crate::jit::single::dot_sums::count_uses(block, uses, |node| {
+        writes.note(node);
+        quantises |= matches!(node.op, Op::Unary(UnOp::F24Quantize, _));
+    });
+    let uses = &uses[..];
+    let sums = if f24 && quantises {
+        crate::jit::single::dot_sums::dot_sums_with(block, uses)
     } else {
         Vec::new()
     };
-    let matrices = if f24 {
-        dot::matrices(block, &sums, &uses)
+    let matrices = if sums.iter().any(Option::is_some) {
+        dot::matrices(block, &sums, uses)
     } else {
         Vec::new()
     };
-    let writes = Writes::of(block);
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
             form[k] = Form::Matrix(part);
@@ -230,22 +251,10 @@ pub(super) fn block_state<'p>(
             Op::Extract(v, lane) => memory_of(block, &form, &writes, v)
                 .map_or(Form::Own, |mem| Form::ShuffleMem(mem, [lane; 4])),
             Op::Binary(op, a, b) => {
-                memory_operand(block, &form, &writes, &uses, op, a, b).unwrap_or(Form::Own)
+                memory_operand(block, &form, &writes, uses, op, a, b).unwrap_or(Form::Own)
             }
             _ => Form::Own,
         };
-    }
-    // Which nodes run: writes of lowered spans and what they read.
-    let mut values = Values::new(
-        block,
-        data,
-        |k| real_operands(&block.nodes[k].op, form[k]),
-        &VALUE_REGS,
-    );
-    for (k, form) in form.iter_mut().enumerate() {
-        if !values.needed(k) {
-            *form = Form::Folded;
-        }
     }
     // Reads of state no node of this block writes can be loaded again.
     let written = |op: &Op| match *op {
@@ -254,24 +263,30 @@ pub(super) fn block_state<'p>(
         Op::ReadFlag(f) => writes.flags.has(f),
         _ => false,
     };
-    values.set_remat(
-        (0..n)
-            .map(|k| match block.nodes[k].op {
-                Op::Const { .. }
-                | Op::ReadInput(_)
-                | Op::ReadConst(_)
-                | Op::ReadIntUniform { .. }
-                | Op::ReadBoolUniform(_) => form[k] == Form::Own,
-                ref read @ (Op::ReadTemp(_) | Op::ReadAddr(_) | Op::ReadFlag(_)) => {
-                    form[k] == Form::Own && !written(read)
-                }
-                Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
-                Op::Unary(UnOp::F24Flush, _) => matches!(form[k], Form::FlushedInput(..)),
-                Op::Swizzle(..) | Op::Extract(..) => matches!(form[k], Form::ShuffleMem(..)),
-                _ => false,
-            })
-            .collect(),
-    );
+    // Which nodes run (writes of lowered spans and what they read; the
+    // others fold away), and which values can be emitted again.
+    let settle = |k: usize, runs: bool| {
+        if !runs {
+            form[k] = Form::Folded;
+        }
+        let op = &block.nodes[k].op;
+        let remat = match *op {
+            Op::Const { .. }
+            | Op::ReadInput(_)
+            | Op::ReadConst(_)
+            | Op::ReadIntUniform { .. }
+            | Op::ReadBoolUniform(_) => form[k] == Form::Own,
+            ref read @ (Op::ReadTemp(_) | Op::ReadAddr(_) | Op::ReadFlag(_)) => {
+                form[k] == Form::Own && !written(read)
+            }
+            Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
+            Op::Unary(UnOp::F24Flush, _) => matches!(form[k], Form::FlushedInput(..)),
+            Op::Swizzle(..) | Op::Extract(..) => matches!(form[k], Form::ShuffleMem(..)),
+            _ => false,
+        };
+        (remat, real_operands(op, form[k]))
+    };
+    let values = Values::new(block, data, settle, &VALUE_REGS);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
@@ -304,20 +319,17 @@ struct Writes {
 }
 
 impl Writes {
-    fn of(block: &Block) -> Writes {
-        let mut writes = Writes::default();
-        for node in &block.nodes {
-            match node.op {
-                Op::Store {
-                    dst: crate::isa::DstReg::Temp(t),
-                    ..
-                } => writes.temps.insert(t),
-                Op::WriteAddr(r, _) => writes.addrs.insert(r as u8),
-                Op::WriteFlag(f, _) => writes.flags.insert(f),
-                _ => {}
-            }
+    /// Records the register `node` writes, if any.
+    fn note(&mut self, node: &crate::ir::Node) {
+        match node.op {
+            Op::Store {
+                dst: crate::isa::DstReg::Temp(t),
+                ..
+            } => self.temps.insert(t),
+            Op::WriteAddr(r, _) => self.addrs.insert(r as u8),
+            Op::WriteFlag(f, _) => self.flags.insert(f),
+            _ => {}
         }
-        writes
     }
 }
 
@@ -333,8 +345,9 @@ pub(super) fn plan<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> Result<Plan<BlockState<'p>>, JitError> {
+    let mut uses = Vec::new();
     crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        block_state(block, lowered, f24, preconverted_uniforms)
+        block_state_in(block, lowered, f24, preconverted_uniforms, &mut uses)
     })
 }
 
