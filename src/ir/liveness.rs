@@ -105,17 +105,7 @@ pub fn spill_slots(
     occupies: impl Fn(usize) -> Option<bool>,
 ) -> usize {
     let n = last_use.len();
-    // Per node: the change in the number of values live there (all; those
-    // that cannot be reloaded), a value being live at its readers. On the
-    // stack for the usual block (most have a few dozen nodes).
-    let mut on_stack = [(0i32, 0i32); 128];
-    let mut on_heap = Vec::new();
-    let delta = if n < on_stack.len() {
-        &mut on_stack[..n + 1]
-    } else {
-        on_heap.resize(n + 1, (0i32, 0i32));
-        &mut on_heap[..]
-    };
+    let mut live = LiveCounts::new(n);
     for (v, &last) in last_use.iter().enumerate() {
         let Some(spillable) = occupies(v) else {
             continue;
@@ -123,24 +113,85 @@ pub fn spill_slots(
         if last == u32::MAX || last as usize >= n {
             continue;
         }
+        live.add(v, last as usize, spillable);
+    }
+    live.spill_slots(registers)
+}
+
+/// The counting behind [`spill_slots`], for a backend that learns each value's
+/// live range during a walk of its own: [`LiveCounts::add`] per value, then
+/// [`LiveCounts::spill_slots`].
+///
+/// ```
+/// use pica_jit::ir::liveness::LiveCounts;
+/// // The values of nodes 0 and 1 are read by node 2, that of node 2 by node 3.
+/// let mut live = LiveCounts::new(4);
+/// live.add(0, 2, true);
+/// live.add(1, 2, false);
+/// live.add(2, 3, true);
+/// assert_eq!(live.spill_slots(2), 1); // node 1's value is computed again
+/// assert_eq!(live.spill_slots(3), 0);
+/// ```
+pub struct LiveCounts {
+    /// Per node: the change in the number of values live there (all; those
+    /// that cannot be reloaded), a value being live at its readers. On the
+    /// stack for the usual block (most have a few dozen nodes).
+    on_stack: [(i32, i32); 128],
+    on_heap: Vec<(i32, i32)>,
+    nodes: usize,
+}
+
+impl LiveCounts {
+    /// Counts for a block of `nodes` nodes, none live yet.
+    pub fn new(nodes: usize) -> LiveCounts {
+        let mut on_heap = Vec::new();
+        if nodes >= 128 {
+            on_heap.resize(nodes + 1, (0, 0));
+        }
+        LiveCounts {
+            on_stack: [(0, 0); 128],
+            on_heap,
+            nodes,
+        }
+    }
+
+    fn delta(&mut self) -> &mut [(i32, i32)] {
+        if self.on_heap.is_empty() {
+            &mut self.on_stack[..self.nodes + 1]
+        } else {
+            &mut self.on_heap[..]
+        }
+    }
+
+    /// The value of node `defined` is live until node `last_use` (`< nodes`)
+    /// reads it; `spillable`: evicting it takes a slot (it cannot be computed
+    /// again instead).
+    pub fn add(&mut self, defined: usize, last_use: usize, spillable: bool) {
         let spillable = i32::from(spillable);
-        delta[v + 1].0 += 1;
-        delta[v + 1].1 += spillable;
-        delta[last as usize + 1].0 -= 1;
-        delta[last as usize + 1].1 -= spillable;
+        let delta = self.delta();
+        delta[defined + 1].0 += 1;
+        delta[defined + 1].1 += spillable;
+        delta[last_use + 1].0 -= 1;
+        delta[last_use + 1].1 -= spillable;
     }
-    let (mut live, mut spillable) = (0i32, 0i32);
-    let (mut most_live, mut most_spillable) = (0i32, 0i32);
-    for &mut (all, unloadable) in delta {
-        live += all;
-        spillable += unloadable;
-        most_live = most_live.max(live);
-        most_spillable = most_spillable.max(spillable);
-    }
-    if (most_live as usize) < registers {
-        0
-    } else {
-        most_spillable as usize
+
+    /// The spill slots the added values can need with `registers` value
+    /// registers (the reasoning is [`spill_slots`]'s).
+    pub fn spill_slots(&mut self, registers: usize) -> usize {
+        let (mut live, mut spillable) = (0i32, 0i32);
+        let (mut most_live, mut most_spillable) = (0i32, 0i32);
+        for &mut (all, unloadable) in self.delta() {
+            live += all;
+            spillable += unloadable;
+            most_live = most_live.max(live);
+            most_spillable = most_spillable.max(spillable);
+        }
+        // Nothing is evicted while fewer values than registers are live.
+        if (most_live as usize) < registers {
+            0
+        } else {
+            most_spillable as usize
+        }
     }
 }
 

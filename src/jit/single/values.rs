@@ -4,6 +4,7 @@
 //! the block before any code is emitted (stack slots below the saved
 //! registers).
 
+use crate::ir::liveness::LiveCounts;
 use crate::ir::{Block, Value};
 use crate::jit::regalloc::{NEVER, Registers, ValueState};
 
@@ -28,7 +29,7 @@ impl Values {
     /// value `k` may be emitted again instead of spilled, and the values node
     /// `k` reads at run time (used only if it runs). The same walk counts the
     /// spill slots the block can need ([`crate::ir::liveness::spill_slots`],
-    /// computed here from the per-node changes it records). `regs`: the ISA's
+    /// counted by [`LiveCounts`] as the walk finds each live range). `regs`: the ISA's
     /// value registers, in the order the allocator takes them.
     pub fn new<I: IntoIterator<Item = Value>>(
         block: &Block,
@@ -39,17 +40,7 @@ impl Values {
         let n = block.nodes.len();
         let mut needed = vec![false; n];
         let mut values = vec![ValueState::new(NEVER, false); n];
-        // Per node: the change in the number of values live there (all; those
-        // that cannot be reloaded), a value being live at its readers. On the
-        // stack for the usual block (most have a few dozen nodes).
-        let mut on_stack = [(0i32, 0i32); 128];
-        let mut on_heap = Vec::new();
-        let delta = if n < on_stack.len() {
-            &mut on_stack[..n + 1]
-        } else {
-            on_heap.resize(n + 1, (0i32, 0i32));
-            &mut on_heap[..]
-        };
+        let mut live = LiveCounts::new(n);
         // The last span starting at or before node `k` (spans are in node
         // order), walked back with `k`: its nodes and whether it is lowered.
         let spans = &block.instrs;
@@ -80,27 +71,10 @@ impl Values {
             }
             let last = values[k].last_use;
             if node.ty.is_some() && last != NEVER && (last as usize) < n {
-                let spillable = i32::from(!emitted_again);
-                delta[k + 1].0 += 1;
-                delta[k + 1].1 += spillable;
-                delta[last as usize + 1].0 -= 1;
-                delta[last as usize + 1].1 -= spillable;
+                live.add(k, last as usize, !emitted_again);
             }
         }
-        let (mut live, mut spillable) = (0i32, 0i32);
-        let (mut most_live, mut most_spillable) = (0i32, 0i32);
-        for &mut (all, unloadable) in delta {
-            live += all;
-            spillable += unloadable;
-            most_live = most_live.max(live);
-            most_spillable = most_spillable.max(spillable);
-        }
-        // Nothing is evicted while fewer values than registers are live.
-        let spill_slots = if (most_live as usize) < regs.len() {
-            0
-        } else {
-            most_spillable as usize
-        };
+        let spill_slots = live.spill_slots(regs.len());
         Values {
             needed,
             registers: Registers::of_values(values, Vec::new()),
