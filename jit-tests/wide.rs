@@ -132,6 +132,36 @@ fn first_difference(got: &[u32], expected: &[u32], names: &dyn Fn(usize) -> Stri
     }
 }
 
+/// `run_batch` on copies of `states`, by the interpreter and by the wide
+/// shader: the interpreter's stops and states, the wide shader's, and how many
+/// vertices the vertex kernel shaded meanwhile.
+fn batch_on_both(
+    interp: &Shader,
+    wide_shader: &Shader,
+    uniforms: &pica_jit::Uniforms,
+    states: &[UnitState],
+) -> (Vec<Stop>, Vec<UnitState>, Vec<Stop>, Vec<UnitState>, u64) {
+    let mut expected = states.to_vec();
+    let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
+    let mut got = states.to_vec();
+    let before = wide::kernel_vertices();
+    let stops = wide_shader.run_batch(uniforms, &mut got, &mut ());
+    let in_kernel = wide::kernel_vertices() - before;
+    (expected_stops, expected, stops, got, in_kernel)
+}
+/// Asserts that each state of `got` equals the one of `expected` at its index,
+/// bit for bit; `message(k, diff)` says which (state `k`, first difference).
+fn assert_same_states(
+    got: &[UnitState],
+    expected: &[UnitState],
+    message: impl Fn(usize, &str) -> String,
+) {
+    for (k, (a, b)) in got.iter().zip(expected).enumerate() {
+        let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
+        assert!(diff.is_empty(), "{}", message(k, &diff));
+    }
+}
+
 fn state_name(i: usize) -> String {
     let file = ["v", "r", "o"];
     match i {
@@ -221,14 +251,12 @@ fn run_batch_matches_the_interpreter_at_every_width() {
                 "every vertex of the batch starts in wide code"
             );
             assert_eq!(stops, expected_stops, "stops, {width:?}, {case:?}");
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(
-                    diff.is_empty(),
+            assert_same_states(&got, &expected, |k, diff| {
+                format!(
                     "vertex {k} of {} ({diff}), {width:?}: {case:?}\nstates: {states:?}",
                     states.len()
-                );
-            }
+                )
+            });
             programs += 1;
         }
     }
@@ -494,13 +522,9 @@ fn divergent_lanes_and_budget_stops_per_lane() {
                     stops, expected_stops,
                     "{width:?} {precision:?} budget {budget}"
                 );
-                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                    assert!(
-                        diff.is_empty(),
-                        "vertex {k}: {diff}, {width:?} {precision:?} budget {budget}"
-                    );
-                }
+                assert_same_states(&got, &expected, |k, diff| {
+                    format!("vertex {k}: {diff}, {width:?} {precision:?} budget {budget}")
+                });
                 if budget == 30 {
                     // Some lanes stop on the budget, others end.
                     assert!(stops.contains(&Stop::BudgetExceeded), "{stops:?}");
@@ -584,13 +608,9 @@ fn relative_reads_with_one_slot_or_many() {
                 let stops = wide_shader.run_batch(&uniforms, &mut got, &mut ());
                 assert_eq!(wide::vertices_shaded() - before, 37, "{name}");
                 assert_eq!(stops, expected_stops, "{name}");
-                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                    assert!(
-                        diff.is_empty(),
-                        "{name}: vertex {k}: {diff}, {width:?} {precision:?}"
-                    );
-                }
+                assert_same_states(&got, &expected, |k, diff| {
+                    format!("{name}: vertex {k}: {diff}, {width:?} {precision:?}")
+                });
                 if name == "one slot, negative" {
                     assert_eq!(got[0].outputs[0], [1.0; 4], "outside: (1, 1, 1, 1)");
                 }
@@ -721,10 +741,9 @@ fn corpus_matches_the_interpreter_at_every_width() {
                     );
                     let in_kernel = wide::kernel_vertices() - before_kernel;
                     assert_eq!(stops, expected_stops, "{what}");
-                    for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                        let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                        assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
-                    }
+                    assert_same_states(&got, &expected, |k, diff| {
+                        format!("{what}: vertex {k}: {diff}")
+                    });
                     for policy in [StatePolicy::Reset, StatePolicy::Carry] {
                         let summary = compare_vertices(&case, &states, width, policy, &mut rng);
                         if policy == StatePolicy::Reset {
@@ -816,13 +835,9 @@ fn blocks_the_lowering_gives_up_on_are_handed_over() {
                 "every lane is handed over"
             );
             assert_eq!(stops, expected_stops);
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(
-                    diff.is_empty(),
-                    "vertex {k}: {diff}, {width:?} {precision:?}"
-                );
-            }
+            assert_same_states(&got, &expected, |k, diff| {
+                format!("vertex {k}: {diff}, {width:?} {precision:?}")
+            });
             // Real values: vertex 3 has a0.x = 1, so it sums c1..c40 (.x).
             assert_eq!(got[3].outputs[0][0], (1..=40).sum::<i32>() as f32);
         }
@@ -963,12 +978,8 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 3 * lanes + 5
             };
             let states: Vec<UnitState> = (0..len).map(|_| random_state(&mut rng)).collect();
-            let mut expected = states.clone();
-            let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
-            let mut got = states.clone();
-            let before = wide::kernel_vertices();
-            let stops = wide_shader.run_batch(uniforms, &mut got, &mut ());
-            let in_kernel = wide::kernel_vertices() - before;
+            let (expected_stops, expected, stops, got, in_kernel) =
+                batch_on_both(&interp, &wide_shader, uniforms, &states);
             if is_straight && expected_stops.iter().all(|s| *s == Stop::End) {
                 straight += 1;
                 assert_eq!(
@@ -994,10 +1005,9 @@ fn programs_run_whole_groups_in_the_batch_kernel() {
                 branchy += 1;
             }
             assert_eq!(stops, expected_stops, "{what} {width:?}");
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(diff.is_empty(), "{what} {width:?}: vertex {k}: {diff}");
-            }
+            assert_same_states(&got, &expected, |k, diff| {
+                format!("{what} {width:?}: vertex {k}: {diff}")
+            });
             // The emulator's layout (every input from the batch, some
             // outputs): the kernel too, from one starting state.
             let before = wide::kernel_vertices();
@@ -1087,13 +1097,9 @@ fn parallel_batches_equal_one_thread() {
                 .run_batch_parallel(&uniforms, &mut got, threads)
                 .expect("a vertex shader");
             assert_eq!(stops, expected_stops, "{threads} threads");
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(
-                    diff.is_empty(),
-                    "{threads} threads, {precision:?}: state {k}: {diff}"
-                );
-            }
+            assert_same_states(&got, &expected, |k, diff| {
+                format!("{threads} threads, {precision:?}: state {k}: {diff}")
+            });
         }
     }
     let geometry = pica_jit::ShaderConfig {
@@ -1496,10 +1502,9 @@ d:
                 let shaded = wide::vertices_shaded() - shaded;
                 let handed = wide::vertices_handed_over() - handed;
                 assert_eq!(stops, expected_stops, "{what}");
-                for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                    let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                    assert!(diff.is_empty(), "{what}: state {k}: {diff}");
-                }
+                assert_same_states(&got, &expected, |k, diff| {
+                    format!("{what}: state {k}: {diff}")
+                });
                 let (want_shaded, want_handed) = if call == 0 {
                     (probed, states.len() - probed)
                 } else {
@@ -1676,21 +1681,13 @@ fn nested_branches_and_ends_in_some_lanes_run_in_the_kernel() {
             let precision = case.config.precision;
             let what = format!("{precision:?} {width:?}:\n{text}");
             let (interp, wide_shader) = shaders(case, width);
-            let mut expected = states.clone();
-            let expected_stops = interp.run_batch(uniforms, &mut expected, &mut ());
-            let mut got = states.clone();
-            let before = wide::kernel_vertices();
-            let stops = wide_shader.run_batch(uniforms, &mut got, &mut ());
-            assert_eq!(
-                wide::kernel_vertices() - before,
-                len as u64,
-                "{what}: run_batch in the kernel"
-            );
+            let (expected_stops, expected, stops, got, in_kernel) =
+                batch_on_both(&interp, &wide_shader, uniforms, states);
+            assert_eq!(in_kernel, len as u64, "{what}: run_batch in the kernel");
             assert_eq!(stops, expected_stops, "{what}");
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(diff.is_empty(), "{what}: vertex {k}: {diff}");
-            }
+            assert_same_states(&got, &expected, |k, diff| {
+                format!("{what}: vertex {k}: {diff}")
+            });
             for policy in [StatePolicy::Reset, StatePolicy::Carry] {
                 let before = wide::kernel_vertices();
                 let output_mask = rng.next() as u16 | 1;
@@ -2075,25 +2072,18 @@ fn programs_running_past_their_last_instruction(body: &str) {
                 }
             }
             let (interp, wide_shader) = shaders(&case, width);
-            let mut expected = states.clone();
-            let expected_stops = interp.run_batch(&case.uniforms, &mut expected, &mut ());
+            let (expected_stops, expected, stops, got, in_kernel) =
+                batch_on_both(&interp, &wide_shader, &case.uniforms, &states);
             assert!(expected_stops.iter().all(|&s| s == Stop::EndOfCode));
-            let mut got = states.clone();
-            let before = wide::kernel_vertices();
-            let stops = wide_shader.run_batch(&case.uniforms, &mut got, &mut ());
             assert_eq!(
-                wide::kernel_vertices() - before,
+                in_kernel,
                 states.len() as u64,
                 "{precision:?} {width:?}: run_batch in the kernel"
             );
             assert_eq!(stops, expected_stops, "{precision:?} {width:?}");
-            for (k, (a, b)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&state_bits(a), &state_bits(b), &state_name);
-                assert!(
-                    diff.is_empty(),
-                    "vertex {k} ({diff}), {precision:?} {width:?}"
-                );
-            }
+            assert_same_states(&got, &expected, |k, diff| {
+                format!("vertex {k} ({diff}), {precision:?} {width:?}")
+            });
         }
     }
 }
