@@ -23,11 +23,13 @@ impl Emitter<'_> {
             return;
         }
         for n in 0..16u8 {
+            // Loaded from `xmm1` into `xmm2`: the fast path writes its
+            // result there directly (in place it would need a copy).
             if temps_read >> n & 1 != 0 {
                 let off = TEMPS + n as i32 * 16;
                 dynasm!(self.ops ; .arch x64 ; movaps xmm1, [rsi + off]);
-                self.vector().f24_load(1);
-                dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], xmm1);
+                self.vector().f24_load_into(2, 1);
+                dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], xmm2);
             }
             let loaded = self.loaded_inputs >> n & 1 != 0;
             let flushed = self.flushed_inputs >> n & 1 != 0;
@@ -37,13 +39,13 @@ impl Emitter<'_> {
             let from = INPUTS + n as i32 * 16;
             dynasm!(self.ops ; .arch x64 ; movaps xmm1, [rsi + from]);
             if loaded {
-                self.vector().f24_load(1);
+                self.vector().f24_load_into(2, 1);
                 let to = OFFSET_CONVERTED_INPUTS + n as i32 * 16;
-                dynasm!(self.ops ; .arch x64 ; movaps [rdi + to], xmm1);
+                dynasm!(self.ops ; .arch x64 ; movaps [rdi + to], xmm2);
                 if flushed {
-                    self.vector().unary(UnOp::F24Flush, 2, 1);
+                    self.vector().unary(UnOp::F24Flush, 3, 2);
                     let to = self.flushed_input_offset(n);
-                    dynasm!(self.ops ; .arch x64 ; movaps [rsp + to], xmm2);
+                    dynasm!(self.ops ; .arch x64 ; movaps [rsp + to], xmm3);
                 }
             } else {
                 // `f24_flush(f24_load(x))` is `f24_quantize(x)` (see

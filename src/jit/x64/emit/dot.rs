@@ -10,7 +10,7 @@
 //! runs again from the operands by the exact sequences, out of line
 //! ([`Body::F24DotSum`](super::slow::Body::F24DotSum)).
 
-use super::{Body, DotTerms, Encoding, MASK, S1, S2, S3, V, Vector};
+use super::{Body, DotTerms, Encoding, MASK, MatrixRow, S1, S2, S3, V, Vector};
 use crate::arith::f24;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
@@ -100,6 +100,74 @@ impl Vector<'_> {
         debug_assert!(d != h01 && d != h23);
         self.hadd2(d, h01, h23);
         self.unary(crate::ir::UnOp::F24Quantize, d, d);
+    }
+
+    /// Half of four F32 `dp4`s of one vector `a` (a matrix row each): `d` =
+    /// `[u0.x, u0.z, u1.x, u1.z]` with `u_i = t + t.yxwz` the first sums of
+    /// the products `t = pica_mul(a, b_i)` (`d` none of the operands'
+    /// registers, which are left unchanged); two halves give the four dot
+    /// products by [`Self::f32_dot_quad`].
+    ///
+    /// The fast path multiplies by IEEE rules and adds with `haddps` (the
+    /// IR's lane-x order of operands; the other lanes' sums have them
+    /// swapped: the same bits unless NaN, whose payload the IR leaves
+    /// unspecified). A product differs from the PICA one only where it is
+    /// NaN, and a NaN product makes its sum NaN: one test of `d` finds every
+    /// such case, and the exact multiplies run out of line
+    /// ([`Body::F32DotPair`]).
+    pub fn f32_dot_pair(&mut self, d: u8, a: u8, b: [MatrixRow; 2]) {
+        debug_assert!(matches!(
+            self.encoding(),
+            Encoding::Sse41 | Encoding::Vex128
+        ));
+        debug_assert!(d != a && !b.contains(&MatrixRow::Reg(d)));
+        for (to, row) in [d, S2].into_iter().zip(b) {
+            match row {
+                MatrixRow::Reg(r) => self.v3(V::Mulps, to, a, r),
+                MatrixRow::Mem { base, off } => self.v3m(V::Mulps, to, a, base, off),
+            }
+        }
+        self.hadd2(d, d, S2);
+        self.test_nan(d, S1);
+        let slow = self.jnz_to_slow();
+        self.rejoin(slow, Body::F32DotPair { d, a, b });
+    }
+
+    /// `d` = the four F32 dot products of two [`Self::f32_dot_pair`] halves
+    /// `h01`, `h23` (`u.x + u.z`, lane `i` row `i`); `d` is neither.
+    pub fn f32_dot_quad(&mut self, d: u8, h01: u8, h23: u8) {
+        debug_assert!(d != h01 && d != h23);
+        self.hadd2(d, h01, h23);
+    }
+
+    /// The exact sequence of [`Self::f32_dot_pair`] (the slow path): each
+    /// row's PICA products and first sums, the first row's kept in `rax`
+    /// while the second's are formed.
+    pub(super) fn exact_f32_dot_pair(&mut self, d: u8, a: u8, b: [MatrixRow; 2]) {
+        for (k, row) in b.into_iter().enumerate() {
+            let r = match row {
+                MatrixRow::Reg(r) => r,
+                MatrixRow::Mem { base, off } => {
+                    // `S3`, which the exact multiply leaves alone.
+                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                    S3
+                }
+            };
+            self.exact_pica_mul(d, a, r);
+            self.hadd(d, d);
+            if k == 0 {
+                if self.vex() {
+                    dynasm!(self.ops ; .arch x64 ; vmovq rax, Rx(d));
+                } else {
+                    dynasm!(self.ops ; .arch x64 ; movq rax, Rx(d));
+                }
+            }
+        }
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vpinsrq Rx(d), Rx(d), rax, 0);
+        } else {
+            dynasm!(self.ops ; .arch x64 ; pinsrq Rx(d), rax, 0);
+        }
     }
 
     /// The exact sequences of [`Self::f24_dot_pair`] (the slow path): the

@@ -32,7 +32,7 @@ mod tests;
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};
-pub(in crate::jit::x64) use slow::{Body, DotTerms, SlowPath};
+pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowPath};
 
 use super::Asm;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};

@@ -199,7 +199,7 @@ impl Vector<'_> {
     /// `d = arith::f24::load(a)` with `d` ≠ `a` and `a` no scratch register:
     /// [`f24_load`](Self::f24_load) with the fast result written to `d`
     /// directly (no copies); the slow path loads from `a`, unchanged.
-    fn f24_load_into(&mut self, d: u8, a: u8) {
+    pub(in crate::jit::x64) fn f24_load_into(&mut self, d: u8, a: u8) {
         let slow = self.f24_load_fast(d, a);
         self.rejoin(slow, Body::F24LoadFrom { d, a });
     }

@@ -13,6 +13,28 @@ pub(in crate::jit::x64) enum DotTerms {
     Products { a: u8, b: u8, clear_w: bool },
 }
 
+/// A row of an F32 matrix half ([`Vector::f32_dot_pair`]): a register, or
+/// the 16 bytes at `off` from general-purpose register `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::jit::x64) enum MatrixRow {
+    Reg(u8),
+    Mem { base: u8, off: i32 },
+}
+
+impl MatrixRow {
+    /// 20 bits that only equal rows share (a register below 16; an offset
+    /// below 2^16 from one of 8 base registers).
+    fn key(self) -> u64 {
+        match self {
+            MatrixRow::Reg(r) => u64::from(r),
+            MatrixRow::Mem { base, off } => {
+                debug_assert!((0..1 << 16).contains(&off), "offset {off}");
+                1 << 19 | u64::from(base & 7) << 16 | u64::from(off as u32 & 0xFFFF)
+            }
+        }
+    }
+}
+
 /// Out-of-line code of one primitive: entered with `jnz label` from the
 /// fast path ([`Vector::jnz_to_slow`]), back at `back`
 /// ([`Vector::rejoin`]).
@@ -54,6 +76,9 @@ pub(in crate::jit::x64) enum Body {
     /// Half of four float24 dot products of `a` by the exact sequences
     /// ([`Vector::f24_dot_pair`]; the operands are still live).
     F24DotPair { d: u8, a: u8, b: [u8; 2] },
+    /// Half of four F32 dot products of `a` by the exact multiplies
+    /// ([`Vector::f32_dot_pair`]; the operands are still live).
+    F32DotPair { d: u8, a: u8, b: [MatrixRow; 2] },
 }
 
 impl Body {
@@ -79,6 +104,9 @@ impl Body {
                 terms: DotTerms::Products { a, b, clear_w },
             } => r(8, [d, a, b, u8::from(clear_w)]),
             Body::F24DotPair { d, a, b: [b0, b1] } => r(9, [d, a, b0, b1]),
+            Body::F32DotPair { d, a, b: [b0, b1] } => {
+                r(10, [d, a, 0, 0]) | b0.key() << 24 | b1.key() << 44
+            }
         }
     }
 }
@@ -171,6 +199,7 @@ impl Vector<'_> {
             }
             Body::F24DotSum { d, terms } => self.exact_f24_dot_sum(d, terms),
             Body::F24DotPair { d, a, b } => self.exact_f24_dot_pair(d, a, b),
+            Body::F32DotPair { d, a, b } => self.exact_f32_dot_pair(d, a, b),
             Body::F24Overflow { d } => self.f24_tail(d, d, d, S3),
         }
     }

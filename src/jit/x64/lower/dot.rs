@@ -90,3 +90,46 @@ fn matrix_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<[Value; 4]> {
     let (s0, s1) = blend(b1, 1)?;
     (uses[b2.0 as usize] == 1 && uses[b1.0 as usize] == 1).then_some([s0, s1, s2, s3])
 }
+
+/// Per node of `block` (F32), the `dp4` sum it ends: `u + u.zwxy` with
+/// `u = t + t.yxwz` and `t = pica_mul(a, b)` (`ir::recipes`' `pairwise_sum`
+/// with the result steps the optimiser removed), its inner nodes used
+/// nowhere else. Only what [`matrices`] groups into four rows; a lone sum is
+/// lowered node by node.
+pub(crate) fn f32_dot_sums(block: &Block, uses: &[u32]) -> Vec<Option<DotSum>> {
+    let nodes = &block.nodes;
+    let op = |v: Value| nodes[v.0 as usize].op;
+    let used = |v: Value, n: u32| uses[v.0 as usize] == n;
+    let at = |k: usize| -> Option<DotSum> {
+        let Op::Binary(crate::ir::BinOp::FAdd, u, crossed) = nodes[k].op else {
+            return None;
+        };
+        let Op::Swizzle(c, [2, 3, 0, 1]) = op(crossed) else {
+            return None;
+        };
+        let Op::Binary(crate::ir::BinOp::FAdd, t, swapped) = op(u) else {
+            return None;
+        };
+        let Op::Swizzle(s, [1, 0, 3, 2]) = op(swapped) else {
+            return None;
+        };
+        let Op::Binary(crate::ir::BinOp::PicaMul, a, b) = op(t) else {
+            return None;
+        };
+        (c == u && s == t && used(crossed, 1) && used(u, 2) && used(swapped, 1) && used(t, 2))
+            .then_some(DotSum::Products {
+                a,
+                b,
+                clear_w: false,
+            })
+    };
+    (0..nodes.len()).map(at).collect()
+}
+
+/// One row operand of an F32 matrix half ([`super::Form::F32Half`]): a value
+/// in a register, or a vector in memory the multiply reads itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Row {
+    Value(Value),
+    Mem(super::Mem),
+}

@@ -88,6 +88,11 @@ pub(crate) enum Form {
     DotSum(dot::DotSum),
     /// A part of four dot products lowered together ([`dot::matrices`]).
     Matrix(dot::MatrixPart),
+    /// F32: the [`dot::MatrixPart::Half`] of rows `b` of a matrix times the
+    /// vector `a` (`dp4`s, [`dot::f32_dot_sums`]): both rows' products and
+    /// their first sums in one register, one NaN test for all eight
+    /// products; a row in memory is read by its multiply.
+    F32Half { a: Value, b: [dot::Row; 2] },
     /// A swizzle (or lane extract) of a vector the block never writes, whose
     /// bits are in memory for the whole block: one `pshufd` from memory
     /// instead of a load and a shuffle (the read itself then runs only if
@@ -178,6 +183,12 @@ fn real_operands(op: &Op, form: Form) -> Operands {
         Form::DotSum(sum) => Operands::from_iter(sum.operands()),
         Form::Matrix(dot::MatrixPart::Half { a, b0, b1 }) => Operands::from_iter([a, b0, b1]),
         Form::Matrix(dot::MatrixPart::Quad { h01, h23 }) => Operands::from_iter([h01, h23]),
+        Form::F32Half { a, b } => Operands::from_iter(std::iter::once(a).chain(
+            b.into_iter().filter_map(|row| match row {
+                dot::Row::Value(v) => Some(v),
+                dot::Row::Mem(_) => None,
+            }),
+        )),
     }
 }
 
@@ -225,11 +236,25 @@ fn block_state_in<'p>(
     let matrices = if sums.iter().any(Option::is_some) {
         dot::matrices(block, &sums, uses)
     } else {
-        Vec::new()
+        dot::matrices(block, &dot::f32_dot_sums(block, &uses), &uses)
     };
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
-            form[k] = Form::Matrix(part);
+            form[k] = match part {
+                dot::MatrixPart::Half { a, b0, b1 } if !f24 => {
+                    // A row nothing else reads, in memory for the whole
+                    // block: the multiply reads it there.
+                    let row = |b: Value| match memory_of(block, &form, &writes, b) {
+                        Some(mem) if uses[b.0 as usize] == 1 => dot::Row::Mem(mem),
+                        _ => dot::Row::Value(b),
+                    };
+                    Form::F32Half {
+                        a,
+                        b: [row(b0), row(b1)],
+                    }
+                }
+                _ => Form::Matrix(part),
+            };
             continue;
         }
         if let Some(&Some(sum)) = sums.get(k) {

@@ -7,13 +7,14 @@
 //! scratch, and so are `rax`, `rcx`, `r8`, `r9`.
 
 use super::Form;
-use super::dot::{DotSum, MatrixPart};
+use super::dot::{DotSum, MatrixPart, Row};
+use crate::arith::Precision;
 use crate::ir::{Op, UnOp};
 use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
-use crate::jit::x64::emit::{DotTerms, S1, Vector};
+use crate::jit::x64::emit::{DotTerms, MatrixRow, S1, Vector};
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
@@ -136,10 +137,29 @@ impl Emitter<'_> {
                     MatrixPart::Half { .. } => {
                         self.vector().f24_dot_pair(d, regs[0], regs[1], regs[2]);
                     }
+                    MatrixPart::Quad { .. } if self.precision == Precision::F32 => {
+                        self.vector().f32_dot_quad(d, regs[0], regs[1]);
+                    }
                     MatrixPart::Quad { .. } => {
                         self.vector().f24_dot_quad(d, regs[0], regs[1]);
                     }
                 }
+                return Ok(());
+            }
+            Form::F32Half { b, .. } => {
+                // The registers: `a`, then the rows not in memory.
+                let mut next = 1;
+                let rows = b.map(|row| match row {
+                    Row::Value(_) => {
+                        next += 1;
+                        MatrixRow::Reg(regs[next - 1])
+                    }
+                    Row::Mem(mem) => {
+                        let (base, off) = mem.address();
+                        MatrixRow::Mem { base, off }
+                    }
+                });
+                self.vector().f32_dot_pair(d, regs[0], rows);
                 return Ok(());
             }
             Form::ShuffleMem(mem, lanes) => {

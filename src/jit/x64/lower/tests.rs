@@ -544,3 +544,110 @@ fn binary_operations_read_memory_operands_and_are_exact() {
         "0 × inf reached the out-of-line multiply"
     );
 }
+
+/// Four F32 `dp4`s of one vector into x, y, z, w of one register are
+/// lowered as a matrix (two [`super::Form::F32Half`]s and their sum), rows
+/// nothing else reads taken from memory, the others from registers; every
+/// result has the interpreter's bits, also where a product is `0 × inf`
+/// (the PICA `+0`, found by the one NaN test of its half) in either row of
+/// either half, and on NaN, infinite and signed-zero lanes.
+#[test]
+fn f32_matrix_rows_are_lowered_together_and_exact() {
+    use super::Form;
+    use super::dot::Row;
+    use crate::jit::Features;
+    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    let source = "
+        .proc main
+        mov r0, v0
+        dp4 o0.x, c0, r0
+        dp4 o0.y, c1, r0
+        dp4 o0.z, c2, r0
+        dp4 o0.w, c3, r0
+        dp4 r1.x, r0, v1
+        dp4 r1.y, r0, v2
+        dp4 r1.z, r0, v3
+        dp4 r1.w, r0, v4
+        mov o1, r1
+        mov o2, v2
+        .end";
+    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+    let prog = std::sync::Arc::new(
+        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program"),
+    );
+    let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, Precision::F32);
+    let ir = crate::ir::opt::optimize(&ir);
+    let block = &ir.blocks[0];
+    let lowered = vec![true; block.instrs.len()];
+    let state = block_state(block, &lowered, false, false);
+    let rows: Vec<Row> = state
+        .own
+        .iter()
+        .filter_map(|f| match *f {
+            Form::F32Half { b, .. } => Some(b),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(rows.len(), 8, "{:?}", state.own);
+    let in_memory = rows.iter().filter(|r| matches!(r, Row::Mem(_))).count();
+    // v2 is also moved to o2: its row stays in a register.
+    assert_eq!(in_memory, 7, "{rows:?}");
+    let config = ShaderConfig {
+        precision: Precision::F32,
+        ..ShaderConfig::default()
+    };
+    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
+    let jits = [Features::host(), Features::baseline()]
+        .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+    let edge = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0x7F80_0001),
+        f32::MAX,
+        f32::from_bits(0x0000_0001),
+        1.5,
+        -3.25,
+    ];
+    let plain = [1.5f32, -2.0, 0.25, 3.0];
+    // Rows that differ, so that a row's sum in another's lane shows.
+    let matrix: [[f32; 4]; 4] = std::array::from_fn(|r| plain.map(|v| v * (r + 2) as f32));
+    let mut cases: Vec<([f32; 4], [[f32; 4]; 4])> = vec![(plain, matrix)];
+    // `0 × inf` in one row only, each row in turn (both rows of both halves).
+    for row in 0..4 {
+        for lane in 0..4 {
+            let mut x = plain;
+            x[lane] = 0.0;
+            let mut m = matrix;
+            m[row][lane] = f32::NEG_INFINITY;
+            cases.push((x, m));
+        }
+    }
+    let vector = |k: usize| std::array::from_fn(|i| edge[(k + 3 * i) % edge.len()]);
+    for shift in 0..2 * edge.len() {
+        cases.push((
+            vector(shift),
+            std::array::from_fn(|r| vector(shift + 7 * r + 1)),
+        ));
+    }
+    for (x, m) in cases {
+        for jit in &jits {
+            let mut uniforms = Uniforms::default();
+            uniforms.f[..4].copy_from_slice(&m);
+            let mut s = UnitState::default();
+            s.inputs[0] = x;
+            s.inputs[1..5].copy_from_slice(&m);
+            let run_jit =
+                |b: &mut UnitState| jit.run(&prog, &config, &uniforms, b, &mut Vec::new());
+            let what = format!("{x:?} · {m:?}");
+            let b = assert_same_run(&interp, &uniforms, s, run_jit, (0..=2, &[0, 1]), &what);
+            let p = Precision::F32;
+            let want: [u32; 4] = std::array::from_fn(|i| crate::arith::dp4(p, x, m[i]).to_bits());
+            assert_eq!(b.outputs[0].map(f32::to_bits), want, "o0 of {what}");
+        }
+    }
+}
