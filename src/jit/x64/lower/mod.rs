@@ -233,10 +233,12 @@ fn block_state_in<'p>(
     } else {
         Vec::new()
     };
-    let matrices = if sums.iter().any(Option::is_some) {
+    let matrices = if !f24 {
+        dot::matrices(block, &dot::f32_dot_sums(block, uses), uses)
+    } else if sums.iter().any(Option::is_some) {
         dot::matrices(block, &sums, uses)
     } else {
-        dot::matrices(block, &dot::f32_dot_sums(block, &uses), &uses)
+        Vec::new()
     };
     for (k, node) in block.nodes.iter().enumerate() {
         if let Some(&Some(part)) = matrices.get(k) {
