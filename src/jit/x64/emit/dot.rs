@@ -141,50 +141,42 @@ impl Vector<'_> {
     }
 
     /// The exact sequence of [`Self::f32_dot_pair`] (the slow path): each
-    /// row's PICA products and first sums, the first row's kept in `rax`
-    /// while the second's are formed.
+    /// row's PICA products and first sums.
     pub(super) fn exact_f32_dot_pair(&mut self, d: u8, a: u8, b: [MatrixRow; 2]) {
-        for (k, row) in b.into_iter().enumerate() {
-            let r = match row {
+        self.two_rows(d, |v, k| {
+            let r = match b[k] {
                 MatrixRow::Reg(r) => r,
                 MatrixRow::Mem { base, off } => {
                     // `S3`, which the exact multiply leaves alone.
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
+                    dynasm!(v.ops ; .arch x64 ; movaps Rx(S3), [Rq(base) + off]);
                     S3
                 }
             };
-            self.exact_pica_mul(d, a, r);
-            self.hadd(d, d);
-            if k == 0 {
-                if self.vex() {
-                    dynasm!(self.ops ; .arch x64 ; vmovq rax, Rx(d));
-                } else {
-                    dynasm!(self.ops ; .arch x64 ; movq rax, Rx(d));
-                }
-            }
-        }
-        if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vpinsrq Rx(d), Rx(d), rax, 0);
-        } else {
-            dynasm!(self.ops ; .arch x64 ; pinsrq Rx(d), rax, 0);
-        }
+            v.exact_pica_mul(d, a, r);
+            v.hadd(d, d);
+        });
     }
 
-    /// The exact sequences of [`Self::f24_dot_pair`] (the slow path): the
-    /// first products' sums are kept in `rax` while the second's are formed.
+    /// The exact sequences of [`Self::f24_dot_pair`] (the slow path).
     pub(super) fn exact_f24_dot_pair(&mut self, d: u8, a: u8, b: [u8; 2]) {
-        for (k, b) in b.into_iter().enumerate() {
-            self.exact_pica_mul_f24(d, a, b);
-            self.hadd(d, d);
-            self.exact_f24_quantize(d);
-            if k == 0 {
-                if self.vex() {
-                    dynasm!(self.ops ; .arch x64 ; vmovq rax, Rx(d));
-                } else {
-                    dynasm!(self.ops ; .arch x64 ; movq rax, Rx(d));
-                }
-            }
+        self.two_rows(d, |v, k| {
+            v.exact_pica_mul_f24(d, a, b[k]);
+            v.hadd(d, d);
+            v.exact_f24_quantize(d);
+        });
+    }
+
+    /// `d` = two rows' first sums, row 0's in the low half: `row(self, k)`
+    /// leaves row `k`'s in both halves of `d`; the first row's are kept in
+    /// `rax` while the second's are formed.
+    fn two_rows(&mut self, d: u8, mut row: impl FnMut(&mut Self, usize)) {
+        row(self, 0);
+        if self.vex() {
+            dynasm!(self.ops ; .arch x64 ; vmovq rax, Rx(d));
+        } else {
+            dynasm!(self.ops ; .arch x64 ; movq rax, Rx(d));
         }
+        row(self, 1);
         if self.vex() {
             dynasm!(self.ops ; .arch x64 ; vpinsrq Rx(d), Rx(d), rax, 0);
         } else {

@@ -34,6 +34,30 @@ fn every_recipe_as_built_fits_the_spill_area() {
     });
 }
 
+/// `source` assembled into a program.
+fn program(source: &str) -> std::sync::Arc<crate::Program> {
+    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+    std::sync::Arc::new(
+        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program"),
+    )
+}
+
+/// The interpreter, and the JIT for both instruction sets (VEX where the
+/// host has AVX, SSE4.1).
+fn interp_and_jits(
+    prog: &std::sync::Arc<crate::Program>,
+    config: crate::ShaderConfig,
+) -> (crate::Shader, [crate::jit::CompiledShader; 2]) {
+    let interp = crate::Shader::new(prog.clone(), config, crate::EngineKind::Interpreter).unwrap();
+    let jits = [
+        crate::jit::Features::host(),
+        crate::jit::Features::baseline(),
+    ]
+    .map(|f| crate::jit::compile_with(prog, &config, f).expect("the JIT"));
+    (interp, jits)
+}
+
 /// Runs `state` through the interpreter and through `run_jit`, asserts both stop
 /// alike with the same bits in `outputs` and `temps`, and returns the JIT's final
 /// state (`what` names the case in a failure).
@@ -336,8 +360,7 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
 fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
     use super::{Form, Mem};
     use crate::ir::Op;
-    use crate::jit::Features;
-    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    use crate::{ShaderConfig, ShaderKind, Uniforms, UnitState};
     let source = "
         .proc main
         mov o7, r1.yzwx
@@ -352,11 +375,7 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
         mov o5, r1.yzwx
         mov o6, v4
         .end";
-    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
-    let prog = std::sync::Arc::new(
-        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("a program"),
-    );
+    let prog = program(source);
     let edge = [
         0.0,
         -0.0,
@@ -417,10 +436,7 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
             precision,
             ..ShaderConfig::default()
         };
-        let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
-        // Both instruction sets (VEX where the host has AVX, SSE4.1).
-        let jits = [Features::host(), Features::baseline()]
-            .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+        let (interp, jits) = interp_and_jits(&prog, config);
         for (shift, jit) in (0..edge.len()).flat_map(|s| jits.iter().map(move |j| (s, j))) {
             let mut uniforms = Uniforms::default();
             for (n, c) in uniforms.f.iter_mut().enumerate().take(8) {
@@ -448,8 +464,7 @@ fn swizzles_of_unwritten_vectors_read_memory_and_are_exact() {
 fn binary_operations_read_memory_operands_and_are_exact() {
     use super::{Form, Mem};
     use crate::ir::BinOp;
-    use crate::jit::Features;
-    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    use crate::{ShaderConfig, ShaderKind, Uniforms, UnitState};
     let source = "
         .proc main
         add r3, v5, v6
@@ -462,11 +477,7 @@ fn binary_operations_read_memory_operands_and_are_exact() {
         dp4 o6, c6, r3
         mad o7, r3, c7, v7
         .end";
-    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
-    let prog = std::sync::Arc::new(
-        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("a program"),
-    );
+    let prog = program(source);
     let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, Precision::F32);
     let ir = crate::ir::opt::optimize(&ir);
     let block = &ir.blocks[0];
@@ -515,10 +526,7 @@ fn binary_operations_read_memory_operands_and_are_exact() {
         precision: Precision::F32,
         ..ShaderConfig::default()
     };
-    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
-    // Both instruction sets (VEX where the host has AVX, SSE4.1).
-    let jits = [Features::host(), Features::baseline()]
-        .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+    let (interp, jits) = interp_and_jits(&prog, config);
     let mut zero_times_inf = 0;
     let shifts = 0..edge.len() * edge.len();
     for (shift, jit) in shifts.flat_map(|s| jits.iter().map(move |j| (s, j))) {
@@ -555,8 +563,7 @@ fn binary_operations_read_memory_operands_and_are_exact() {
 fn f32_matrix_rows_are_lowered_together_and_exact() {
     use super::Form;
     use super::dot::Row;
-    use crate::jit::Features;
-    use crate::{EngineKind, Shader, ShaderConfig, ShaderKind, Uniforms, UnitState};
+    use crate::{ShaderConfig, ShaderKind, Uniforms, UnitState};
     let source = "
         .proc main
         mov r0, v0
@@ -571,11 +578,7 @@ fn f32_matrix_rows_are_lowered_together_and_exact() {
         mov o1, r1
         mov o2, v2
         .end";
-    let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
-    let prog = std::sync::Arc::new(
-        crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("a program"),
-    );
+    let prog = program(source);
     let ir = crate::ir::Ir::build(&prog, 0, ShaderKind::Vertex, Precision::F32);
     let ir = crate::ir::opt::optimize(&ir);
     let block = &ir.blocks[0];
@@ -598,9 +601,7 @@ fn f32_matrix_rows_are_lowered_together_and_exact() {
         precision: Precision::F32,
         ..ShaderConfig::default()
     };
-    let interp = Shader::new(prog.clone(), config, EngineKind::Interpreter).unwrap();
-    let jits = [Features::host(), Features::baseline()]
-        .map(|f| crate::jit::compile_with(&prog, &config, f).expect("the JIT"));
+    let (interp, jits) = interp_and_jits(&prog, config);
     let edge = [
         0.0,
         -0.0,
