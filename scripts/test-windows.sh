@@ -145,6 +145,18 @@ if [[ ! -f $WINEPREFIX/system.reg ]]; then
 fi
 echo "prefix ready at $(elapsed)"
 
+# One wineserver for the whole run. Left to itself, wine starts a server per
+# test executable and that server exits a few seconds after its last client; an
+# executable that starts while the previous server is shutting down loses its
+# connection ("wine client error:0: recvmsg: Connection reset by peer") and
+# the suite fails for no fault of its own. A persistent server (-p) never
+# shuts down on its own; it is killed when this script exits.
+WINESERVER=$(dirname "$WINE")/wineserver
+timeout 60 "$WINESERVER" -w 2>/dev/null || true
+"$WINESERVER" -p
+trap 'timeout 60 "$WINESERVER" -k 2>/dev/null || true' EXIT
+echo "persistent wineserver started"
+
 cargo_win() {
     local sub=$1
     shift
@@ -167,7 +179,6 @@ status=0
 step "cargo test ${args[*]} under wine (PICA_REQUIRE_JIT=${PICA_REQUIRE_JIT:-unset})"
 cargo_win test --no-fail-fast "${args[@]}" || status=$?
 
-timeout 60 "$(dirname "$WINE")/wineserver" -k 2>/dev/null || true
 echo
 echo "== [windows] total time $(elapsed), exit status $status"
 exit "$status"
