@@ -751,9 +751,8 @@ fn estimated_temp_facts(
                 .get(k)
                 .is_none_or(|(with, _)| (with.0 ^ assumed.0) & TempFacts::nibbles(read) != 0);
             if stale {
-                let kept = TempFacts(assumed.0 & converted).unpack();
-                let w = estimated_writes(block, &assumed.unpack(), &kept, &mut scratch.lanes);
-                let w = TempFacts::pack(&w);
+                let kept = TempFacts(assumed.0 & converted);
+                let w = estimated_writes(block, assumed, kept, &mut scratch.lanes);
                 if k == written.len() {
                     written.push((assumed, w));
                 } else {
@@ -787,7 +786,17 @@ impl TempFacts {
     }
 
     fn unpack(self) -> [Facts; 16] {
-        std::array::from_fn(|n| (self.0 >> (4 * n) & 0xF) as Facts)
+        std::array::from_fn(|n| self.get(n))
+    }
+
+    /// The facts of `r<n>`.
+    fn get(self, n: usize) -> Facts {
+        (self.0 >> (4 * n) & 0xF) as Facts
+    }
+
+    /// Keeps of `r<n>`'s facts only those in `facts`.
+    fn narrow(&mut self, n: usize, facts: Facts) {
+        self.0 &= !(0xF << (4 * n)) | u64::from(facts & 0xF) << (4 * n);
     }
 
     /// The nibbles of the temporaries whose bit is set in `temps`, all ones.
@@ -809,12 +818,12 @@ impl TempFacts {
 /// lane's facts are the operand's, which include the step's.
 fn estimated_writes(
     block: &Block,
-    temp_facts: &[Facts; 16],
-    kept_facts: &[Facts; 16],
+    temp_facts: TempFacts,
+    kept_facts: TempFacts,
     lanes: &mut Vec<[Facts; 4]>,
-) -> [Facts; 16] {
+) -> TempFacts {
     const ALL: Facts = QUANTIZED | LOADED | CANONICAL;
-    let mut stored = [ALL; 16];
+    let mut stored = TempFacts::pack(&[ALL; 16]);
     let mut temps: [Option<[Facts; 4]>; 16] = [None; 16];
     lanes.clear();
     for node in &block.nodes {
@@ -825,15 +834,15 @@ fn estimated_writes(
                 constant_facts(ty.elem, 1, [bits[lane], 0, 0, 0])
             }),
             Op::ReadTemp(n) => {
-                *temps[n as usize & 15].get_or_insert([temp_facts[n as usize & 15]; 4])
+                *temps[n as usize & 15].get_or_insert([temp_facts.get(n as usize & 15); 4])
             }
             Op::Store { dst, mask, value } => {
                 let m = mask.0 & 0xF;
                 if let (DstReg::Temp(n), true) = (dst, m != 0) {
                     let n = n as usize & 15;
                     let v = of(value);
-                    stored[n] &= v.iter().fold(ALL, |all, &x| all & x);
-                    let before = temps[n].unwrap_or([kept_facts[n]; 4]);
+                    stored.narrow(n, v.iter().fold(ALL, |all, &x| all & x));
+                    let before = temps[n].unwrap_or([kept_facts.get(n); 4]);
                     temps[n] = Some(std::array::from_fn(|i| {
                         if m & (8 >> i) != 0 { v[i] } else { before[i] }
                     }));
@@ -1357,6 +1366,12 @@ mod tests {
         let packed = TempFacts::pack(&facts);
         assert_eq!(packed.unpack(), facts);
         assert_eq!(packed.0 >> 4 & 0xF, 5);
+        assert_eq!(packed.get(3), 7);
+        let mut narrowed = packed;
+        narrowed.narrow(3, LOADED | QUANTIZED);
+        let mut expected = facts;
+        expected[3] &= LOADED | QUANTIZED;
+        assert_eq!(narrowed.unpack(), expected);
         for temps in [0u16, 1, 0x8000, 0xA5C3, 0xFFFF] {
             let expected = (0..16)
                 .filter(|n| temps >> n & 1 != 0)
@@ -1499,7 +1514,9 @@ mod tests {
                 });
                 for block in &ir.blocks {
                     let (_, derived) = forward(block, &assumed, &kept, &mut scratch);
-                    let estimated = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                    let (assumed, kept) = (TempFacts::pack(&assumed), TempFacts::pack(&kept));
+                    let estimated =
+                        estimated_writes(block, assumed, kept, &mut scratch.lanes).unpack();
                     for n in 0..16 {
                         assert_eq!(
                             estimated[n] & derived[n],
