@@ -733,44 +733,82 @@ fn estimated_temp_facts(
     top: [Facts; 16],
     scratch: &mut Scratch,
 ) -> [Facts; 16] {
-    let mut assumed = top;
+    // The sweeps below compare and narrow all sixteen temporaries' facts
+    // for every block: as one word (a nibble per temporary) that is one
+    // operation instead of sixteen.
+    let mut assumed = TempFacts::pack(&top);
+    let converted = TempFacts::nibbles(converted);
     // Per block, what it writes, estimated from the facts it was last
     // estimated with (again where a temporary it reads has lost facts
     // since); each block narrows the facts at once for the blocks after it.
-    let mut written: Vec<([Facts; 16], [Facts; 16])> = Vec::with_capacity(ir.blocks.len());
+    let mut written: Vec<(TempFacts, TempFacts)> = Vec::with_capacity(ir.blocks.len());
     // Each sweep that changes something drops at least one fact of one
     // temporary.
     for _ in 0..=16 * 3 + 1 {
         let mut changed = false;
         for (k, (block, &read)) in ir.blocks.iter().zip(reads).enumerate() {
-            let stale = written.get(k).is_none_or(|(with, _)| {
-                (0..16).any(|n| read >> n & 1 != 0 && with[n] != assumed[n])
-            });
+            let stale = written
+                .get(k)
+                .is_none_or(|(with, _)| (with.0 ^ assumed.0) & TempFacts::nibbles(read) != 0);
             if stale {
-                let kept = std::array::from_fn(|n| {
-                    if converted >> n & 1 != 0 {
-                        assumed[n]
-                    } else {
-                        0
-                    }
-                });
-                let w = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                let kept = TempFacts(assumed.0 & converted);
+                let w = estimated_writes(block, assumed, kept, &mut scratch.lanes);
                 if k == written.len() {
                     written.push((assumed, w));
                 } else {
                     written[k] = (assumed, w);
                 }
             }
-            for (a, w) in assumed.iter_mut().zip(written[k].1) {
-                changed |= *a & w != *a;
-                *a &= w;
-            }
+            let w = written[k].1;
+            changed |= assumed.0 & w.0 != assumed.0;
+            assumed.0 &= w.0;
         }
         if !changed {
             break;
         }
     }
-    assumed
+    assumed.unpack()
+}
+
+/// The facts of the sixteen temporaries in one word: those of `r<n>` in
+/// bits `4n..4n + 3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TempFacts(u64);
+
+impl TempFacts {
+    fn pack(facts: &[Facts; 16]) -> TempFacts {
+        TempFacts(
+            facts
+                .iter()
+                .enumerate()
+                .fold(0, |word, (n, &f)| word | u64::from(f & 0xF) << (4 * n)),
+        )
+    }
+
+    fn unpack(self) -> [Facts; 16] {
+        std::array::from_fn(|n| self.get(n))
+    }
+
+    /// The facts of `r<n>`.
+    fn get(self, n: usize) -> Facts {
+        (self.0 >> (4 * n) & 0xF) as Facts
+    }
+
+    /// Keeps of `r<n>`'s facts only those in `facts`.
+    fn narrow(&mut self, n: usize, facts: Facts) {
+        self.0 &= !(0xF << (4 * n)) | u64::from(facts & 0xF) << (4 * n);
+    }
+
+    /// The nibbles of the temporaries whose bit is set in `temps`, all ones.
+    fn nibbles(temps: u16) -> u64 {
+        // Bit n moves to bit 4n, then fills its nibble.
+        let mut x = u64::from(temps);
+        x = (x | x << 24) & 0x0000_00FF_0000_00FF;
+        x = (x | x << 12) & 0x000F_000F_000F_000F;
+        x = (x | x << 6) & 0x0303_0303_0303_0303;
+        x = (x | x << 3) & 0x1111_1111_1111_1111;
+        x * 0xF
+    }
 }
 
 /// Per temporary, the facts every value `block` writes to it satisfies (all
@@ -780,12 +818,12 @@ fn estimated_temp_facts(
 /// lane's facts are the operand's, which include the step's.
 fn estimated_writes(
     block: &Block,
-    temp_facts: &[Facts; 16],
-    kept_facts: &[Facts; 16],
+    temp_facts: TempFacts,
+    kept_facts: TempFacts,
     lanes: &mut Vec<[Facts; 4]>,
-) -> [Facts; 16] {
+) -> TempFacts {
     const ALL: Facts = QUANTIZED | LOADED | CANONICAL;
-    let mut stored = [ALL; 16];
+    let mut stored = TempFacts::pack(&[ALL; 16]);
     let mut temps: [Option<[Facts; 4]>; 16] = [None; 16];
     lanes.clear();
     for node in &block.nodes {
@@ -796,15 +834,15 @@ fn estimated_writes(
                 constant_facts(ty.elem, 1, [bits[lane], 0, 0, 0])
             }),
             Op::ReadTemp(n) => {
-                *temps[n as usize & 15].get_or_insert([temp_facts[n as usize & 15]; 4])
+                *temps[n as usize & 15].get_or_insert([temp_facts.get(n as usize & 15); 4])
             }
             Op::Store { dst, mask, value } => {
                 let m = mask.0 & 0xF;
                 if let (DstReg::Temp(n), true) = (dst, m != 0) {
                     let n = n as usize & 15;
                     let v = of(value);
-                    stored[n] &= v.iter().fold(ALL, |all, &x| all & x);
-                    let before = temps[n].unwrap_or([kept_facts[n]; 4]);
+                    stored.narrow(n, v.iter().fold(ALL, |all, &x| all & x));
+                    let before = temps[n].unwrap_or([kept_facts.get(n); 4]);
                     temps[n] = Some(std::array::from_fn(|i| {
                         if m & (8 >> i) != 0 { v[i] } else { before[i] }
                     }));
@@ -1323,6 +1361,26 @@ mod tests {
     }
 
     #[test]
+    fn temp_facts_pack_one_nibble_per_temporary() {
+        let facts: [Facts; 16] = std::array::from_fn(|n| (n as u8 * 5) & 7);
+        let packed = TempFacts::pack(&facts);
+        assert_eq!(packed.unpack(), facts);
+        assert_eq!(packed.0 >> 4 & 0xF, 5);
+        assert_eq!(packed.get(3), 7);
+        let mut narrowed = packed;
+        narrowed.narrow(3, LOADED | QUANTIZED);
+        let mut expected = facts;
+        expected[3] &= LOADED | QUANTIZED;
+        assert_eq!(narrowed.unpack(), expected);
+        for temps in [0u16, 1, 0x8000, 0xA5C3, 0xFFFF] {
+            let expected = (0..16)
+                .filter(|n| temps >> n & 1 != 0)
+                .fold(0u64, |m, n| m | 0xF << (4 * n));
+            assert_eq!(TempFacts::nibbles(temps), expected, "{temps:#x}");
+        }
+    }
+
+    #[test]
     fn fact_implications_hold() {
         for b in patterns() {
             let x = f32::from_bits(b);
@@ -1456,7 +1514,9 @@ mod tests {
                 });
                 for block in &ir.blocks {
                     let (_, derived) = forward(block, &assumed, &kept, &mut scratch);
-                    let estimated = estimated_writes(block, &assumed, &kept, &mut scratch.lanes);
+                    let (assumed, kept) = (TempFacts::pack(&assumed), TempFacts::pack(&kept));
+                    let estimated =
+                        estimated_writes(block, assumed, kept, &mut scratch.lanes).unpack();
                     for n in 0..16 {
                         assert_eq!(
                             estimated[n] & derived[n],

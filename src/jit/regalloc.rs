@@ -54,6 +54,10 @@ pub(crate) struct ValueState {
     pub last_use: u32,
     /// Evicting the value costs no spill (it is emitted again).
     pub remat: bool,
+    /// The value is computed at all (a single-vertex lowering's
+    /// [`crate::jit::single::Values::needed`]; kept here so that a block's
+    /// facts stay one allocation).
+    pub needed: bool,
 }
 
 impl ValueState {
@@ -63,6 +67,7 @@ impl ValueState {
             loc: Loc::None,
             last_use,
             remat,
+            needed: false,
         }
     }
 }
@@ -98,6 +103,11 @@ impl<V: ValueIndex> Registers<V> {
             holder: [None; 32],
             free_slots,
         }
+    }
+
+    /// What the allocator knows of the value of operation `index`.
+    pub(crate) fn value(&self, index: usize) -> &ValueState {
+        &self.values[index]
     }
 
     /// The operation that reads `v` last ([`NEVER`]: none).

@@ -10,9 +10,8 @@ use crate::jit::regalloc::{NEVER, Registers, ValueState};
 
 /// The values of one block.
 pub(crate) struct Values {
-    /// Whether each node runs (a write of a lowered span, or read by one).
-    needed: Vec<bool>,
-    /// Where each value is.
+    /// Where each value is, and whether each node runs (a write of a
+    /// lowered span, or read by one).
     registers: Registers<Value>,
     /// The ISA's value registers.
     regs: &'static [u8],
@@ -38,7 +37,6 @@ impl Values {
         regs: &'static [u8],
     ) -> Values {
         let n = block.nodes.len();
-        let mut needed = vec![false; n];
         let mut values = vec![ValueState::new(NEVER, false); n];
         let mut live = LiveCounts::new(n);
         // The last span starting at or before node `k` (spans are in node
@@ -54,19 +52,19 @@ impl Values {
             }
             let node = &block.nodes[k];
             if node.ty.is_none() && lowered && first <= k && k < end {
-                needed[k] = true;
+                values[k].needed = true;
             }
-            let runs = needed[k];
+            let runs = values[k].needed;
             let (emitted_again, operands) = settle(k, runs);
             values[k].remat = emitted_again;
             if !runs {
                 continue;
             }
             for v in operands {
-                needed[v.0 as usize] = true;
-                let last = &mut values[v.0 as usize].last_use;
-                if *last == NEVER {
-                    *last = k as u32;
+                let value = &mut values[v.0 as usize];
+                value.needed = true;
+                if value.last_use == NEVER {
+                    value.last_use = k as u32;
                 }
             }
             let last = values[k].last_use;
@@ -76,7 +74,6 @@ impl Values {
         }
         let spill_slots = live.spill_slots(regs.len());
         Values {
-            needed,
             registers: Registers::of_values(values, Vec::new()),
             regs,
             spill_slots,
@@ -85,7 +82,7 @@ impl Values {
 
     /// Whether node `k` runs.
     pub fn needed(&self, k: usize) -> bool {
-        self.needed[k]
+        self.registers.value(k).needed
     }
 
     /// How many spill slots the block can need: values that can be emitted

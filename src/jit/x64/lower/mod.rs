@@ -223,9 +223,11 @@ fn block_state_in<'p>(
     // blocks have no dot product: no walk for its patterns then).
     let mut writes = Writes::default();
     let mut quantises = false;
+    let mut products = 0usize;
     crate::jit::single::dot_sums::count_uses(block, uses, |node| {
         writes.note(node);
         quantises |= matches!(node.op, Op::Unary(UnOp::F24Quantize, _));
+        products += usize::from(matches!(node.op, Op::Binary(BinOp::PicaMul, ..)));
     });
     let uses = &uses[..];
     let sums = if f24 && quantises {
@@ -233,8 +235,12 @@ fn block_state_in<'p>(
     } else {
         Vec::new()
     };
-    let matrices = if !f24 {
+    // An F32 matrix is four sums, each of its own product (used by its sum
+    // alone): a block with fewer multiplies has none.
+    let matrices = if !f24 && products >= 4 {
         dot::matrices(block, &dot::f32_dot_sums(block, uses), uses)
+    } else if !f24 {
+        Vec::new()
     } else if sums.iter().any(Option::is_some) {
         dot::matrices(block, &sums, uses)
     } else {
