@@ -15,7 +15,7 @@
 
 use super::{MASK, S1, S3, Vector};
 use crate::jit::x64::evex::{self, Kreg, Mask, Masking, Mem, Src, Zmm};
-use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, dynasm};
 
 /// One VEX instruction on `ymm` registers when `$ymm`, else on `xmm`
 /// registers: `R(n)` in the instruction stands for the register family.
@@ -476,8 +476,8 @@ impl Vector<'_> {
 
     /// `d = mask ? c : a` with `c` the constant `bits`; `d` may equal `a`.
     pub fn select_c(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
-        let label = self.pool_label(bits);
         if self.evex() {
+            let label = self.pool_label(bits);
             self.evex_mask(mask);
             let merge = Masking::Merge(K_MASK);
             self.with_label(label, |out, m| {
@@ -488,14 +488,19 @@ impl Vector<'_> {
         }
         if self.vex() {
             let y = self.ymm();
-            vex!(self.ops, y; vblendvps R(d), R(a), [=>label], R(mask));
+            let entry = self.pool_const(bits);
+            vex!(self.ops, y; vblendvps R(d), R(a), [rip + 0], R(mask));
+            // The mask register's byte follows the displacement.
+            self.pool_ref(entry, 1);
             return;
         }
+        let entry = self.pool_const(bits);
         if mask != MASK {
             dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
         }
         self.copy(d, a);
-        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
+        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [rip + 0]);
+        self.pool_ref(entry, 0);
     }
 
     /// `d = mask ? a : 0` lane-wise (`mask` all ones or zero in each lane).
@@ -565,12 +570,13 @@ impl Vector<'_> {
                 dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(d));
             }
         } else {
-            let label = self.pool_label_lanes(bits);
+            let entry = self.pool_entry(bits);
             if vex {
-                vex!(self.ops, y; vmovaps R(d), [=>label]);
+                vex!(self.ops, y; vmovaps R(d), [rip + 0]);
             } else {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [=>label]);
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rip + 0]);
             }
+            self.pool_ref(entry, 0);
         }
     }
 
