@@ -137,8 +137,13 @@ impl Assembled {
     /// label it does not bind, a slow path of its own): such a body is
     /// assembled in place every time.
     fn new(encoding: Encoding, body: Body) -> Option<Assembled> {
-        let mut ops = Asm::new(0);
+        // Sized for the largest bodies (a few hundred bytes, a few dozen
+        // constant operands and internal labels): growing the buffers made
+        // assembling a body on its own cost twice assembling it in place.
+        let mut ops = Asm::new_with_capacity(0, 2048, 0, 0, 32, 0, 32);
         let mut st = VectorState::new(encoding);
+        st.pool.reserve(MAX_CONSTANTS);
+        st.pool_refs.reserve(128);
         st.on(&mut ops).assemble_body(body);
         if !st.slow.is_empty() {
             return None;
