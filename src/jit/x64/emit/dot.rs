@@ -12,7 +12,7 @@
 
 use super::{Body, DotTerms, Encoding, MASK, MatrixRow, S1, S2, S3, V, Vector};
 use crate::arith::f24;
-use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynasmApi, dynasm};
 
 /// Lane bits keeping x, y, z and clearing w.
 const XYZ: [u32; 4] = [u32::MAX, u32::MAX, u32::MAX, 0];
@@ -221,13 +221,14 @@ impl Vector<'_> {
 
     /// `d = a & c` with `c` the constant whose lanes are `bits`.
     fn and_lanes(&mut self, d: u8, a: u8, bits: [u32; 4]) {
-        let label = self.pool_label_lanes(bits);
+        let entry = self.pool_entry(bits);
         if self.vex() {
-            dynasm!(self.ops ; .arch x64 ; vandps Rx(d), Rx(a), [=>label]);
+            dynasm!(self.ops ; .arch x64 ; vandps Rx(d), Rx(a), [rip + 0]);
         } else {
             self.copy(d, a);
-            dynasm!(self.ops ; .arch x64 ; andps Rx(d), [=>label]);
+            dynasm!(self.ops ; .arch x64 ; andps Rx(d), [rip + 0]);
         }
+        self.pool_ref(entry, 0);
     }
 
     /// `d = [a.x + a.y, a.z + a.w, a.x + a.y, a.z + a.w]`.

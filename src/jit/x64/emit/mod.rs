@@ -81,6 +81,13 @@ pub(in crate::jit::x64) struct VectorState {
     /// times or more per shader, which a search of `pool` made a noticeable
     /// part of compiling.
     pool_index: Vec<u32>,
+    /// RIP-relative references to pool entries whose displacement
+    /// [`Vector::emit_pool`] writes once it has placed the pool: the
+    /// displacement's offset, the end of the instruction (what RIP is when
+    /// it runs) and the entry. Patching them directly costs a fraction of a
+    /// dynamic label's relocation, and the exact float24 sequences refer to
+    /// the pool a few hundred times per shader.
+    pool_refs: Vec<PoolRef>,
     /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
     /// check that a select by [`MASK`] has one to read).
     mask_in_k1: bool,
@@ -99,6 +106,7 @@ impl VectorState {
             encoding,
             pool: Vec::new(),
             pool_index: Vec::new(),
+            pool_refs: Vec::new(),
             mask_in_k1: false,
             k1_holds: None,
             slow: Vec::new(),
@@ -109,6 +117,14 @@ impl VectorState {
     pub fn on<'a>(&'a mut self, ops: &'a mut Asm) -> Vector<'a> {
         Vector { ops, st: self }
     }
+}
+
+/// A RIP-relative reference to a pool entry (see [`VectorState::pool_refs`]).
+#[derive(Clone, Copy, Debug)]
+struct PoolRef {
+    disp_at: u32,
+    end: u32,
+    entry: u32,
 }
 
 /// Slots of [`VectorState::pool_index`] to start with (a power of two).
@@ -153,6 +169,14 @@ impl Vector<'_> {
     /// register, aligned to its size).
     #[inline]
     pub fn pool_label_lanes(&mut self, bits: [u32; 4]) -> DynamicLabel {
+        let entry = self.pool_entry(bits);
+        self.st.pool[entry].1
+    }
+
+    /// The position in the pool of the constant whose every 16 bytes are
+    /// `bits`, pooled now if it is not yet.
+    #[inline]
+    fn pool_entry(&mut self, bits: [u32; 4]) -> usize {
         // The index is empty until the first pattern is pooled.
         let mask = self.st.pool_index.len().wrapping_sub(1);
         if !self.st.pool_index.is_empty() {
@@ -162,9 +186,8 @@ impl Vector<'_> {
                 if n == 0 {
                     break;
                 }
-                let (pooled, label) = self.st.pool[n as usize - 1];
-                if pooled == bits {
-                    return label;
+                if self.st.pool[n as usize - 1].0 == bits {
+                    return n as usize - 1;
                 }
                 at = (at + 1) & mask;
             }
@@ -172,10 +195,10 @@ impl Vector<'_> {
         self.pool_new(bits)
     }
 
-    /// Pools `bits` (not pooled yet) under a new label.
+    /// Pools `bits` (not pooled yet) under a new label; its position.
     #[cold]
     #[inline(never)]
-    fn pool_new(&mut self, bits: [u32; 4]) -> DynamicLabel {
+    fn pool_new(&mut self, bits: [u32; 4]) -> usize {
         let label = self.ops.new_dynamic_label();
         self.st.pool.push((bits, label));
         let st = &mut *self.st;
@@ -191,7 +214,7 @@ impl Vector<'_> {
         } else {
             place(&mut st.pool_index, bits, st.pool.len() - 1);
         }
-        return label;
+        return st.pool.len() - 1;
 
         /// Records pool entry `k` (of pattern `bits`) in the first free
         /// slot from its hash on.
@@ -203,6 +226,27 @@ impl Vector<'_> {
             }
             index[at] = k as u32 + 1;
         }
+    }
+
+    /// The pool entry of the constant `bits` in every lane, for an
+    /// instruction about to address it as `[rip + 0]` and then report it
+    /// with [`Self::pool_ref`].
+    #[inline]
+    pub fn pool_const(&mut self, bits: u32) -> usize {
+        self.pool_entry([bits; 4])
+    }
+
+    /// The instruction just emitted addresses pool entry `entry` as
+    /// `[rip + 0]`, its displacement followed by `tail` bytes (of an
+    /// immediate): [`Self::emit_pool`] writes the displacement.
+    #[inline]
+    pub fn pool_ref(&mut self, entry: usize, tail: u32) {
+        let end = self.ops.offset().0 as u32;
+        self.st.pool_refs.push(PoolRef {
+            disp_at: end - 4 - tail,
+            end,
+            entry: entry as u32,
+        });
     }
 
     /// The label of the constant `bits` in every lane.
@@ -219,11 +263,20 @@ impl Vector<'_> {
             _ => dynasm!(self.ops ; .arch x64 ; .align 64),
         }
         self.st.pool_index.clear();
+        let base = self.ops.offset().0;
         for (bits, label) in std::mem::take(&mut self.st.pool) {
             dynasm!(self.ops ; .arch x64 ; =>label);
             for _ in 0..entry / 16 {
                 dynasm!(self.ops ; .arch x64 ; .u32 bits[0], bits[1], bits[2], bits[3]);
             }
+        }
+        let mut code = self.ops.alter();
+        for r in self.st.pool_refs.drain(..) {
+            // The code and its pool are far below 2 GiB apart.
+            let target = base + entry * r.entry as usize;
+            let disp = target as i64 - i64::from(r.end);
+            code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
+            code.push_i32(disp as i32);
         }
     }
 

@@ -15,7 +15,7 @@
 
 use super::{MASK, S1, S3, Vector};
 use crate::jit::x64::evex::{self, Kreg, Mask, Masking, Mem, Src, Zmm};
-use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynamicLabel, DynasmApi, dynasm};
 
 /// One VEX instruction on `ymm` registers when `$ymm`, else on `xmm`
 /// registers: `R(n)` in the instruction stands for the register family.
@@ -57,6 +57,47 @@ pub(in crate::jit::x64) enum V {
     Pcmpgtd,
     /// `cmpps` with this predicate.
     Cmpps(i8),
+}
+
+/// The VEX `pp` field and opcode (map `0F`) of `op` with a memory source,
+/// or `None` for `cmpps` (see [`Vector::v3c`]).
+fn vex_rip_opcode(op: V) -> Option<(u8, u8)> {
+    Some(match op {
+        V::Addps => (0, 0x58),
+        V::Subps => (0, 0x5C),
+        V::Mulps => (0, 0x59),
+        V::Divps => (0, 0x5E),
+        V::Andps => (0, 0x54),
+        V::Andnps => (0, 0x55),
+        V::Orps => (0, 0x56),
+        V::Xorps => (0, 0x57),
+        V::Maxps => (0, 0x5F),
+        V::Minps => (0, 0x5D),
+        V::Paddd => (1, 0xFE),
+        V::Psubd => (1, 0xFA),
+        V::Pcmpeqd => (1, 0x76),
+        V::Pcmpgtd => (1, 0x66),
+        V::Cmpps(_) => return None,
+    })
+}
+
+/// `op d, a, [rip + 0]` in the two-byte VEX form `dynasm` writes
+/// (`vex_rip_tests::every_form_matches_the_assembler` holds them equal),
+/// built at once: the constant-pool operations are the commonest
+/// instructions of float24 code, and the assembler's byte-by-byte encoding
+/// of them was a tenth of its compilation.
+fn vex_rip(pp: u8, opcode: u8, d: u8, a: u8, ymm: bool) -> [u8; 8] {
+    let r = (!d >> 3) & 1;
+    [
+        0xC5,
+        r << 7 | (!a & 15) << 3 | u8::from(ymm) << 2 | pp,
+        opcode,
+        (d & 7) << 3 | 0b101,
+        0,
+        0,
+        0,
+        0,
+    ]
 }
 
 /// A one-source vector operation.
@@ -242,32 +283,25 @@ impl Vector<'_> {
     /// `d = a op c` with `c` the constant `bits` in every lane (a memory
     /// operand); `d` may equal `a`. A VEX `cmpps` clobbers [`S1`].
     pub fn v3c(&mut self, op: V, d: u8, a: u8, bits: u32) {
-        let label = self.pool_label(bits);
         if self.evex() {
+            let label = self.pool_label(bits);
             self.with_label(label, |out, m| evex_v3(out, op, z(d), z(a), Src::Mem(m)));
             self.evex_compare_result(op, d);
             return;
         }
+        // The constant is addressed as `[rip + 0]`, its displacement written
+        // with the pool's (`pool_ref`).
+        let entry = self.pool_const(bits);
         if self.vex() {
-            let y = self.ymm();
-            match op {
-                V::Addps => vex!(self.ops, y; vaddps R(d), R(a), [=>label]),
-                V::Subps => vex!(self.ops, y; vsubps R(d), R(a), [=>label]),
-                V::Mulps => vex!(self.ops, y; vmulps R(d), R(a), [=>label]),
-                V::Divps => vex!(self.ops, y; vdivps R(d), R(a), [=>label]),
-                V::Andps => vex!(self.ops, y; vandps R(d), R(a), [=>label]),
-                V::Andnps => vex!(self.ops, y; vandnps R(d), R(a), [=>label]),
-                V::Orps => vex!(self.ops, y; vorps R(d), R(a), [=>label]),
-                V::Xorps => vex!(self.ops, y; vxorps R(d), R(a), [=>label]),
-                V::Maxps => vex!(self.ops, y; vmaxps R(d), R(a), [=>label]),
-                V::Minps => vex!(self.ops, y; vminps R(d), R(a), [=>label]),
-                V::Paddd => vex!(self.ops, y; vpaddd R(d), R(a), [=>label]),
-                V::Psubd => vex!(self.ops, y; vpsubd R(d), R(a), [=>label]),
-                V::Pcmpeqd => vex!(self.ops, y; vpcmpeqd R(d), R(a), [=>label]),
-                V::Pcmpgtd => vex!(self.ops, y; vpcmpgtd R(d), R(a), [=>label]),
+            match vex_rip_opcode(op) {
+                Some((pp, opcode)) => {
+                    let bytes = vex_rip(pp, opcode, d, a, self.ymm());
+                    self.ops.extend(&bytes);
+                    self.pool_ref(entry, 0);
+                }
                 // The assembler encodes `vcmpps` with a memory operand
                 // wrongly (see `v3`): the constant goes through `S1`.
-                V::Cmpps(_) => {
+                None => {
                     debug_assert!(d != S1 && a != S1, "v3c(cmpps) clobbers S1");
                     self.constant(S1, bits);
                     self.v3(op, d, a, S1);
@@ -277,22 +311,27 @@ impl Vector<'_> {
         }
         self.copy(d, a);
         match op {
-            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [=>label]),
-            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), [=>label]),
-            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), [=>label]),
-            V::Divps => dynasm!(self.ops ; .arch x64 ; divps Rx(d), [=>label]),
-            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), [=>label]),
-            V::Andnps => dynasm!(self.ops ; .arch x64 ; andnps Rx(d), [=>label]),
-            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), [=>label]),
-            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), [=>label]),
-            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), [=>label]),
-            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), [=>label]),
-            V::Paddd => dynasm!(self.ops ; .arch x64 ; paddd Rx(d), [=>label]),
-            V::Psubd => dynasm!(self.ops ; .arch x64 ; psubd Rx(d), [=>label]),
-            V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), [=>label]),
-            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), [=>label]),
-            V::Cmpps(p) => dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), [=>label], p),
+            V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [rip + 0]),
+            V::Subps => dynasm!(self.ops ; .arch x64 ; subps Rx(d), [rip + 0]),
+            V::Mulps => dynasm!(self.ops ; .arch x64 ; mulps Rx(d), [rip + 0]),
+            V::Divps => dynasm!(self.ops ; .arch x64 ; divps Rx(d), [rip + 0]),
+            V::Andps => dynasm!(self.ops ; .arch x64 ; andps Rx(d), [rip + 0]),
+            V::Andnps => dynasm!(self.ops ; .arch x64 ; andnps Rx(d), [rip + 0]),
+            V::Orps => dynasm!(self.ops ; .arch x64 ; orps Rx(d), [rip + 0]),
+            V::Xorps => dynasm!(self.ops ; .arch x64 ; xorps Rx(d), [rip + 0]),
+            V::Maxps => dynasm!(self.ops ; .arch x64 ; maxps Rx(d), [rip + 0]),
+            V::Minps => dynasm!(self.ops ; .arch x64 ; minps Rx(d), [rip + 0]),
+            V::Paddd => dynasm!(self.ops ; .arch x64 ; paddd Rx(d), [rip + 0]),
+            V::Psubd => dynasm!(self.ops ; .arch x64 ; psubd Rx(d), [rip + 0]),
+            V::Pcmpeqd => dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), [rip + 0]),
+            V::Pcmpgtd => dynasm!(self.ops ; .arch x64 ; pcmpgtd Rx(d), [rip + 0]),
+            V::Cmpps(p) => {
+                dynasm!(self.ops ; .arch x64 ; cmpps Rx(d), [rip + 0], p);
+                self.pool_ref(entry, 1);
+                return;
+            }
         }
+        self.pool_ref(entry, 0);
     }
 
     /// After an AVX-512 `evex_v3` into `d`: a compare's `k1` becomes the vector
@@ -437,8 +476,8 @@ impl Vector<'_> {
 
     /// `d = mask ? c : a` with `c` the constant `bits`; `d` may equal `a`.
     pub fn select_c(&mut self, d: u8, a: u8, bits: u32, mask: u8) {
-        let label = self.pool_label(bits);
         if self.evex() {
+            let label = self.pool_label(bits);
             self.evex_mask(mask);
             let merge = Masking::Merge(K_MASK);
             self.with_label(label, |out, m| {
@@ -449,14 +488,19 @@ impl Vector<'_> {
         }
         if self.vex() {
             let y = self.ymm();
-            vex!(self.ops, y; vblendvps R(d), R(a), [=>label], R(mask));
+            let entry = self.pool_const(bits);
+            vex!(self.ops, y; vblendvps R(d), R(a), [rip + 0], R(mask));
+            // The mask register's byte follows the displacement.
+            self.pool_ref(entry, 1);
             return;
         }
+        let entry = self.pool_const(bits);
         if mask != MASK {
             dynasm!(self.ops ; .arch x64 ; movaps xmm0, Rx(mask));
         }
         self.copy(d, a);
-        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [=>label]);
+        dynasm!(self.ops ; .arch x64 ; blendvps Rx(d), [rip + 0]);
+        self.pool_ref(entry, 0);
     }
 
     /// `d = mask ? a : 0` lane-wise (`mask` all ones or zero in each lane).
@@ -526,12 +570,13 @@ impl Vector<'_> {
                 dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(d));
             }
         } else {
-            let label = self.pool_label_lanes(bits);
+            let entry = self.pool_entry(bits);
             if vex {
-                vex!(self.ops, y; vmovaps R(d), [=>label]);
+                vex!(self.ops, y; vmovaps R(d), [rip + 0]);
             } else {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [=>label]);
+                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rip + 0]);
             }
+            self.pool_ref(entry, 0);
         }
     }
 
@@ -589,5 +634,70 @@ impl Vector<'_> {
             self.v3(V::Cmpps(3), scratch, s, s);
             self.test_zero(scratch);
         }
+    }
+}
+
+#[cfg(test)]
+mod vex_rip_tests {
+    use super::{V, vex_rip, vex_rip_opcode};
+    use dynasmrt::x64::X64Relocation;
+    use dynasmrt::{DynasmApi, VecAssembler, dynasm};
+
+    /// `dynasm`'s encoding of `op d, a, [rip + 0]`.
+    fn assembled(op: V, d: u8, a: u8, ymm: bool) -> Vec<u8> {
+        let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+        match op {
+            V::Addps => vex!(ops, ymm; vaddps R(d), R(a), [rip + 0]),
+            V::Subps => vex!(ops, ymm; vsubps R(d), R(a), [rip + 0]),
+            V::Mulps => vex!(ops, ymm; vmulps R(d), R(a), [rip + 0]),
+            V::Divps => vex!(ops, ymm; vdivps R(d), R(a), [rip + 0]),
+            V::Andps => vex!(ops, ymm; vandps R(d), R(a), [rip + 0]),
+            V::Andnps => vex!(ops, ymm; vandnps R(d), R(a), [rip + 0]),
+            V::Orps => vex!(ops, ymm; vorps R(d), R(a), [rip + 0]),
+            V::Xorps => vex!(ops, ymm; vxorps R(d), R(a), [rip + 0]),
+            V::Maxps => vex!(ops, ymm; vmaxps R(d), R(a), [rip + 0]),
+            V::Minps => vex!(ops, ymm; vminps R(d), R(a), [rip + 0]),
+            V::Paddd => vex!(ops, ymm; vpaddd R(d), R(a), [rip + 0]),
+            V::Psubd => vex!(ops, ymm; vpsubd R(d), R(a), [rip + 0]),
+            V::Pcmpeqd => vex!(ops, ymm; vpcmpeqd R(d), R(a), [rip + 0]),
+            V::Pcmpgtd => vex!(ops, ymm; vpcmpgtd R(d), R(a), [rip + 0]),
+            V::Cmpps(_) => unreachable!("no VEX memory form"),
+        }
+        ops.finalize().expect("assembles")
+    }
+
+    #[test]
+    fn every_form_matches_the_assembler() {
+        let ops = [
+            V::Addps,
+            V::Subps,
+            V::Mulps,
+            V::Divps,
+            V::Andps,
+            V::Andnps,
+            V::Orps,
+            V::Xorps,
+            V::Maxps,
+            V::Minps,
+            V::Paddd,
+            V::Psubd,
+            V::Pcmpeqd,
+            V::Pcmpgtd,
+        ];
+        for op in ops {
+            let (pp, opcode) = vex_rip_opcode(op).expect("a VEX memory form");
+            for ymm in [false, true] {
+                for d in 0..16 {
+                    for a in 0..16 {
+                        assert_eq!(
+                            vex_rip(pp, opcode, d, a, ymm),
+                            assembled(op, d, a, ymm)[..],
+                            "{op:?} {d} {a} ymm={ymm}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(vex_rip_opcode(V::Cmpps(1)), None);
     }
 }

@@ -1,7 +1,8 @@
 //! The slow paths of the x86-64 primitives: rare lanes' exact sequences,
 //! entered with `jnz label` from the fast path and returning to `back`.
 
-use super::{S3, Vector};
+use super::{Encoding, PoolRef, S3, Vector, VectorState};
+use crate::jit::x64::Asm;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// The terms of [`Vector::f24_dot_sum`] (and of its slow path), by register.
@@ -82,6 +83,18 @@ pub(in crate::jit::x64) enum Body {
 }
 
 impl Body {
+    /// Whether other shaders are likely to need this body too, so that it is
+    /// worth keeping ([`Vector::slow_body`]). The F32 bodies (the multiply
+    /// and the matrix rows, on registers a shader's allocation picks) seldom
+    /// recur: measured over the corpus compiled once each, keeping them cost
+    /// more than their copies saved (F32 host instructions +2.4 %).
+    fn recurs(self) -> bool {
+        !matches!(
+            self,
+            Body::PicaMul { .. } | Body::PicaMulMem { .. } | Body::F32DotPair { .. }
+        )
+    }
+
     /// A number that only equal bodies share (the kind, then the registers
     /// a byte each, then the offset).
     fn key(self) -> u64 {
@@ -109,6 +122,102 @@ impl Body {
             }
         }
     }
+}
+
+/// A slow path's body assembled on its own ([`Vector::slow_body`]): its code,
+/// position-independent but for its constant operands, and those operands
+/// (the displacement's offset, the instruction's end, the constant), which
+/// the copy's pool entries replace. A copy is byte for byte what assembling
+/// the body in place writes, constants pooled in the same order: a float24
+/// shader spent a fifth of its compilation assembling the same few dozen
+/// exact sequences, shader after shader.
+struct Assembled {
+    code: Box<[u8]>,
+    /// The constants, in the order the body first refers to them.
+    constants: Box<[[u32; 4]]>,
+    /// The operands: displacement, end, constant (in `constants`).
+    refs: Box<[(u32, u32, u8)]>,
+}
+
+/// Distinct constants of one body, at most (a copied body has them in an
+/// array; one with more is assembled in place every time).
+const MAX_CONSTANTS: usize = 32;
+
+impl Assembled {
+    /// `body` assembled for `encoding`, unless its code refers to anything
+    /// outside itself other than through [`Vector::pool_ref`] (a dynamic
+    /// label it does not bind, a slow path of its own): such a body is
+    /// assembled in place every time.
+    fn new(encoding: Encoding, body: Body) -> Option<Assembled> {
+        // Sized for the largest bodies (a few hundred bytes, a few dozen
+        // constant operands and internal labels): growing the buffers made
+        // assembling a body on its own cost twice assembling it in place.
+        let mut ops = Asm::new_with_capacity(0, 2048, 0, 0, 32, 0, 32);
+        let mut st = VectorState::new(encoding);
+        st.pool.reserve(MAX_CONSTANTS);
+        st.pool_refs.reserve(128);
+        st.on(&mut ops).assemble_body(body);
+        if !st.slow.is_empty() {
+            return None;
+        }
+        // Fails on a reference to a label the body does not bind.
+        let code = ops.finalize().ok()?;
+        // The scratch pool holds the body's constants in first-use order.
+        if st.pool.len() > MAX_CONSTANTS {
+            return None;
+        }
+        let constants = st.pool.iter().map(|&(bits, _)| bits).collect();
+        let refs = st
+            .pool_refs
+            .iter()
+            .map(|r| (r.disp_at, r.end, r.entry as u8))
+            .collect();
+        Some(Assembled {
+            code: code.into_boxed_slice(),
+            constants,
+            refs,
+        })
+    }
+}
+
+/// Bodies kept per thread, at most (each a few hundred bytes; the register
+/// assignment bounds how many distinct ones the corpus has, far fewer).
+const MAX_ASSEMBLED: usize = 4096;
+
+/// A slow path's key: [`Body::key`] and the encoding.
+type AssembledKey = (u64, u8);
+
+/// Hashes [`AssembledKey`]s by one multiplication (the default hasher was a
+/// noticeable part of a copy).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+type AssembledBodies = std::collections::HashMap<
+    AssembledKey,
+    std::rc::Rc<Assembled>,
+    std::hash::BuildHasherDefault<KeyHasher>,
+>;
+
+thread_local! {
+    /// The bodies this thread has assembled (see [`Assembled`]).
+    static ASSEMBLED: std::cell::RefCell<AssembledBodies> = Default::default();
 }
 
 /// `rsp`, which a `call` moves: a body that addresses memory from it is
@@ -183,8 +292,50 @@ impl Vector<'_> {
         }
     }
 
-    /// The code of one slow path, between its entry and its way back.
+    /// The code of one slow path, between its entry and its way back: a
+    /// copy of the body's code assembled once per thread ([`ASSEMBLED`]),
+    /// or assembled here.
     fn slow_body(&mut self, body: Body) {
+        let encoding = self.st.encoding;
+        // AVX-512 code depends on what `k1` holds on entry.
+        if encoding == Encoding::Evex512 || !body.recurs() {
+            return self.assemble_body(body);
+        }
+        let key = (body.key(), encoding as u8);
+        let hit = ASSEMBLED.with_borrow(|bodies| bodies.get(&key).cloned());
+        let assembled = match hit {
+            Some(assembled) => assembled,
+            None => match Assembled::new(encoding, body) {
+                Some(assembled) => {
+                    let assembled = std::rc::Rc::new(assembled);
+                    ASSEMBLED.with_borrow_mut(|bodies| {
+                        if bodies.len() < MAX_ASSEMBLED {
+                            bodies.insert(key, assembled.clone());
+                        }
+                    });
+                    assembled
+                }
+                None => return self.assemble_body(body),
+            },
+        };
+        let base = self.ops.offset().0 as u32;
+        self.ops.extend(&assembled.code[..]);
+        // The body's constants pooled in the order it first asks for them.
+        let mut entries = [0u32; MAX_CONSTANTS];
+        for (entry, &bits) in entries.iter_mut().zip(&assembled.constants) {
+            *entry = self.pool_entry(bits) as u32;
+        }
+        self.st
+            .pool_refs
+            .extend(assembled.refs.iter().map(|&(disp_at, end, k)| PoolRef {
+                disp_at: base + disp_at,
+                end: base + end,
+                entry: entries[usize::from(k)],
+            }));
+    }
+
+    /// Assembles the code of one slow path.
+    fn assemble_body(&mut self, body: Body) {
         match body {
             Body::PicaMul { d, a, b } => self.exact_pica_mul(d, a, b),
             Body::PicaMulMem { d, a, base, off } => {
@@ -201,6 +352,84 @@ impl Vector<'_> {
             Body::F24DotPair { d, a, b } => self.exact_f24_dot_pair(d, a, b),
             Body::F32DotPair { d, a, b } => self.exact_f32_dot_pair(d, a, b),
             Body::F24Overflow { d } => self.f24_tail(d, d, d, S3),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ASSEMBLED, Body, DotTerms, Encoding, MatrixRow};
+    use crate::jit::x64::Asm;
+    use crate::jit::x64::emit::{Vector, VectorState};
+
+    /// The whole buffer (code, then the pool) after a constant pooled first
+    /// (so the body's constants land at other pool entries than in its own
+    /// assembly) and `body` by `emit`.
+    fn buffer(encoding: Encoding, emit: impl FnOnce(&mut Vector)) -> Vec<u8> {
+        let mut ops = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut ops);
+        v.constant(1, 0x1234_5678);
+        emit(&mut v);
+        v.emit_pool();
+        ops.finalize().expect("assembles")
+    }
+
+    /// A body copied from the per-thread assembly, the first time and from
+    /// the cache, is byte for byte the body assembled in place: code,
+    /// constant displacements and pool, in every encoding that copies; the
+    /// float24 bodies are kept, the F32 ones assembled in place.
+    #[test]
+    fn copied_slow_bodies_are_the_bodies_assembled_in_place() {
+        let bodies = [
+            Body::PicaMul { d: 3, a: 4, b: 5 },
+            Body::PicaMulMem {
+                d: 6,
+                a: 2,
+                base: 2,
+                off: 48,
+            },
+            Body::PicaMulF24 { d: 7, a: 8, b: 9 },
+            Body::F24Load { d: 10 },
+            Body::F24LoadFrom { d: 11, a: 12 },
+            Body::F24Overflow { d: 2 },
+            Body::F24DotSum {
+                d: 3,
+                terms: DotTerms::Terms(4),
+            },
+            Body::F24DotSum {
+                d: 5,
+                terms: DotTerms::Products {
+                    a: 6,
+                    b: 7,
+                    clear_w: true,
+                },
+            },
+            Body::F24DotPair {
+                d: 8,
+                a: 9,
+                b: [10, 11],
+            },
+            Body::F32DotPair {
+                d: 2,
+                a: 3,
+                b: [MatrixRow::Reg(4), MatrixRow::Mem { base: 7, off: 64 }],
+            },
+        ];
+        for encoding in [Encoding::Sse41, Encoding::Vex128, Encoding::Vex256] {
+            for body in bodies {
+                let in_place = buffer(encoding, |v| v.assemble_body(body));
+                for pass in ["first", "cached"] {
+                    let copied = buffer(encoding, |v| v.slow_body(body));
+                    assert_eq!(copied, in_place, "{encoding:?} {body:?} ({pass})");
+                }
+                let key = (body.key(), encoding as u8);
+                assert_eq!(
+                    ASSEMBLED.with_borrow(|bodies| bodies.contains_key(&key)),
+                    body.recurs(),
+                    "{encoding:?} {body:?} kept or not"
+                );
+            }
         }
     }
 }

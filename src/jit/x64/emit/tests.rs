@@ -449,3 +449,55 @@ fn slow_paths_with_one_body_share_it_and_stay_exact() {
         }
     }
 }
+
+/// Constant operands address the pool as `[rip + 0]` and `emit_pool` writes
+/// their displacements (`VectorState::pool_refs`): in every encoding that
+/// uses them, each operand of `v3c` reads the pattern it was given, with
+/// patterns shared, new ones pooled between uses, and an immediate after
+/// the displacement (SSE `cmpps`).
+#[test]
+fn constant_operands_read_their_own_pattern_from_the_pool() {
+    let ops = [
+        V::Addps,
+        V::Mulps,
+        V::Andps,
+        V::Paddd,
+        V::Pcmpgtd,
+        V::Cmpps(1),
+        V::Xorps,
+    ];
+    let patterns = [0x3F80_0000u32, 0x7F80_0000, 0x3F80_0000, 0x8000_0000, 7];
+    for encoding in [Encoding::Sse41, Encoding::Vex128, Encoding::Vex256] {
+        let mut asm = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut asm);
+        let mut expected = Vec::new();
+        for (k, &op) in ops.iter().enumerate() {
+            for &bits in &patterns[k % 2..] {
+                v.v3c(op, 3, 4, bits);
+                expected.push(bits);
+            }
+        }
+        let end = v.ops.offset().0;
+        v.emit_pool();
+        let code = asm.finalize().expect("assembles");
+        let mut decoder = Decoder::with_ip(64, &code[..end], 0, DecoderOptions::NONE);
+        let mut read = Vec::new();
+        while decoder.can_decode() {
+            let i = decoder.decode();
+            if i.is_ip_rel_memory_operand() {
+                let at = i.ip_rel_memory_address() as usize;
+                let lanes = encoding.register_bytes() / 4;
+                let words: Vec<u32> = (0..lanes)
+                    .map(|l| {
+                        u32::from_le_bytes(code[at + 4 * l..at + 4 * l + 4].try_into().unwrap())
+                    })
+                    .collect();
+                assert!(words.iter().all(|&w| w == words[0]), "{encoding:?} `{i}`");
+                read.push(words[0]);
+            }
+        }
+        // VEX `cmpps` loads its constant into S1 (one reference either way).
+        assert_eq!(read, expected, "{encoding:?}");
+    }
+}
