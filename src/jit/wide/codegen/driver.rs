@@ -103,13 +103,23 @@ pub(crate) trait Driver: Target {
                 _ => op.operands().any(|o| wild[o as usize]),
             };
         }
-        let fast = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let candidate = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let later = nan_tests_later(&block.ops, region, |k| candidate(self, k));
+        // A canonicalisation is fast only where its test stands for some
+        // product's (elsewhere its checked form costs no more).
+        let fast = |target: &Self, k: usize| {
+            candidate(target, k)
+                && (!matches!(block.ops[k], LaneOp::Unary(UnOp::Canonicalize, _))
+                    || later.covers[k])
+        };
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
             let start = self.allocation().clone();
             for (k, op) in block.ops[..region].iter().enumerate() {
-                self.defer_next(fast(self, k));
+                let fast = fast(self, k);
+                self.defer_next(fast);
+                self.nan_test_later(fast && later.tested_later[k]);
                 self.lower(k as LaneRef, *op)?;
             }
             let joined = self.allocation().clone();
@@ -173,6 +183,75 @@ pub(crate) trait Driver: Target {
 }
 
 impl<T: Target + ?Sized> Driver for T {}
+
+/// Which F32 products of a deferred region need no NaN test of their own
+/// ([`Target::nan_test_later`]), and which canonicalisations stand for them.
+struct NanTestsLater {
+    /// Per operation of the region: an F32 product whose every use is an
+    /// addition (or sign flip) or a fast canonicalisation of the region,
+    /// the additions' uses likewise: a NaN in any lane of it makes the
+    /// canonicalisation's operand NaN in that lane.
+    tested_later: Vec<bool>,
+    /// Per operation: a canonicalisation that some such product reaches.
+    covers: Vec<bool>,
+}
+
+/// [`NanTestsLater`] of the first `region` operations of `ops`, where
+/// `candidate(k)` says whether operation `k` may take its fast form.
+fn nan_tests_later(
+    ops: &[LaneOp],
+    region: usize,
+    candidate: impl Fn(usize) -> bool,
+) -> NanTestsLater {
+    let canonicalize = |k: usize| matches!(ops[k], LaneOp::Unary(UnOp::Canonicalize, _));
+    let passes_nan = |k: usize| {
+        matches!(
+            ops[k],
+            LaneOp::Binary(BinOp::FAdd, ..) | LaneOp::Unary(UnOp::FlipSign, _)
+        )
+    };
+    // Backwards: every use of a value comes after it, so a value's uses are
+    // all seen before the value itself.
+    let mut reaches = vec![true; region];
+    let mut used = vec![false; region];
+    for u in (0..ops.len()).rev() {
+        let carries = u < region
+            && if canonicalize(u) {
+                candidate(u)
+            } else {
+                passes_nan(u) && used[u] && reaches[u]
+            };
+        for o in ops[u].operands() {
+            let o = o as usize;
+            if o < region {
+                used[o] = true;
+                reaches[o] &= carries;
+            }
+        }
+    }
+    let tested_later: Vec<bool> = (0..region)
+        .map(|k| {
+            matches!(ops[k], LaneOp::Binary(BinOp::PicaMul, ..))
+                && candidate(k)
+                && used[k]
+                && reaches[k]
+        })
+        .collect();
+    // Forwards: the canonicalisations such a product reaches.
+    let mut from_product = tested_later.clone();
+    let mut covers = vec![false; region];
+    for k in 0..region {
+        if canonicalize(k) || passes_nan(k) {
+            let reached = ops[k].operands().any(|o| from_product[o as usize]);
+            from_product[k] = reached;
+            covers[k] = reached && canonicalize(k);
+        }
+    }
+    NanTestsLater {
+        tested_later,
+        covers,
+    }
+}
 
 /// A wide shader's code under construction: where the next function starts
 /// and a [`Target`](super::Target) that emits it.

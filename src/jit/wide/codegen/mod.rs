@@ -224,6 +224,16 @@ pub(crate) trait Target {
         let _ = fast;
     }
 
+    /// Inside a deferred region, before the next operation (when it takes
+    /// its fast form): its own NaN test can be left out, because a NaN in
+    /// any lane of its result reaches a fast
+    /// [`UnOp::Canonicalize`](crate::ir::UnOp::Canonicalize) of the same
+    /// region through additions only (a NaN operand makes the sum NaN), and
+    /// that one's test sends the group to the exact run.
+    fn nan_test_later(&mut self, later: bool) {
+        let _ = later;
+    }
+
     /// Ends the deferred region: the one range check, which jumps to the
     /// join when every lane passes; the code emitted next (up to
     /// [`join_deferred`](Self::join_deferred)) runs the region again with
