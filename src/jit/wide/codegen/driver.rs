@@ -112,6 +112,10 @@ pub(crate) trait Driver: Target {
                 && (!matches!(block.ops[k], LaneOp::Unary(UnOp::Canonicalize, _))
                     || later.covers[k])
         };
+        let rows = row_operands(block, |u, at| {
+            // A wild operation's checked form may run inside the fast run.
+            (u >= region || !wild[u]) && self.reads_row_operand(block.ops[u], at)
+        });
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
@@ -120,13 +124,13 @@ pub(crate) trait Driver: Target {
                 let fast = fast(self, k);
                 self.defer_next(fast);
                 self.nan_test_later(fast && later.tested_later[k]);
-                self.lower(k as LaneRef, *op)?;
+                self.lower(k as LaneRef, *op, &rows)?;
             }
             let joined = self.allocation().clone();
             self.check_deferred();
             *self.allocation() = start;
             for (k, op) in block.ops[..region].iter().enumerate() {
-                self.lower(k as LaneRef, *op)?;
+                self.lower(k as LaneRef, *op, &rows)?;
             }
             // Both runs must leave every value in the same place (they lower
             // the same operations from the same state); were they ever to
@@ -140,17 +144,37 @@ pub(crate) trait Driver: Target {
             first = region;
         }
         for (k, op) in block.ops.iter().enumerate().skip(first) {
-            self.lower(k as LaneRef, *op)?;
+            self.lower(k as LaneRef, *op, &rows)?;
         }
         Ok(())
     }
 
-    /// Operation `k` of the block.
-    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
+    /// Operation `k` of the block; `rows[v]`: the row that value `v`'s one
+    /// reader takes from the register file (`v` is not loaded).
+    fn lower(&mut self, k: LaneRef, op: LaneOp, rows: &[Option<u16>]) -> Result<(), JitError> {
         // A value nothing reads (the batch kernel's hoisting leaves those) is
         // not computed, unless it has an effect (stores, a gather's rows).
         if self.allocation().unused(k) && !matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. }) {
             return Ok(());
+        }
+        if rows[k as usize].is_some() {
+            return Ok(());
+        }
+        if let LaneOp::Binary(_, a, b) = op {
+            let operands = [a, b];
+            let from_row = (0..2).find_map(|at| rows[operands[at] as usize].map(|row| (at, row)));
+            if let Some((at, row)) = from_row {
+                let r = self.reg_of(operands[1 - at], &operands)?;
+                let d = self.alloc(&operands)?;
+                self.allocation().assign(k, d);
+                self.lane_op_row(op, d, r, at, row)?;
+                let ra = self.allocation();
+                ra.release(&operands, k);
+                if ra.unused(k) {
+                    ra.drop_value(k);
+                }
+                return Ok(());
+            }
         }
         let mut operands = [0; 3];
         let mut count = 0;
@@ -183,6 +207,48 @@ pub(crate) trait Driver: Target {
 }
 
 impl<T: Target + ?Sized> Driver for T {}
+
+/// Per operation of `block`: the row it reads, where it is a [`LaneOp::Row`]
+/// of a row the block does not write whose one reader (not the exit) is a
+/// binary operation that takes it from the register file instead of a
+/// register (`takes(reader, at)`: with it as operand `at`).
+fn row_operands(block: &LaneBlock, takes: impl Fn(usize, usize) -> bool) -> Vec<Option<u16>> {
+    let n = block.ops.len();
+    let mut readers = vec![0u32; n];
+    let mut reader = vec![usize::MAX; n];
+    for (u, op) in block.ops.iter().enumerate() {
+        for o in op.operands() {
+            readers[o as usize] += 1;
+            reader[o as usize] = u;
+        }
+    }
+    for v in block.exit_values() {
+        readers[v as usize] += 2;
+    }
+    let mut rows: Vec<Option<u16>> = (0..n)
+        .map(|v| match block.ops[v] {
+            LaneOp::Row(row) if readers[v] == 1 && !block.writes.contains(row) => {
+                match block.ops[reader[v]] {
+                    LaneOp::Binary(_, a, b) if a != b => {
+                        let at = usize::from(b as usize == v);
+                        takes(reader[v], at).then_some(row)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect();
+    // One operand from the register file: the other in a register.
+    for op in &block.ops {
+        if let LaneOp::Binary(_, a, b) = *op
+            && rows[b as usize].is_some()
+        {
+            rows[a as usize] = None;
+        }
+    }
+    rows
+}
 
 /// Which F32 products of a deferred region need no NaN test of their own
 /// ([`Target::nan_test_later`]), and which canonicalisations stand for them.

@@ -240,6 +240,81 @@ impl Target for Function<'_> {
         self.emit(op, d, regs)
     }
 
+    /// AVX2: products (in either place: their fast forms commute, a NaN
+    /// lane taking the exact run; the checked forms load the row into a
+    /// scratch register in its place), and the second operand of the
+    /// float operations that are one instruction.
+    fn reads_row_operand(&self, op: LaneOp, at: usize) -> bool {
+        self.a.width == Width::Avx2
+            && match op {
+                LaneOp::Binary(BinOp::PicaMul | BinOp::PicaMulF24, ..) => true,
+                LaneOp::Binary(
+                    BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin,
+                    ..,
+                ) => at == 1,
+                _ => false,
+            }
+    }
+
+    fn lane_op_row(
+        &mut self,
+        op: LaneOp,
+        d: u8,
+        other: u8,
+        at: usize,
+        row: u16,
+    ) -> Result<(), JitError> {
+        let off = self.row(row as usize);
+        let LaneOp::Binary(b, ..) = op else {
+            return Err(JitError::Lowering(
+                "a row operand of a non-binary operation".into(),
+            ));
+        };
+        let mul =
+            |a: &mut WideAsm| dynasm!(a.ops ; .arch x64 ; vmulps Ry(d), Ry(other), [rdi + off]);
+        match b {
+            BinOp::PicaMul | BinOp::PicaMulF24 if self.deferring => {
+                mul(self.a);
+                if b == BinOp::PicaMulF24 {
+                    self.quantize_deferred(d, d);
+                } else {
+                    if !self.nan_later {
+                        self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
+                    }
+                    self.deferred_products = true;
+                }
+            }
+            // The checked forms, the row in a register their sequences
+            // (and their exact runs out of line) leave alone: `S3` beside
+            // the F32 product; `RANGE` beside the float24 one, which is not
+            // in a deferred region's fast run here (no wild operation takes
+            // a row operand).
+            BinOp::PicaMul | BinOp::PicaMulF24 => {
+                let scratch = if b == BinOp::PicaMul { S3 } else { RANGE };
+                self.a.load(scratch, off);
+                let (x, y) = if at == 0 {
+                    (scratch, other)
+                } else {
+                    (other, scratch)
+                };
+                self.a.v().binary(b, d, x, y);
+            }
+            _ if at == 1 => {
+                let o = &mut self.a.ops;
+                match b {
+                    BinOp::FAdd => dynasm!(o ; .arch x64 ; vaddps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::FSub => dynasm!(o ; .arch x64 ; vsubps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::FMul => mul(self.a),
+                    BinOp::PicaMax => dynasm!(o ; .arch x64 ; vmaxps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::PicaMin => dynasm!(o ; .arch x64 ; vminps Ry(d), Ry(other), [rdi + off]),
+                    _ => return Err(JitError::Lowering(format!("{b:?} of a row operand"))),
+                }
+            }
+            _ => return Err(JitError::Lowering(format!("{b:?} of a row operand"))),
+        }
+        Ok(())
+    }
+
     fn f24_load_in_place(&mut self, reg: u8) {
         self.a.v().f24_load(reg);
     }
@@ -573,13 +648,18 @@ mod tests {
     /// `text`'s `run_vertices` (F32, Reset) at every width equals the
     /// interpreter's bit for bit on `inputs`, the kernel shading every vertex.
     fn assert_f32_vertices_match(text: &str, inputs: &[crate::VertexRegisters]) {
+        assert_vertices_match(text, inputs, Precision::F32);
+    }
+
+    /// [`assert_f32_vertices_match`] in `precision`.
+    fn assert_vertices_match(text: &str, inputs: &[crate::VertexRegisters], precision: Precision) {
         let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
         let program = Arc::new(
             Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads"),
         );
         let config = ShaderConfig {
             entry: shbin.dvles[0].main,
-            precision: Precision::F32,
+            precision,
             ..ShaderConfig::default()
         };
         let mut uniforms = Uniforms::default();
@@ -616,7 +696,57 @@ mod tests {
             );
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                 let bits = |v: &crate::VertexRegisters| v.map(|r| r.map(f32::to_bits));
-                assert_eq!(bits(g), bits(w), "{width:?}: vertex {k}\n{text}");
+                assert_eq!(
+                    bits(g),
+                    bits(w),
+                    "{width:?} {precision:?}: vertex {k}\n{text}"
+                );
+            }
+        }
+    }
+
+    /// Rows read once, by a product (either operand) or as the second
+    /// operand of an addition, subtraction, `max` or `min`, come from the
+    /// register file instead of a register (`Target::lane_op_row`): uniform
+    /// rows the kernel hoists and input rows, with signed zeros, NaNs and
+    /// infinities (the exact runs of products load the row into a scratch
+    /// register), in both precisions.
+    #[test]
+    fn rows_read_once_are_operands_from_memory() {
+        let programs = [
+            "dp4 o0, c0, v0\n    dp4 o1, v1, c1\n    mul o2, c1, v2",
+            "max o0, c0, v0\n    min o1, v1, c1\n    max o2, v2, c0\n    min o3, c1, v1",
+            "add o0, c0, -v0\n    add o1, v1, -c1\n    mad o2, v2, c0, v1",
+            "mul r0, v0, c0\n    mul o0, r0, v1\n    dp3 o1, c1, v2\n    add o2, r0, c1",
+        ];
+        let specials = [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1e-30,
+            -3.5,
+        ];
+        let inputs: Vec<crate::VertexRegisters> = (0..64)
+            .map(|k| {
+                std::array::from_fn(|r| {
+                    std::array::from_fn(|c| {
+                        let n = k * 16 + r * 4 + c;
+                        // Most groups all ordinary; some lanes special.
+                        if k % 8 == 3 || (k % 16 == 9 && c == 1) {
+                            specials[n % specials.len()]
+                        } else {
+                            1.0 + n as f32 * 0.125
+                        }
+                    })
+                })
+            })
+            .collect();
+        for body in programs {
+            let text = format!(".proc main\n    {body}\n    end\n.end\n");
+            for precision in [Precision::F32, Precision::F24] {
+                assert_vertices_match(&text, &inputs, precision);
             }
         }
     }
