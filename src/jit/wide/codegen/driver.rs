@@ -103,20 +103,34 @@ pub(crate) trait Driver: Target {
                 _ => op.operands().any(|o| wild[o as usize]),
             };
         }
-        let fast = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let candidate = |target: &Self, k: usize| !wild[k] && target.defers_check(block.ops[k]);
+        let later = nan_tests_later(&block.ops, region, |k| candidate(self, k));
+        // A canonicalisation is fast only where its test stands for some
+        // product's (elsewhere its checked form costs no more).
+        let fast = |target: &Self, k: usize| {
+            candidate(target, k)
+                && (!matches!(block.ops[k], LaneOp::Unary(UnOp::Canonicalize, _))
+                    || later.covers[k])
+        };
+        let rows = row_operands(block, |u, at| {
+            // A wild operation's checked form may run inside the fast run.
+            (u >= region || !wild[u]) && self.reads_row_operand(block.ops[u], at)
+        });
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
             let start = self.allocation().clone();
             for (k, op) in block.ops[..region].iter().enumerate() {
-                self.defer_next(fast(self, k));
-                self.lower(k as LaneRef, *op)?;
+                let fast = fast(self, k);
+                self.defer_next(fast);
+                self.nan_test_later(fast && later.tested_later[k]);
+                self.lower(k as LaneRef, *op, &rows)?;
             }
             let joined = self.allocation().clone();
             self.check_deferred();
             *self.allocation() = start;
             for (k, op) in block.ops[..region].iter().enumerate() {
-                self.lower(k as LaneRef, *op)?;
+                self.lower(k as LaneRef, *op, &rows)?;
             }
             // Both runs must leave every value in the same place (they lower
             // the same operations from the same state); were they ever to
@@ -130,17 +144,37 @@ pub(crate) trait Driver: Target {
             first = region;
         }
         for (k, op) in block.ops.iter().enumerate().skip(first) {
-            self.lower(k as LaneRef, *op)?;
+            self.lower(k as LaneRef, *op, &rows)?;
         }
         Ok(())
     }
 
-    /// Operation `k` of the block.
-    fn lower(&mut self, k: LaneRef, op: LaneOp) -> Result<(), JitError> {
+    /// Operation `k` of the block; `rows[v]`: the row that value `v`'s one
+    /// reader takes from the register file (`v` is not loaded).
+    fn lower(&mut self, k: LaneRef, op: LaneOp, rows: &[Option<u16>]) -> Result<(), JitError> {
         // A value nothing reads (the batch kernel's hoisting leaves those) is
         // not computed, unless it has an effect (stores, a gather's rows).
         if self.allocation().unused(k) && !matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. }) {
             return Ok(());
+        }
+        if rows[k as usize].is_some() {
+            return Ok(());
+        }
+        if let LaneOp::Binary(_, a, b) = op {
+            let operands = [a, b];
+            let from_row = (0..2).find_map(|at| rows[operands[at] as usize].map(|row| (at, row)));
+            if let Some((at, row)) = from_row {
+                let r = self.reg_of(operands[1 - at], &operands)?;
+                let d = self.alloc(&operands)?;
+                self.allocation().assign(k, d);
+                self.lane_op_row(op, d, r, at, row)?;
+                let ra = self.allocation();
+                ra.release(&operands, k);
+                if ra.unused(k) {
+                    ra.drop_value(k);
+                }
+                return Ok(());
+            }
         }
         let mut operands = [0; 3];
         let mut count = 0;
@@ -173,6 +207,117 @@ pub(crate) trait Driver: Target {
 }
 
 impl<T: Target + ?Sized> Driver for T {}
+
+/// Per operation of `block`: the row it reads, where it is a [`LaneOp::Row`]
+/// of a row the block does not write whose one reader (not the exit) is a
+/// binary operation that takes it from the register file instead of a
+/// register (`takes(reader, at)`: with it as operand `at`).
+fn row_operands(block: &LaneBlock, takes: impl Fn(usize, usize) -> bool) -> Vec<Option<u16>> {
+    let n = block.ops.len();
+    let mut readers = vec![0u32; n];
+    let mut reader = vec![usize::MAX; n];
+    for (u, op) in block.ops.iter().enumerate() {
+        for o in op.operands() {
+            readers[o as usize] += 1;
+            reader[o as usize] = u;
+        }
+    }
+    for v in block.exit_values() {
+        readers[v as usize] += 2;
+    }
+    let mut rows: Vec<Option<u16>> = (0..n)
+        .map(|v| match block.ops[v] {
+            LaneOp::Row(row) if readers[v] == 1 && !block.writes.contains(row) => {
+                match block.ops[reader[v]] {
+                    LaneOp::Binary(_, a, b) if a != b => {
+                        let at = usize::from(b as usize == v);
+                        takes(reader[v], at).then_some(row)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect();
+    // One operand from the register file: the other in a register.
+    for op in &block.ops {
+        if let LaneOp::Binary(_, a, b) = *op
+            && rows[b as usize].is_some()
+        {
+            rows[a as usize] = None;
+        }
+    }
+    rows
+}
+
+/// Which F32 products of a deferred region need no NaN test of their own
+/// ([`Target::nan_test_later`]), and which canonicalisations stand for them.
+struct NanTestsLater {
+    /// Per operation of the region: an F32 product whose every use is an
+    /// addition (or sign flip) or a fast canonicalisation of the region,
+    /// the additions' uses likewise: a NaN in any lane of it makes the
+    /// canonicalisation's operand NaN in that lane.
+    tested_later: Vec<bool>,
+    /// Per operation: a canonicalisation that some such product reaches.
+    covers: Vec<bool>,
+}
+
+/// [`NanTestsLater`] of the first `region` operations of `ops`, where
+/// `candidate(k)` says whether operation `k` may take its fast form.
+fn nan_tests_later(
+    ops: &[LaneOp],
+    region: usize,
+    candidate: impl Fn(usize) -> bool,
+) -> NanTestsLater {
+    let canonicalize = |k: usize| matches!(ops[k], LaneOp::Unary(UnOp::Canonicalize, _));
+    let passes_nan = |k: usize| {
+        matches!(
+            ops[k],
+            LaneOp::Binary(BinOp::FAdd, ..) | LaneOp::Unary(UnOp::FlipSign, _)
+        )
+    };
+    // Backwards: every use of a value comes after it, so a value's uses are
+    // all seen before the value itself.
+    let mut reaches = vec![true; region];
+    let mut used = vec![false; region];
+    for u in (0..ops.len()).rev() {
+        let carries = u < region
+            && if canonicalize(u) {
+                candidate(u)
+            } else {
+                passes_nan(u) && used[u] && reaches[u]
+            };
+        for o in ops[u].operands() {
+            let o = o as usize;
+            if o < region {
+                used[o] = true;
+                reaches[o] &= carries;
+            }
+        }
+    }
+    let tested_later: Vec<bool> = (0..region)
+        .map(|k| {
+            matches!(ops[k], LaneOp::Binary(BinOp::PicaMul, ..))
+                && candidate(k)
+                && used[k]
+                && reaches[k]
+        })
+        .collect();
+    // Forwards: the canonicalisations such a product reaches.
+    let mut from_product = tested_later.clone();
+    let mut covers = vec![false; region];
+    for k in 0..region {
+        if canonicalize(k) || passes_nan(k) {
+            let reached = ops[k].operands().any(|o| from_product[o as usize]);
+            from_product[k] = reached;
+            covers[k] = reached && canonicalize(k);
+        }
+    }
+    NanTestsLater {
+        tested_later,
+        covers,
+    }
+}
 
 /// A wide shader's code under construction: where the next function starts
 /// and a [`Target`](super::Target) that emits it.

@@ -180,6 +180,30 @@ pub(crate) trait Target {
     /// `regs` (never `d`).
     fn lane_op(&mut self, op: LaneOp, d: u8, regs: &[u8]) -> Result<(), JitError>;
 
+    /// Whether `op` (a binary operation) can read its operand at index `at`
+    /// (0 or 1) straight from a row of the register file in every form it
+    /// takes ([`lane_op_row`](Self::lane_op_row)); none where the backend
+    /// has no such forms.
+    fn reads_row_operand(&self, op: LaneOp, at: usize) -> bool {
+        let _ = (op, at);
+        false
+    }
+
+    /// [`lane_op`](Self::lane_op) of a binary `op` whose operand at index
+    /// `at` is row `row` (which the block does not write), read from the
+    /// register file, and whose other operand is in register `other`.
+    fn lane_op_row(
+        &mut self,
+        op: LaneOp,
+        d: u8,
+        other: u8,
+        at: usize,
+        row: u16,
+    ) -> Result<(), JitError> {
+        let _ = (op, d, other, at, row);
+        Err(JitError::Lowering("no row operands on this backend".into()))
+    }
+
     /// `arith::f24::load` of register `reg` in place.
     fn f24_load_in_place(&mut self, reg: u8);
 
@@ -222,6 +246,16 @@ pub(crate) trait Target {
     /// checked sequence.
     fn defer_next(&mut self, fast: bool) {
         let _ = fast;
+    }
+
+    /// Inside a deferred region, before the next operation (when it takes
+    /// its fast form): its own NaN test can be left out, because a NaN in
+    /// any lane of its result reaches a fast
+    /// [`UnOp::Canonicalize`](crate::ir::UnOp::Canonicalize) of the same
+    /// region through additions only (a NaN operand makes the sum NaN), and
+    /// that one's test sends the group to the exact run.
+    fn nan_test_later(&mut self, later: bool) {
+        let _ = later;
     }
 
     /// Ends the deferred region: the one range check, which jumps to the

@@ -137,6 +137,9 @@ struct Function<'a> {
     /// The deferred region holds fast F32 products: its check is for NaN
     /// lanes of [`RANGE`].
     deferred_products: bool,
+    /// The next fast F32 product's NaN test is a later canonicalisation's
+    /// ([`Target::nan_test_later`]).
+    nan_later: bool,
 }
 
 /// The register that accumulates a deferred region's range check: per
@@ -237,6 +240,81 @@ impl Target for Function<'_> {
         self.emit(op, d, regs)
     }
 
+    /// AVX2: products (in either place: their fast forms commute, a NaN
+    /// lane taking the exact run; the checked forms load the row into a
+    /// scratch register in its place), and the second operand of the
+    /// float operations that are one instruction.
+    fn reads_row_operand(&self, op: LaneOp, at: usize) -> bool {
+        self.a.width == Width::Avx2
+            && match op {
+                LaneOp::Binary(BinOp::PicaMul | BinOp::PicaMulF24, ..) => true,
+                LaneOp::Binary(
+                    BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin,
+                    ..,
+                ) => at == 1,
+                _ => false,
+            }
+    }
+
+    fn lane_op_row(
+        &mut self,
+        op: LaneOp,
+        d: u8,
+        other: u8,
+        at: usize,
+        row: u16,
+    ) -> Result<(), JitError> {
+        let off = self.row(row as usize);
+        let LaneOp::Binary(b, ..) = op else {
+            return Err(JitError::Lowering(
+                "a row operand of a non-binary operation".into(),
+            ));
+        };
+        let mul =
+            |a: &mut WideAsm| dynasm!(a.ops ; .arch x64 ; vmulps Ry(d), Ry(other), [rdi + off]);
+        match b {
+            BinOp::PicaMul | BinOp::PicaMulF24 if self.deferring => {
+                mul(self.a);
+                if b == BinOp::PicaMulF24 {
+                    self.quantize_deferred(d, d);
+                } else {
+                    if !self.nan_later {
+                        self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
+                    }
+                    self.deferred_products = true;
+                }
+            }
+            // The checked forms, the row in a register their sequences
+            // (and their exact runs out of line) leave alone: `S3` beside
+            // the F32 product; `RANGE` beside the float24 one, which is not
+            // in a deferred region's fast run here (no wild operation takes
+            // a row operand).
+            BinOp::PicaMul | BinOp::PicaMulF24 => {
+                let scratch = if b == BinOp::PicaMul { S3 } else { RANGE };
+                self.a.load(scratch, off);
+                let (x, y) = if at == 0 {
+                    (scratch, other)
+                } else {
+                    (other, scratch)
+                };
+                self.a.v().binary(b, d, x, y);
+            }
+            _ if at == 1 => {
+                let o = &mut self.a.ops;
+                match b {
+                    BinOp::FAdd => dynasm!(o ; .arch x64 ; vaddps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::FSub => dynasm!(o ; .arch x64 ; vsubps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::FMul => mul(self.a),
+                    BinOp::PicaMax => dynasm!(o ; .arch x64 ; vmaxps Ry(d), Ry(other), [rdi + off]),
+                    BinOp::PicaMin => dynasm!(o ; .arch x64 ; vminps Ry(d), Ry(other), [rdi + off]),
+                    _ => return Err(JitError::Lowering(format!("{b:?} of a row operand"))),
+                }
+            }
+            _ => return Err(JitError::Lowering(format!("{b:?} of a row operand"))),
+        }
+        Ok(())
+    }
+
     fn f24_load_in_place(&mut self, reg: u8) {
         self.a.v().f24_load(reg);
     }
@@ -279,7 +357,9 @@ impl Target for Function<'_> {
         self.a.width != Width::Avx512
             && match op {
                 LaneOp::Binary(BinOp::PicaMulF24, ..) | LaneOp::Unary(UnOp::F24Quantize, _) => true,
-                LaneOp::Binary(BinOp::PicaMul, ..) => self.defer_products,
+                LaneOp::Binary(BinOp::PicaMul, ..) | LaneOp::Unary(UnOp::Canonicalize, _) => {
+                    self.defer_products
+                }
                 _ => false,
             }
     }
@@ -336,6 +416,10 @@ impl Target for Function<'_> {
         }
     }
 
+    fn nan_test_later(&mut self, later: bool) {
+        self.nan_later = later && self.deferring;
+    }
+
     fn begin_deferred_loads(&mut self) -> bool {
         if self.a.width == Width::Avx512 {
             return false;
@@ -390,12 +474,14 @@ impl<'a> Function<'a> {
             deferred_loads: false,
             defer_products: false,
             deferred_products: false,
+            nan_later: false,
         }
     }
 
     /// The exact sequences from here on.
     fn deferring_off(&mut self) {
         self.deferring = false;
+        self.nan_later = false;
     }
 
     /// `d = f24::quantize_result(a)` where `|a| < 2^64` (the deferred
@@ -454,7 +540,18 @@ impl<'a> Function<'a> {
             LaneOp::Binary(BinOp::PicaMul, _, _) if self.deferring => {
                 let mut v = self.a.v();
                 v.v3(V::Mulps, d, r[0], r[1]);
-                v.v3(V::Cmpps(3), RANGE, RANGE, d);
+                if !self.nan_later {
+                    v.v3(V::Cmpps(3), RANGE, RANGE, d);
+                }
+                self.deferred_products = true;
+            }
+            // A NaN lane sends the group to the exact run, so the fast form
+            // has none to canonicalise; the products whose NaN tests it
+            // stands for made no test of their own.
+            LaneOp::Unary(UnOp::Canonicalize, _) if self.deferring => {
+                let mut v = self.a.v();
+                v.v3(V::Cmpps(3), RANGE, RANGE, r[0]);
+                v.copy(d, r[0]);
                 self.deferred_products = true;
             }
             LaneOp::Unary(u, _) => self.a.v().unary(u, d, r[0]),
@@ -547,6 +644,153 @@ mod tests {
         EngineKind, Precision, Program, Shader, ShaderConfig, StatePolicy, Uniforms, UnitState,
     };
     use std::sync::Arc;
+
+    /// `text`'s `run_vertices` (F32, Reset) at every width equals the
+    /// interpreter's bit for bit on `inputs`, the kernel shading every vertex.
+    fn assert_f32_vertices_match(text: &str, inputs: &[crate::VertexRegisters]) {
+        assert_vertices_match(text, inputs, Precision::F32);
+    }
+
+    /// [`assert_f32_vertices_match`] in `precision`.
+    fn assert_vertices_match(text: &str, inputs: &[crate::VertexRegisters], precision: Precision) {
+        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
+        let program = Arc::new(
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads"),
+        );
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            precision,
+            ..ShaderConfig::default()
+        };
+        let mut uniforms = Uniforms::default();
+        uniforms.f[0] = [0.0, 1.5, f32::INFINITY, -2.0];
+        uniforms.f[1] = [0.25, 0.0, -0.5, f32::NEG_INFINITY];
+        let run = |shader: &Shader| {
+            let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
+            let summary = shader
+                .run_vertices(
+                    &uniforms,
+                    inputs,
+                    0xffff,
+                    &mut outputs,
+                    0xffff,
+                    StatePolicy::Reset,
+                    &mut UnitState::default(),
+                    &mut (),
+                )
+                .expect("runs");
+            (outputs, summary)
+        };
+        let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).expect("builds");
+        let (want, _) = run(&interp);
+        for width in Width::available() {
+            let wide = Shader::new(program.clone(), config, EngineKind::Jit)
+                .expect("builds")
+                .with_batch_width(Some(width))
+                .expect("width available");
+            let (got, summary) = run(&wide);
+            assert_eq!(
+                summary.wide_vertices,
+                inputs.len(),
+                "{width:?}: the kernel shaded all"
+            );
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let bits = |v: &crate::VertexRegisters| v.map(|r| r.map(f32::to_bits));
+                assert_eq!(
+                    bits(g),
+                    bits(w),
+                    "{width:?} {precision:?}: vertex {k}\n{text}"
+                );
+            }
+        }
+    }
+
+    /// Rows read once, by a product (either operand) or as the second
+    /// operand of an addition, subtraction, `max` or `min`, come from the
+    /// register file instead of a register (`Target::lane_op_row`): uniform
+    /// rows the kernel hoists and input rows, with signed zeros, NaNs and
+    /// infinities (the exact runs of products load the row into a scratch
+    /// register), in both precisions.
+    #[test]
+    fn rows_read_once_are_operands_from_memory() {
+        let programs = [
+            "dp4 o0, c0, v0\n    dp4 o1, v1, c1\n    mul o2, c1, v2",
+            "max o0, c0, v0\n    min o1, v1, c1\n    max o2, v2, c0\n    min o3, c1, v1",
+            "add o0, c0, -v0\n    add o1, v1, -c1\n    mad o2, v2, c0, v1",
+            "mul r0, v0, c0\n    mul o0, r0, v1\n    dp3 o1, c1, v2\n    add o2, r0, c1",
+        ];
+        let specials = [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1e-30,
+            -3.5,
+        ];
+        let inputs: Vec<crate::VertexRegisters> = (0..64)
+            .map(|k| {
+                std::array::from_fn(|r| {
+                    std::array::from_fn(|c| {
+                        let n = k * 16 + r * 4 + c;
+                        // Most groups all ordinary; some lanes special.
+                        if k % 8 == 3 || (k % 16 == 9 && c == 1) {
+                            specials[n % specials.len()]
+                        } else {
+                            1.0 + n as f32 * 0.125
+                        }
+                    })
+                })
+            })
+            .collect();
+        for body in programs {
+            let text = format!(".proc main\n    {body}\n    end\n.end\n");
+            for precision in [Precision::F32, Precision::F24] {
+                assert_vertices_match(&text, &inputs, precision);
+            }
+        }
+    }
+
+    /// Products whose NaN tests a canonicalised sum stands for
+    /// (`Target::nan_test_later`): one lane of a group whose only NaN is one
+    /// such product's `0 * inf` (PICA: +0; IEEE: NaN, and so the sum) takes
+    /// the exact run; a product read elsewhere too keeps its own test. Each
+    /// vertex of 64 has at most one special component, in no more than one
+    /// lane of a group, in turn in every product.
+    #[test]
+    fn a_canonicalised_sum_tests_the_products_it_adds() {
+        let programs = [
+            // Input × input, and the uniform matrix form (c0, c1 hold 0 and
+            // infinities against the inputs' zeros and infinities).
+            "dp4 o0, v0, v1\n    dp3 o1, v1, v2",
+            "dp4 o0, c0, v0\n    dp4 o1, c1, v0\n    dp3 o2, c0, v1",
+            // A product that is stored too, and a sum read by a `mul`.
+            "mul r0, v0, v1\n    add o0, r0, v2\n    mov o1, r0\n    dp4 o2, v1, v2",
+            "add r1, v0, v1\n    dp4 o0, r1, v2\n    mul o1, r1, v1\n    dph o2, v0, v1",
+            // A product only stored, beside sums of other products.
+            "mul o1, v0, v1\n    dp4 o0, v2, v2\n    mad o2, v1, v2, v2",
+        ];
+        let specials = [f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, f32::NAN];
+        let inputs: Vec<crate::VertexRegisters> = (0..64)
+            .map(|k| {
+                let mut v: crate::VertexRegisters = std::array::from_fn(|r| {
+                    std::array::from_fn(|c| 1.0 + (k * 16 + r * 4 + c) as f32 * 0.125)
+                });
+                // One vertex in four: a special value, against a zero or an
+                // infinity in the other input of the same component.
+                if k % 4 == (k / 4) % 4 {
+                    let (r, c) = ((k / 16) % 3, (k / 3) % 4);
+                    v[r][c] = specials[(k / 4) % specials.len()];
+                    v[(r + 1) % 3][c] = if k % 2 == 0 { 0.0 } else { f32::INFINITY };
+                }
+                v
+            })
+            .collect();
+        for body in programs {
+            let text = format!(".proc main\n    {body}\n    end\n.end\n");
+            assert_f32_vertices_match(&text, &inputs);
+        }
+    }
 
     /// F32 products in a deferred region (several in one block, their NaN
     /// tests accumulated): a group where one lane's `0 * inf` (PICA: +0) or
