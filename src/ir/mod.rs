@@ -78,6 +78,7 @@
 mod build;
 mod builder;
 pub mod eval;
+pub(crate) mod hash;
 pub mod liveness;
 pub mod opt;
 mod print;

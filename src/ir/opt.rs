@@ -45,46 +45,6 @@ use super::{AddrReg, BinOp, Block, Elem, Exit, InstrSpan, Ir, Node, Op, UnOp, Va
 use crate::arith::{self, f24};
 use crate::isa::{DstReg, WriteMask};
 
-/// A small multiplicative hasher for the CSE table (keys are small `Op`s; no
-/// attacker chooses them beyond making a block slower to compile).
-#[derive(Default)]
-struct OpHasher(u64);
-
-impl std::hash::Hasher for OpHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Eight bytes a step: a constant's lanes are hashed as one slice.
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(b as u64);
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
-    }
-}
-
 /// The CSE table of the block being rebuilt: open addressing over the
 /// rebuilt nodes, whose own operations are the keys (a slot holds a key's
 /// hash and its node's index + 1; 0: empty). A block makes a few dozen
@@ -108,7 +68,7 @@ impl OpTable {
 
     fn hash(op: &Op) -> u32 {
         use std::hash::{Hash, Hasher};
-        let mut hasher = OpHasher::default();
+        let mut hasher = super::hash::WordHasher::default();
         op.hash(&mut hasher);
         // The multiply's high bits depend on every input bit.
         (hasher.finish() >> 32) as u32

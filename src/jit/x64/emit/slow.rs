@@ -187,32 +187,10 @@ const MAX_ASSEMBLED: usize = 4096;
 /// A slow path's key: [`Body::key`] and the encoding.
 type AssembledKey = (u64, u8);
 
-/// Hashes [`AssembledKey`]s by one multiplication (the default hasher was a
-/// noticeable part of a copy).
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-}
-
 type AssembledBodies = std::collections::HashMap<
     AssembledKey,
     std::rc::Rc<Assembled>,
-    std::hash::BuildHasherDefault<KeyHasher>,
+    std::hash::BuildHasherDefault<crate::ir::hash::WordHasher>,
 >;
 
 thread_local! {
