@@ -410,18 +410,27 @@ fn relative_addressing_extremes_agree() {
     }
     case.states[0].inputs[0] = [2.0, -3.0, 0.25, 7.0];
     case.states[0].inputs[1] = [1.0, 1.0, -1.0, 0.0];
-    for &x in &offsets {
-        for &y in &offsets[..6] {
-            for &al in &offsets {
-                case.states[0].a0 = [x, y];
-                case.states[0].al = al;
-                for precision in [Precision::F24, Precision::F32] {
-                    case.config.precision = precision;
-                    if let Err(m) = run_all_engines(&case) {
-                        panic!("{m}");
-                    }
-                }
-            }
+    // One invocation per (a0.x, a0.y, aL), each from its own start state, all
+    // in one case: every engine compiles the program once per precision (a
+    // compilation per combination made this the slowest test under qemu),
+    // and the batch engines run lanes with different offsets side by side.
+    let start = case.states[0].clone();
+    case.states = offsets
+        .iter()
+        .flat_map(|&x| offsets[..6].iter().map(move |&y| (x, y)))
+        .flat_map(|(x, y)| offsets.iter().map(move |&al| (x, y, al)))
+        .map(|(x, y, al)| {
+            let mut state = start.clone();
+            state.a0 = [x, y];
+            state.al = al;
+            state
+        })
+        .collect();
+    assert_eq!(case.states.len(), 17 * 6 * 17);
+    for precision in [Precision::F24, Precision::F32] {
+        case.config.precision = precision;
+        if let Err(m) = run_all_engines(&case) {
+            panic!("{m}");
         }
     }
 }
