@@ -22,8 +22,8 @@ impl BlockBuilder {
     pub(super) fn new(precision: Precision) -> BlockBuilder {
         BlockBuilder {
             precision,
-            nodes: Vec::new(),
-            instrs: Vec::new(),
+            nodes: super::spare::nodes(0),
+            instrs: super::spare::spans(1),
         }
     }
 
@@ -35,8 +35,8 @@ impl BlockBuilder {
             precision,
             // (Capped: a block of thousands of instructions need not reserve
             // for all of them at once.)
-            nodes: Vec::with_capacity(NODES_PER_INSTRUCTION * instructions.min(256)),
-            instrs: Vec::with_capacity(instructions),
+            nodes: super::spare::nodes(NODES_PER_INSTRUCTION * instructions.min(256)),
+            instrs: super::spare::spans(instructions),
         }
     }
 

@@ -83,6 +83,7 @@ pub mod liveness;
 pub mod opt;
 mod print;
 mod recipes;
+mod spare;
 mod verify;
 
 #[cfg(test)]

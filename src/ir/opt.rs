@@ -151,7 +151,7 @@ pub fn optimize(ir: &Ir) -> Ir {
         precision: ir.precision,
         prologue: ir.prologue.clone(),
         blocks: {
-            let mut scratch = Scratch::default();
+            let mut scratch = Scratch::for_blocks(&ir.blocks);
             forward_with_temp_facts(ir, &mut scratch)
                 .into_iter()
                 .map(|mut block| {
@@ -184,6 +184,32 @@ struct Scratch {
     facts: Vec<Facts>,
 }
 
+impl Scratch {
+    /// Buffers with room for the largest of `blocks` and what rewriting it
+    /// adds ([`rebuilt_capacity`]): growing them block by block, each time
+    /// copying what they held, was a noticeable part of optimising.
+    fn for_blocks(blocks: &[Block]) -> Scratch {
+        let most = blocks.iter().map(|b| b.nodes.len()).max().unwrap_or(0);
+        let room = rebuilt_capacity(most);
+        Scratch {
+            remap: Vec::with_capacity(room),
+            uses: Vec::with_capacity(room),
+            lanes: Vec::with_capacity(room),
+            flags: Vec::with_capacity(room),
+            seen: OpTable::default(),
+            facts: Vec::with_capacity(room),
+        }
+    }
+}
+
+/// Room for the rewrite of a block of `nodes` nodes: forwarding may add
+/// nodes (the reads a partial write blends with, the blends of its lanes),
+/// about one per few written registers in the corpus; a buffer that must
+/// grow anyway copies what it holds once more.
+fn rebuilt_capacity(nodes: usize) -> usize {
+    nodes + nodes / 4 + 8
+}
+
 /// Rebuilds a block node by node, remapping operands.
 struct Rebuild {
     nodes: Vec<Node>,
@@ -194,11 +220,12 @@ struct Rebuild {
 impl Rebuild {
     /// Rebuilds `block` with `facts` (emptied) as its facts buffer.
     fn new(block: &Block, mut facts: Vec<Facts>) -> Rebuild {
+        let room = rebuilt_capacity(block.nodes.len());
         facts.clear();
-        facts.reserve(block.nodes.len());
+        facts.reserve(room);
         Rebuild {
-            nodes: Vec::with_capacity(block.nodes.len()),
-            instrs: Vec::with_capacity(block.instrs.len()),
+            nodes: super::spare::nodes(room),
+            instrs: super::spare::spans(block.instrs.len()),
             facts,
         }
     }
@@ -655,7 +682,10 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
         let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
         for ((block, slot), &read) in ir.blocks.iter().zip(&mut done).zip(&reads) {
             if slot.is_none() || read & changed != 0 {
-                *slot = Some(forward(block, facts, &kept, scratch));
+                let rewritten = forward(block, facts, &kept, scratch);
+                if let Some((stale, _)) = slot.replace(rewritten) {
+                    super::spare::keep_block(stale);
+                }
             }
             let written = slot.as_ref().map_or([0; 16], |(_, w)| *w);
             for (s, w) in stored.iter_mut().zip(written) {

@@ -344,7 +344,7 @@ fn generate(
             budget_checks,
             &optimised,
             &built,
-        )?,
+        ),
         true,
     );
     #[cfg(target_arch = "aarch64")]
@@ -357,9 +357,13 @@ fn generate(
             budget_checks,
             &optimised,
             &built,
-        )?;
+        );
         (compiled, true)
     };
+    // The next compilation on this thread builds its IRs in their buffers.
+    optimised.recycle();
+    built.recycle();
+    let compiled = compiled?;
     Ok(Generated {
         code: compiled.code,
         uses_flow_state: compiled.uses_flow_state,

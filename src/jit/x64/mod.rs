@@ -163,13 +163,9 @@ pub(crate) fn compile(
     let needs_fp_env = needs_fp_env(precision, &plan, flow_code);
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
-    let mut ops = Asm::new_with_capacity(
-        0,
+    let mut ops = assembler(
         4096 + 32 * nodes + 48 * len,
-        16,
-        16,
         64 + len + nodes / 2,
-        16,
         64 + nodes + 4 * len,
     );
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
@@ -188,11 +184,18 @@ pub(crate) fn compile(
             pc_labels,
             lowering: Lowering::new(ir, plan.blocks),
         },
-        vector: emit::VectorState::new(if features.avx {
-            emit::Encoding::Vex128
-        } else {
-            emit::Encoding::Sse41
-        }),
+        vector: {
+            let mut vector = emit::VectorState::new(if features.avx {
+                emit::Encoding::Vex128
+            } else {
+                emit::Encoding::Sse41
+            });
+            // Sized up front like the code buffer: a float24 node refers to
+            // the pool a few times, an F32 one seldom.
+            let per_node = if precision == Precision::F24 { 2 } else { 1 };
+            vector.reserve(64 + per_node * nodes, 64, 16 + nodes / 8);
+            vector
+        },
         stack_extra: flushed_base + 16 * flushed_inputs.count_ones() as i32,
         loaded_inputs,
         flushed_inputs,
@@ -241,11 +244,40 @@ pub(crate) fn compile(
     for entry in entries {
         e.ops.push_i32(entry);
     }
-    let code = e.ops.finalize().map_err(assemble)?;
+    let code = e.ops.take().map_err(assemble)?;
+    keep_assembler(std::mem::replace(&mut e.ops, Asm::new(0)));
     Ok(Compiled {
         code,
         uses_flow_state: e.uses_flow_state,
     })
+}
+
+thread_local! {
+    /// The assembler of this thread's last compilation, emptied by
+    /// `VecAssembler::take` (no code, labels or relocations): its label and
+    /// relocation tables keep their room for the next compilation, where a
+    /// fresh assembler allocates five tables (and frees them at the end).
+    static SPARE_ASSEMBLER: std::cell::Cell<Option<Asm>> = const { std::cell::Cell::new(None) };
+}
+
+/// An empty assembler with room for `code` bytes, and at first for `labels`
+/// dynamic labels and `references` references to them: the spare one of
+/// this thread if there is one (its tables as large as the largest program
+/// it assembled), else a new one.
+fn assembler(code: usize, labels: usize, references: usize) -> Asm {
+    match SPARE_ASSEMBLER.try_with(std::cell::Cell::take) {
+        Ok(Some(mut ops)) => {
+            ops.reserve_ops(code);
+            ops
+        }
+        _ => Asm::new_with_capacity(0, code, 16, 16, labels, 16, references),
+    }
+}
+
+/// Keeps `ops`, emptied by `take`, for the next compilation on this thread.
+fn keep_assembler(ops: Asm) {
+    // Where the thread is exiting, it is simply dropped.
+    let _ = SPARE_ASSEMBLER.try_with(|spare| spare.set(Some(ops)));
 }
 
 /// Whether the code can depend on the floating-point environment (MXCSR's

@@ -113,6 +113,15 @@ impl VectorState {
         }
     }
 
+    /// Makes room for `refs` constant operands, `patterns` constants and
+    /// `slow` slow paths, so that the lists do not grow (copying what they
+    /// hold) operand by operand while a program is emitted.
+    pub fn reserve(&mut self, refs: usize, patterns: usize, slow: usize) {
+        self.pool_refs.reserve(refs);
+        self.pool.reserve(patterns);
+        self.slow.reserve(slow);
+    }
+
     /// The emitter writing into `ops`.
     pub fn on<'a>(&'a mut self, ops: &'a mut Asm) -> Vector<'a> {
         Vector { ops, st: self }

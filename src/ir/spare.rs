@@ -1,0 +1,155 @@
+//! Spare node and span buffers, per thread: the code generator hands the IRs
+//! of a compilation back ([`Ir::recycle`]) and the next compilation on the
+//! thread builds and optimises its blocks into them instead of allocating.
+//!
+//! A program of many small blocks allocated (and freed) two buffers per
+//! block for the IR as built and two more for the optimised one; an
+//! allocation and its free cost about as much as building a few nodes, and
+//! were a noticeable part of such a compilation. The buffers are only ever
+//! cleared and refilled, so what is built is the same with or without them;
+//! a thread keeps at most [`MAX_SPARE`] of each kind, none larger than
+//! [`MAX_SPARE_NODES`] elements (a thread that once compiled a huge program
+//! does not keep its memory). Nothing but capacity crosses from one
+//! compilation to the next.
+
+use super::{Block, InstrSpan, Ir, Node};
+use std::cell::RefCell;
+
+/// Buffers of each kind a thread keeps.
+const MAX_SPARE: usize = 1024;
+/// A buffer with room for more elements than this is freed, not kept.
+const MAX_SPARE_NODES: usize = 1 << 14;
+
+/// The spare buffers of one thread (all empty).
+struct Spare {
+    nodes: Vec<Vec<Node>>,
+    spans: Vec<Vec<InstrSpan>>,
+}
+
+thread_local! {
+    /// Per thread, so that compilations on different threads never share or
+    /// wait for a buffer.
+    static SPARE: RefCell<Spare> = const {
+        RefCell::new(Spare {
+            nodes: Vec::new(),
+            spans: Vec::new(),
+        })
+    };
+}
+
+/// An empty node buffer with room for at least `capacity` nodes.
+pub(super) fn nodes(capacity: usize) -> Vec<Node> {
+    let spare = SPARE.try_with(|spare| spare.borrow_mut().nodes.pop());
+    room(spare.ok().flatten(), capacity)
+}
+
+/// An empty span buffer with room for at least `capacity` spans.
+pub(super) fn spans(capacity: usize) -> Vec<InstrSpan> {
+    let spare = SPARE.try_with(|spare| spare.borrow_mut().spans.pop());
+    room(spare.ok().flatten(), capacity)
+}
+
+/// `spare` if it has room for `capacity` elements, else a new buffer: growing
+/// a spare one would copy all of its old room (`realloc` does not know that
+/// it is empty).
+fn room<T>(spare: Option<Vec<T>>, capacity: usize) -> Vec<T> {
+    match spare {
+        Some(buffer) if buffer.capacity() >= capacity => buffer,
+        _ => Vec::with_capacity(capacity),
+    }
+}
+
+/// Keeps `block`'s buffers (emptied) for a later block of this thread.
+pub(super) fn keep_block(block: Block) {
+    let Block {
+        mut nodes,
+        mut instrs,
+        ..
+    } = block;
+    nodes.clear();
+    instrs.clear();
+    // Where the thread is exiting (no spare buffers any more), the buffers
+    // are simply freed.
+    let _ = SPARE.try_with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if nodes.capacity() <= MAX_SPARE_NODES && spare.nodes.len() < MAX_SPARE {
+            spare.nodes.push(nodes);
+        }
+        if instrs.capacity() <= MAX_SPARE_NODES && spare.spans.len() < MAX_SPARE {
+            spare.spans.push(instrs);
+        }
+    });
+}
+
+impl Ir {
+    /// Drops the IR, keeping its blocks' buffers for the next IR this thread
+    /// builds or optimises (the code generator's IRs live for one
+    /// compilation). The same as dropping it but for the allocations saved.
+    pub(crate) fn recycle(self) {
+        keep_block(self.prologue);
+        for block in self.blocks {
+            keep_block(block);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arith::Precision;
+    use crate::program::ShaderKind;
+
+    /// The spare node buffers of this thread: (count, total capacity).
+    fn spare_nodes() -> (usize, usize) {
+        SPARE.with_borrow(|s| (s.nodes.len(), s.nodes.iter().map(Vec::capacity).sum()))
+    }
+
+    #[test]
+    fn recycled_buffers_are_reused_and_what_is_built_is_the_same() {
+        // The default shader: a loop, a subroutine and an `ifu` (several
+        // blocks).
+        let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).unwrap();
+        let program =
+            crate::program::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .unwrap();
+        let entry = shbin.dvles[0].main;
+        let build = || crate::ir::Ir::build(&program, entry, ShaderKind::Vertex, Precision::F24);
+        // Tests share threads: start from no spare buffers.
+        SPARE.with_borrow_mut(|s| s.nodes.clear());
+        let first = build();
+        let blocks = first.blocks.len();
+        let copy = first.clone();
+        first.recycle();
+        // One node buffer per block and the prologue's.
+        assert_eq!(spare_nodes().0, blocks + 1);
+        let again = build();
+        assert_eq!(again, copy);
+        // Every buffer was taken again (the prologue's and each block's).
+        assert_eq!(spare_nodes().0, 0);
+        let optimised = crate::ir::opt::optimize(&again);
+        again.recycle();
+        let kept = spare_nodes();
+        assert_eq!(kept.0, blocks + 1);
+        optimised.recycle();
+        assert_eq!(spare_nodes().0, 2 * (blocks + 1));
+        // The optimiser takes them too: the same IR as from fresh buffers.
+        SPARE.with_borrow_mut(|s| s.nodes.clear());
+        let fresh = crate::ir::opt::optimize(&copy);
+        assert_eq!(crate::ir::opt::optimize(&copy), fresh);
+    }
+
+    #[test]
+    fn huge_buffers_are_freed_not_kept() {
+        SPARE.with_borrow_mut(|s| s.nodes.clear());
+        let block = Block {
+            start: 0,
+            last: 0,
+            nodes: Vec::with_capacity(MAX_SPARE_NODES + 1),
+            instrs: Vec::new(),
+            exit: crate::ir::Exit::End,
+            stack_check: false,
+        };
+        keep_block(block);
+        assert_eq!(spare_nodes(), (0, 0));
+    }
+}
