@@ -7,23 +7,51 @@
 //! allocation and its free cost about as much as building a few nodes, and
 //! were a noticeable part of such a compilation. The buffers are only ever
 //! cleared and refilled, so what is built is the same with or without them;
-//! a thread keeps at most [`MAX_SPARE`] of each kind, none larger than
-//! [`MAX_SPARE_NODES`] elements (a thread that once compiled a huge program
-//! does not keep its memory). Nothing but capacity crosses from one
-//! compilation to the next.
+//! a thread keeps buffers of each kind with room for at most
+//! [`MAX_SPARE_ROOM`] elements in all (about 1.5 MiB of nodes: a thread that
+//! once compiled a huge program does not keep its memory; fp-tests' two
+//! IRs, the corpus's largest, need under a tenth of it). Nothing but
+//! capacity crosses from one compilation to the next.
 
 use super::{Block, InstrSpan, Ir, Node};
 use std::cell::RefCell;
 
-/// Buffers of each kind a thread keeps.
-const MAX_SPARE: usize = 1024;
-/// A buffer with room for more elements than this is freed, not kept.
-const MAX_SPARE_NODES: usize = 1 << 14;
+/// The room (elements) of the buffers of each kind a thread keeps, at most.
+const MAX_SPARE_ROOM: usize = 1 << 16;
 
-/// The spare buffers of one thread (all empty).
+/// Spare buffers of one kind (all empty), and their room in all.
+struct Kept<T> {
+    buffers: Vec<Vec<T>>,
+    room: usize,
+}
+
+impl<T> Kept<T> {
+    const fn new() -> Self {
+        Kept {
+            buffers: Vec::new(),
+            room: 0,
+        }
+    }
+
+    fn take(&mut self) -> Option<Vec<T>> {
+        let buffer = self.buffers.pop()?;
+        self.room -= buffer.capacity();
+        Some(buffer)
+    }
+
+    /// Keeps `buffer` (empty) unless that would exceed [`MAX_SPARE_ROOM`].
+    fn keep(&mut self, buffer: Vec<T>) {
+        if self.room + buffer.capacity() <= MAX_SPARE_ROOM {
+            self.room += buffer.capacity();
+            self.buffers.push(buffer);
+        }
+    }
+}
+
+/// The spare buffers of one thread.
 struct Spare {
-    nodes: Vec<Vec<Node>>,
-    spans: Vec<Vec<InstrSpan>>,
+    nodes: Kept<Node>,
+    spans: Kept<InstrSpan>,
 }
 
 thread_local! {
@@ -31,21 +59,21 @@ thread_local! {
     /// wait for a buffer.
     static SPARE: RefCell<Spare> = const {
         RefCell::new(Spare {
-            nodes: Vec::new(),
-            spans: Vec::new(),
+            nodes: Kept::new(),
+            spans: Kept::new(),
         })
     };
 }
 
 /// An empty node buffer with room for at least `capacity` nodes.
 pub(super) fn nodes(capacity: usize) -> Vec<Node> {
-    let spare = SPARE.try_with(|spare| spare.borrow_mut().nodes.pop());
+    let spare = SPARE.try_with(|spare| spare.borrow_mut().nodes.take());
     room(spare.ok().flatten(), capacity)
 }
 
 /// An empty span buffer with room for at least `capacity` spans.
 pub(super) fn spans(capacity: usize) -> Vec<InstrSpan> {
-    let spare = SPARE.try_with(|spare| spare.borrow_mut().spans.pop());
+    let spare = SPARE.try_with(|spare| spare.borrow_mut().spans.take());
     room(spare.ok().flatten(), capacity)
 }
 
@@ -72,12 +100,8 @@ pub(super) fn keep_block(block: Block) {
     // are simply freed.
     let _ = SPARE.try_with(|spare| {
         let mut spare = spare.borrow_mut();
-        if nodes.capacity() <= MAX_SPARE_NODES && spare.nodes.len() < MAX_SPARE {
-            spare.nodes.push(nodes);
-        }
-        if instrs.capacity() <= MAX_SPARE_NODES && spare.spans.len() < MAX_SPARE {
-            spare.spans.push(instrs);
-        }
+        spare.nodes.keep(nodes);
+        spare.spans.keep(instrs);
     });
 }
 
@@ -101,7 +125,15 @@ mod tests {
 
     /// The spare node buffers of this thread: (count, total capacity).
     fn spare_nodes() -> (usize, usize) {
-        SPARE.with_borrow(|s| (s.nodes.len(), s.nodes.iter().map(Vec::capacity).sum()))
+        SPARE.with_borrow(|s| {
+            let room = s.nodes.buffers.iter().map(Vec::capacity).sum();
+            assert_eq!(room, s.nodes.room);
+            (s.nodes.buffers.len(), room)
+        })
+    }
+
+    fn forget_spare_nodes() {
+        SPARE.with_borrow_mut(|s| s.nodes = Kept::new());
     }
 
     #[test]
@@ -115,7 +147,7 @@ mod tests {
         let entry = shbin.dvles[0].main;
         let build = || crate::ir::Ir::build(&program, entry, ShaderKind::Vertex, Precision::F24);
         // Tests share threads: start from no spare buffers.
-        SPARE.with_borrow_mut(|s| s.nodes.clear());
+        forget_spare_nodes();
         let first = build();
         let blocks = first.blocks.len();
         let copy = first.clone();
@@ -133,23 +165,32 @@ mod tests {
         optimised.recycle();
         assert_eq!(spare_nodes().0, 2 * (blocks + 1));
         // The optimiser takes them too: the same IR as from fresh buffers.
-        SPARE.with_borrow_mut(|s| s.nodes.clear());
+        forget_spare_nodes();
         let fresh = crate::ir::opt::optimize(&copy);
         assert_eq!(crate::ir::opt::optimize(&copy), fresh);
     }
 
     #[test]
-    fn huge_buffers_are_freed_not_kept() {
-        SPARE.with_borrow_mut(|s| s.nodes.clear());
-        let block = Block {
+    fn no_more_room_than_the_bound_is_kept() {
+        forget_spare_nodes();
+        let block = |room: usize| Block {
             start: 0,
             last: 0,
-            nodes: Vec::with_capacity(MAX_SPARE_NODES + 1),
+            nodes: Vec::with_capacity(room),
             instrs: Vec::new(),
             exit: crate::ir::Exit::End,
             stack_check: false,
         };
-        keep_block(block);
+        keep_block(block(MAX_SPARE_ROOM + 1));
         assert_eq!(spare_nodes(), (0, 0));
+        keep_block(block(MAX_SPARE_ROOM / 2));
+        keep_block(block(MAX_SPARE_ROOM / 2));
+        // Full: a third buffer is freed.
+        keep_block(block(1));
+        assert_eq!(spare_nodes(), (2, MAX_SPARE_ROOM));
+        // Taking one makes room again.
+        assert!(nodes(1).capacity() >= MAX_SPARE_ROOM / 2);
+        keep_block(block(1));
+        assert_eq!(spare_nodes().0, 2);
     }
 }
