@@ -116,6 +116,10 @@ pub(crate) trait Driver: Target {
             // A wild operation's checked form may run inside the fast run.
             (u >= region || !wild[u]) && self.reads_row_operand(block.ops[u], at)
         });
+        let known = match self.recorded_below_log2() {
+            Some(log2) => quantizations_in_range(&block.ops, region, |k| fast(self, k), log2),
+            None => vec![false; region],
+        };
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
@@ -124,6 +128,7 @@ pub(crate) trait Driver: Target {
                 let fast = fast(self, k);
                 self.defer_next(fast);
                 self.nan_test_later(fast && later.tested_later[k]);
+                self.range_known(fast && known[k]);
                 self.lower(k as LaneRef, *op, &rows)?;
             }
             let joined = self.allocation().clone();
@@ -317,6 +322,63 @@ fn nan_tests_later(
         tested_later,
         covers,
     }
+}
+
+/// Per operation of the first `region` of `ops`: a float24 quantisation
+/// that takes its fast form (`fast(k)`) whose operand is at most 2^63 in
+/// magnitude wherever the region's check passes (so it need not be
+/// recorded: [`Target::range_known`]), where every recorded value is below
+/// 2^`recorded` (`recorded` < 63).
+///
+/// Each value gets a bound 2^`level` on its magnitude, valid where the check
+/// passes: a recorded fast form (a product, or a quantisation that is not
+/// known) is below 2^`recorded`; a finite constant is below 2^(e + 1) for
+/// its exponent e; a sum or difference of two bounded values is at most the sum of
+/// their bounds, 2^(larger level + 1) (IEEE rounding is monotonic and the
+/// bound is a power of two, so the rounded sum stays within it); a
+/// quantisation truncates toward zero, keeping its operand's bound. A
+/// quantisation of a value bounded by 2^63 (a `dp4`'s final sum of four
+/// products below 2^61) is then known. Other values have no bound.
+fn quantizations_in_range(
+    ops: &[LaneOp],
+    region: usize,
+    fast: impl Fn(usize) -> bool,
+    recorded: u32,
+) -> Vec<bool> {
+    const KNOWN_BELOW: u32 = 63;
+    debug_assert!(recorded < KNOWN_BELOW);
+    let mut level: Vec<Option<u32>> = vec![None; region];
+    let mut known = vec![false; region];
+    for k in 0..region {
+        let of = |v: LaneRef| level[v as usize];
+        level[k] = match ops[k] {
+            LaneOp::Const(bits) => {
+                let exponent = (bits >> 23) & 0xFF;
+                match bits & 0x7FFF_FFFF {
+                    0 => Some(0),
+                    // |c| < 2^(e - 126) for a biased exponent e (subnormals:
+                    // below 2^-126); no bound for inf, NaN or |c| >= 2^62.
+                    _ if exponent < 127 => Some(0),
+                    _ if exponent - 126 <= recorded => Some(exponent - 126),
+                    _ => None,
+                }
+            }
+            LaneOp::Binary(BinOp::PicaMulF24, ..) if fast(k) => Some(recorded),
+            LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) => match (of(a), of(b)) {
+                (Some(x), Some(y)) => Some(x.max(y) + 1),
+                _ => None,
+            },
+            LaneOp::Unary(UnOp::F24Quantize, a) if fast(k) => match of(a) {
+                Some(l) if l <= KNOWN_BELOW => {
+                    known[k] = true;
+                    Some(l)
+                }
+                _ => Some(recorded),
+            },
+            _ => None,
+        };
+    }
+    known
 }
 
 /// A wide shader's code under construction: where the next function starts

@@ -93,7 +93,90 @@ pub(crate) fn hoist<D: Driver>(
             out[k].ops[i] = LaneOp::Row(row);
         }
         used += hoisted.len();
+        drop_dead(&mut out[k]);
         target.body(&prelude)?;
     }
     Ok(out)
+}
+
+/// Replaces each operation of `block` that no store, gather or exit value
+/// depends on any more by a constant nothing reads (which the lowering
+/// skips): once its hoisted values are rows, the uniform chains that made
+/// them (broadcasts, float24 flushes, products) would otherwise still run in
+/// every group, since each is read by the next link of the chain.
+fn drop_dead(block: &mut LaneBlock) {
+    let mut live = vec![false; block.ops.len()];
+    for v in block.exit_values() {
+        live[v as usize] = true;
+    }
+    for k in (0..block.ops.len()).rev() {
+        let op = block.ops[k];
+        // Stores write rows; a gather fills its group's rows for the others.
+        live[k] |= matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. });
+        if live[k] {
+            for o in op.operands() {
+                live[o as usize] = true;
+            }
+        }
+    }
+    for (op, live) in block.ops.iter_mut().zip(live) {
+        if !live {
+            *op = LaneOp::Const(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drop_dead;
+    use crate::ir::{BinOp, UnOp};
+    use crate::jit::wide::lanes::{LaneBlock, LaneOp};
+
+    fn block(ops: Vec<LaneOp>, exit_cond: Option<u32>) -> LaneBlock {
+        LaneBlock {
+            ops,
+            exit_cond,
+            loop_values: None,
+            reads: Default::default(),
+            writes: Default::default(),
+            gathers: 0,
+        }
+    }
+
+    /// What hoisting left dead becomes an unread constant, a whole chain at
+    /// once (a flushed uniform whose product's sum is now a row); what a
+    /// store, a gather or the exit reads stays. (Not marking the exit's
+    /// values live, or dropping only values nothing reads, fails it.)
+    #[test]
+    fn chains_only_hoisted_values_read_are_dropped() {
+        let dead = LaneOp::Const(0);
+        let ops = vec![
+            LaneOp::Uniform(0),
+            LaneOp::Unary(UnOp::F24Flush, 0),
+            LaneOp::Binary(BinOp::PicaMulF24, 1, 1),
+            LaneOp::Binary(BinOp::FAdd, 2, 2),
+            LaneOp::Row(900),
+            LaneOp::Binary(BinOp::FAdd, 4, 4),
+            LaneOp::Store(3, 5),
+            LaneOp::Uniform(4),
+            LaneOp::Unary(UnOp::ToI32, 7),
+            LaneOp::Gather {
+                slot: 8,
+                comp: 0,
+                group: 0,
+            },
+        ];
+        let mut b = block(ops.clone(), None);
+        drop_dead(&mut b);
+        let mut want = ops.clone();
+        want[..4].fill(dead);
+        assert_eq!(b.ops, want);
+        // The flushed uniform is the exit's condition here: it stays, the
+        // product and sum go.
+        let mut b = block(ops.clone(), Some(1));
+        drop_dead(&mut b);
+        let mut want = ops;
+        want[2..4].fill(dead);
+        assert_eq!(b.ops, want);
+    }
 }

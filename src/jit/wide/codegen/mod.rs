@@ -258,6 +258,24 @@ pub(crate) trait Target {
         let _ = later;
     }
 
+    /// The magnitude below which the region's one check passes for every
+    /// value a fast float24 form recorded, as a power of two (`Some(61)`:
+    /// below 2^61); `None` where the backend's fast forms record every value
+    /// (no operation leaves its record out, [`range_known`](Self::range_known)).
+    fn recorded_below_log2(&self) -> Option<u32> {
+        None
+    }
+
+    /// Inside a deferred region, before the next operation (a fast float24
+    /// quantisation): its operand is at most 2^63 in magnitude (finite, not
+    /// NaN) wherever the region's check passes, being a sum of values the
+    /// region's fast forms recorded (each below
+    /// [`recorded_below_log2`](Self::recorded_below_log2)), so its fast form
+    /// is exact without recording it.
+    fn range_known(&mut self, known: bool) {
+        let _ = known;
+    }
+
     /// Ends the deferred region: the one range check, which jumps to the
     /// join when every lane passes; the code emitted next (up to
     /// [`join_deferred`](Self::join_deferred)) runs the region again with

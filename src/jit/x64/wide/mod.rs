@@ -140,6 +140,10 @@ struct Function<'a> {
     /// The next fast F32 product's NaN test is a later canonicalisation's
     /// ([`Target::nan_test_later`]).
     nan_later: bool,
+    /// The next fast float24 quantisation's operand is within range
+    /// wherever the region's check passes ([`Target::range_known`]): it is
+    /// not recorded in [`RANGE`].
+    range_known: bool,
 }
 
 /// The register that accumulates a deferred region's range check: per
@@ -147,6 +151,18 @@ struct Function<'a> {
 /// values its fast float24 quantisations saw. Neither a value register nor
 /// scratch of one operation.
 const RANGE: u8 = 12;
+
+/// The check of a float24 deferred region passes where every recorded
+/// magnitude is below 2^[`RECORDED_BELOW_LOG2`] (not only below 2^64, where
+/// the fast forms stop being exact): then a sum of up to four recorded
+/// values is at most 2^63, and its quantisation need not be recorded
+/// ([`Target::range_known`]). A lane at or above 2^61 (never seen in real
+/// vertex data) takes the exact run, which is exact for any value.
+const RECORDED_BELOW_LOG2: u32 = 61;
+
+/// The bits of 2^[`RECORDED_BELOW_LOG2`].
+const RECORDED_BELOW_BITS: u32 = (127 + RECORDED_BELOW_LOG2) << 23;
+const _: () = assert!(RECORDED_BELOW_BITS < f24::OVERFLOW_BITS);
 
 /// A deferred region of input loads ([`Target::begin_deferred_loads`]):
 /// per lane, the smallest `|x| - 2^-78` (bits, unsigned) of the values it
@@ -393,7 +409,7 @@ impl Target for Function<'_> {
             return;
         }
         let mut v = self.a.v();
-        v.v3c(V::Pcmpgtd, S1, RANGE, f24::OVERFLOW_BITS - 1);
+        v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
         if std::mem::take(&mut self.deferred_loads) {
             // Subnormal lanes: `|x| - 2^-78` (unsigned) below
             // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
@@ -418,6 +434,14 @@ impl Target for Function<'_> {
 
     fn nan_test_later(&mut self, later: bool) {
         self.nan_later = later && self.deferring;
+    }
+
+    fn recorded_below_log2(&self) -> Option<u32> {
+        (self.a.width != Width::Avx512).then_some(RECORDED_BELOW_LOG2)
+    }
+
+    fn range_known(&mut self, known: bool) {
+        self.range_known = known && self.deferring;
     }
 
     fn begin_deferred_loads(&mut self) -> bool {
@@ -475,6 +499,7 @@ impl<'a> Function<'a> {
             defer_products: false,
             deferred_products: false,
             nan_later: false,
+            range_known: false,
         }
     }
 
@@ -482,17 +507,21 @@ impl<'a> Function<'a> {
     fn deferring_off(&mut self) {
         self.deferring = false;
         self.nan_later = false;
+        self.range_known = false;
     }
 
     /// `d = f24::quantize_result(a)` where `|a| < 2^64` (the deferred
-    /// check sees `|a|`): the truncated mantissa, +0 below 2^-62.
+    /// check sees `|a|`, unless [`Target::range_known`] said it is so
+    /// anyway): the truncated mantissa, +0 below 2^-62.
     fn quantize_deferred(&mut self, d: u8, a: u8) {
         let mut v = self.a.v();
         v.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
         v.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
         v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
         v.v3(V::Andps, d, d, S1);
-        self.a.pmaxsd_into(RANGE, S2);
+        if !std::mem::take(&mut self.range_known) {
+            self.a.pmaxsd_into(RANGE, S2);
+        }
     }
 
     fn row(&self, row: usize) -> i32 {
@@ -790,6 +819,114 @@ mod tests {
             let text = format!(".proc main\n    {body}\n    end\n.end\n");
             assert_f32_vertices_match(&text, &inputs);
         }
+    }
+
+    /// The range records (`pmaxsd` into `RANGE`) of `text`'s block functions
+    /// in F24 at `width`, and of the instructions in all.
+    fn range_records(text: &str, width: Width) -> usize {
+        use iced_x86::{Decoder, DecoderOptions, Mnemonic};
+        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let ir = crate::ir::Ir::build(
+            &program,
+            shbin.dvles[0].main,
+            crate::ShaderKind::Vertex,
+            Precision::F24,
+        );
+        let ir = crate::ir::opt::optimize(&ir);
+        let blocks: Vec<_> = ir
+            .blocks
+            .iter()
+            .map(|b| crate::jit::wide::lanes::split(b, true))
+            .collect();
+        let code = super::compile(&blocks, 0, width, None).expect("compiles");
+        Decoder::new(64, &code.bytes, DecoderOptions::NONE)
+            .into_iter()
+            .filter(|i| matches!(i.mnemonic(), Mnemonic::Pmaxsd | Mnemonic::Vpmaxsd))
+            .count()
+    }
+
+    /// A `dp4`'s three sums of four recorded products are at most 2^63
+    /// wherever the region's check (every recorded value below 2^61)
+    /// passes, so their quantisations record nothing; a fourth addition
+    /// (2^64 possible) records again, and so does a sum with a row or
+    /// uniform (no bound). (Returning `None` from `recorded_below_log2`, or
+    /// letting a sum with a value of no bound go unrecorded, fails it.)
+    #[test]
+    fn sums_of_recorded_products_record_nothing() {
+        for width in [Width::Sse41, Width::Avx2] {
+            if !Width::available().contains(&width) {
+                continue;
+            }
+            let records = |body: &str| {
+                range_records(&format!(".proc main\n    {body}\n    end\n.end\n"), width)
+            };
+            // Four products, three known sums.
+            assert_eq!(records("dp4 o0.x, v0, v1"), 4, "{width:?}");
+            // dp3: three products, `p2 + 0.0` and two sums, all bounded.
+            assert_eq!(records("dp3 o0.x, v0, v1"), 3, "{width:?}");
+            // The dp4 and one more product, then their sum (up to 2^63 +
+            // 2^61: recorded).
+            assert_eq!(
+                records("dp4 r0.x, v0, v1\n    mul r1.x, v2.x, v3.x\n    add o0.x, r0.x, r1.x"),
+                6,
+                "{width:?}"
+            );
+            // A product plus an input row: the row has no bound.
+            assert_eq!(records("mad o0.x, v0.x, v1.x, v2.x"), 2, "{width:?}");
+        }
+    }
+
+    /// Dot products whose products are just below 2^61 (their sums reach
+    /// 2^63, the fast run is exact), at 2^61 and above (the group takes the
+    /// exact run), and whose sums reach 2^64 (infinite) from products below
+    /// it, one lane per group, against the interpreter at every width.
+    #[test]
+    fn sums_near_the_recorded_bound_match_the_interpreter() {
+        let p = |e: i32| 2f32.powi(e);
+        let below = p(61) * (1.0 - p(-24));
+        // (v0 component, v1 component) making each product.
+        let products = [
+            (below, 1.0),
+            (-below, 1.0),
+            (p(30), p(31)),
+            (p(31), p(31)),
+            (p(40), p(22)),
+            (1.5 * p(31), p(32)),
+            (p(-40), p(-30)),
+            (p(63), 1.5),
+        ];
+        let inputs: Vec<crate::VertexRegisters> = (0..8 * 16)
+            .map(|k| {
+                let mut v: crate::VertexRegisters = std::array::from_fn(|r| {
+                    std::array::from_fn(|c| 1.0 + (k * 16 + r * 4 + c) as f32 * 0.125)
+                });
+                // One vertex in four: every product of that vertex from the
+                // list, rotated by vertex.
+                if k % 4 == (k / 4) % 4 {
+                    for c in 0..4 {
+                        let (a, b) = products[(k / 4 + c) % products.len()];
+                        v[0][c] = a;
+                        v[1][c] = if k % 8 == 0 { -b } else { b };
+                    }
+                }
+                v
+            })
+            .collect();
+        let text = ".proc main
+    dp4 o0.x, v0, v1
+    dp3 o0.y, v0, v1
+    dph o0.z, v0, v1
+    dp4 r0.x, v0, v1
+    mul r1.x, v0.x, v1.x
+    add o0.w, r0.x, r1.x
+    add r2, v0, v1
+    dp4 o1.x, r2, v1
+    end
+.end
+";
+        assert_vertices_match(text, &inputs, Precision::F24);
     }
 
     /// F32 products in a deferred region (several in one block, their NaN
