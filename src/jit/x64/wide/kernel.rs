@@ -251,7 +251,7 @@ impl Function<'_> {
             match shape {
                 KernelShape::States => self.store_states(plan),
                 KernelShape::Vertices => {
-                    pending.push(self.store_vertices(plan, &passed, convert_copies));
+                    pending.extend(self.store_vertices(plan, &passed, convert_copies));
                 }
             }
         }
@@ -438,16 +438,23 @@ impl Function<'_> {
     /// The usual output mask, every output the kernel writes and no other,
     /// takes one test per group and its stores untested; another mask
     /// jumps to the tested stores, emitted out of the loop
-    /// ([`Self::tested_stores`]) from the returned [`OutOfLine`].
+    /// ([`Self::tested_stores`]) from the returned [`OutOfLine`] (none for
+    /// a kernel that writes no output: its tested stores are in line).
     fn store_vertices(
         &mut self,
         plan: &KernelPlan,
         passed: &[OutputCopy],
         convert: bool,
-    ) -> OutOfLine {
+    ) -> Option<OutOfLine> {
         let every = (0..16)
             .filter(|&n| plan.store.register(layout::OUTPUT, n) != 0)
             .fold(0u32, |m, n| m | 1 << n);
+        if every == 0 {
+            // Nothing to store untested: the starting state's outputs the
+            // mask asks for, in line.
+            self.store_outputs(plan, passed, convert, true);
+            return None;
+        }
         let out = OutOfLine {
             start: self.a.ops.new_dynamic_label(),
             back: self.a.ops.new_dynamic_label(),
@@ -460,7 +467,7 @@ impl Function<'_> {
         );
         self.store_outputs(plan, passed, convert, false);
         self.a.bind(out.back);
-        out
+        Some(out)
     }
 
     /// The stores of `pending` under tests of the output mask, each

@@ -741,8 +741,8 @@ mod tests {
     /// untested), fewer, more (outputs no step writes come from the
     /// starting state), all and none (the tested stores, out of the loop),
     /// with outputs copied from inputs and written in part, whole groups
-    /// and a partial one, in both precisions; outputs outside the mask keep
-    /// the caller's values.
+    /// and a partial one, in both precisions, and a program writing none;
+    /// outputs outside the mask keep the caller's values.
     #[test]
     fn every_output_mask_stores_what_it_asks_for() {
         // Writes o0, o1 (from v1: a copy), o2.xy, o4; not o3.
@@ -781,6 +781,14 @@ mod tests {
         ] {
             for precision in [Precision::F32, Precision::F24] {
                 assert_masked_vertices_match(text, &inputs, precision, mask, &start);
+            }
+        }
+        // A program that writes no output: every output the mask asks for
+        // is the starting state's.
+        let nothing = ".proc main\n    end\n.end\n";
+        for mask in [0b0111, 0xffff, 0] {
+            for precision in [Precision::F32, Precision::F24] {
+                assert_masked_vertices_match(nothing, &inputs, precision, mask, &start);
             }
         }
     }
