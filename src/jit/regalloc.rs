@@ -132,6 +132,19 @@ impl<V: ValueIndex> Registers<V> {
         self.values[v.index()].loc = Loc::Reg(r);
     }
 
+    /// Where `v` may be emitted again: marks it evicted (its first reader
+    /// emits it, [`Alloc::reg_of`]) and returns true; else false, nothing
+    /// changed.
+    pub(crate) fn defer(&mut self, v: V) -> bool {
+        let value = &mut self.values[v.index()];
+        if value.remat && value.loc == Loc::None {
+            value.loc = Loc::Remat;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Frees value `v`'s register at once (nothing reads it).
     pub(crate) fn drop_value(&mut self, v: V) {
         if let Loc::Reg(r) = self.values[v.index()].loc {

@@ -778,6 +778,24 @@ impl WideShader {
         self.temps_written
     }
 
+    /// The machine code from the vertex-layout kernel's start (`pair`: the
+    /// one shading two groups per pass) to the end of the shader's code,
+    /// and that start's offset in it; `None` without that kernel.
+    #[cfg(all(test, target_arch = "x86_64"))]
+    pub(crate) fn vertex_kernel_code(&self, pair: bool) -> Option<(&[u8], usize)> {
+        let at = if pair {
+            self.vertex_pair_kernel
+        } else {
+            self.vertex_kernel
+        }?;
+        // SAFETY: the region holds `code_len()` bytes of code from
+        // `as_ptr()`, readable for as long as `self` lives, and nothing
+        // writes them once it is made executable.
+        let code =
+            unsafe { std::slice::from_raw_parts(self.region.as_ptr(), self.region.code_len()) };
+        Some((&code[at..], at))
+    }
+
     /// Whether the program has a vertex-layout batch kernel.
     pub(crate) fn has_vertex_kernel(&self) -> bool {
         self.vertex_kernel.is_some() && self.kernel.is_some()

@@ -165,6 +165,9 @@ pub(crate) trait Driver: Target {
         if rows[k as usize].is_some() {
             return Ok(());
         }
+        if Self::LAZY_REMATERIALISATION && self.allocation().defer_rematerialisable(k) {
+            return Ok(());
+        }
         if let LaneOp::Binary(_, a, b) = op {
             let operands = [a, b];
             let from_row = (0..2).find_map(|at| rows[operands[at] as usize].map(|row| (at, row)));
@@ -197,8 +200,21 @@ pub(crate) trait Driver: Target {
             self.allocation().release(operands, k);
             return Ok(());
         }
-        // The result never shares a register with an operand (sequences may
-        // write it before reading every operand).
+        if count == 1
+            && self.reuses_dying_operand(op)
+            && self.allocation().last_read(operands[0], k)
+        {
+            // The result takes the register its operand leaves.
+            self.allocation().release(operands, k);
+            self.allocation().assign(k, regs[0]);
+            self.lane_op(op, regs[0], &regs[..1])?;
+            if self.allocation().unused(k) {
+                self.allocation().drop_value(k);
+            }
+            return Ok(());
+        }
+        // Otherwise the result never shares a register with an operand
+        // (sequences may write it before reading every operand).
         let d = self.alloc(operands)?;
         self.allocation().assign(k, d);
         self.lane_op(op, d, &regs[..count])?;

@@ -154,6 +154,14 @@ pub(crate) trait Target {
     /// Registers that hold values, in the order the allocator takes them.
     const VALUE_REGS: &'static [u8];
 
+    /// Whether a value that can be emitted again (a constant, a uniform, a
+    /// row the block does not write) is emitted where an operation first
+    /// reads it rather than where the block defines it: a value defined
+    /// long before its first reader then neither holds a register meanwhile
+    /// nor is emitted twice (once, then again after its eviction), and one
+    /// nothing reads in a register is never emitted.
+    const LAZY_REMATERIALISATION: bool = false;
+
     /// The function's allocation state.
     fn allocation(&mut self) -> &mut Allocation;
 
@@ -202,6 +210,16 @@ pub(crate) trait Target {
     ) -> Result<(), JitError> {
         let _ = (op, d, other, at, row);
         Err(JitError::Lowering("no row operands on this backend".into()))
+    }
+
+    /// Whether the one-operand `op` may write its result into its
+    /// operand's register where that operand is read for the last time
+    /// ([`lane_op`](Self::lane_op) then gets `d` equal to the operand's
+    /// register, in every form `op` takes): a copy saved where the form is
+    /// a test and a copy.
+    fn reuses_dying_operand(&self, op: LaneOp) -> bool {
+        let _ = op;
+        false
     }
 
     /// `arith::f24::load` of register `reg` in place.

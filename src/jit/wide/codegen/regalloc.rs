@@ -69,6 +69,18 @@ impl Allocation {
         self.registers.assign(v, r);
     }
 
+    /// Whether value `v` can be emitted again (see
+    /// [`Target::LAZY_REMATERIALISATION`](super::Target::LAZY_REMATERIALISATION));
+    /// if so it is not emitted now: its first reader emits it.
+    pub(crate) fn defer_rematerialisable(&mut self, v: LaneRef) -> bool {
+        self.registers.defer(v)
+    }
+
+    /// Whether operation `at` is the last to read value `v`.
+    pub(crate) fn last_read(&self, v: LaneRef, at: LaneRef) -> bool {
+        self.registers.last_use(v) == at
+    }
+
     /// Frees value `v`'s register at once (nothing reads it).
     pub(crate) fn drop_value(&mut self, v: LaneRef) {
         self.registers.drop_value(v);

@@ -100,8 +100,21 @@ impl WideAsm {
             evex::vbroadcastss_mem(&mut self.ops, z(d), m, Masking::None);
         } else if self.vex() {
             // The assembler encodes only the 128-bit form of `vbroadcastss`
-            // from memory: load the scalar, then broadcast the register.
-            dynasm!(self.ops ; .arch x64 ; vmovss Rx(d), [rsi + off] ; vbroadcastss Ry(d), Rx(d));
+            // from memory: the 256-bit one (VEX.256.66.0F38.W0 18 /r,
+            // `[rsi + disp32]`) written here, one instruction where a load
+            // and a register broadcast were two.
+            let disp = off.to_le_bytes();
+            self.ops.extend(&[
+                0xC4,
+                ((!d >> 3) & 1) << 7 | 0b0110_0010,
+                0x7D,
+                0x18,
+                0b10 << 6 | (d & 7) << 3 | 0b110,
+                disp[0],
+                disp[1],
+                disp[2],
+                disp[3],
+            ]);
         } else {
             dynasm!(self.ops ; .arch x64 ; movss Rx(d), [rsi + off] ; shufps Rx(d), Rx(d), 0);
         }
@@ -295,6 +308,29 @@ mod tests {
         assert!(vex_l(|a| a.load(7, 0x40)));
         assert!(vex_l(|a| a.store(0x40, 7)));
         assert!(vex_l(|a| a.v().test_zero(12)));
+        assert!(vex_l(|a| a.broadcast(9, 0x5F4)));
+    }
+
+    /// The 8-lane uniform broadcast is one `vbroadcastss ymm, [rsi + off]`
+    /// (written byte by byte, the assembler having only the 128-bit form)
+    /// into the register asked for, from the offset asked for, for every
+    /// register and offsets of one, two and four bytes.
+    #[test]
+    fn eight_lane_uniform_broadcasts_read_memory_in_one_instruction() {
+        for d in 0..16u8 {
+            for off in [0, 0x7C, 0x5F4, 0x1_0000] {
+                let mut a = WideAsm::new(Width::Avx2);
+                a.broadcast(d, off);
+                let code = a.ops.finalize().expect("assembles");
+                let mut decoder = Decoder::with_ip(64, &code, 0, DecoderOptions::NONE);
+                let i = decoder.decode();
+                assert_eq!(i.code(), Code::VEX_Vbroadcastss_ymm_m32, "{d} {off:#x}");
+                assert_eq!(i.op0_register(), Register::YMM0 + u32::from(d));
+                assert_eq!(i.memory_base(), Register::RSI);
+                assert_eq!(i.memory_displacement64(), off as u64);
+                assert_eq!(i.len(), code.len(), "one instruction");
+            }
+        }
     }
 
     /// The instructions `emit` writes (the constant pool left out), decoded by

@@ -91,6 +91,18 @@ impl LaneSource {
     }
 }
 
+/// Stores of one group emitted out of the kernel's loop (see
+/// `Function::store_vertices`).
+#[derive(Clone, Copy)]
+struct OutOfLine {
+    /// Where they start.
+    start: dynasmrt::DynamicLabel,
+    /// Where they jump back to.
+    back: dynasmrt::DynamicLabel,
+    /// The group the pointers are at there.
+    at: GroupAt,
+}
+
 /// The longest group loop (bytes, one group per pass) of a vertex-layout
 /// kernel that is emitted again to shade two groups per pass: each step's
 /// block runs for one group, then for the other, so one group's long
@@ -195,12 +207,9 @@ impl Function<'_> {
                 _ => m,
             });
         // Values computed from uniforms only, once per call instead of once
-        // per group (and per loop iteration), in every group's file.
+        // per group (and per loop iteration), in the first group's file,
+        // where every group of a pass reads them (`Function::row`).
         let hoisted = hoist(self, plan, blocks)?;
-        for copy in 1..copies {
-            self.file_at(copy);
-            hoist(self, plan, blocks)?;
-        }
         let blocks = &hoisted[..];
         if shape == KernelShape::Vertices {
             for copy in 0..copies {
@@ -236,11 +245,14 @@ impl Function<'_> {
         }
         self.file_at(0);
         self.steps(plan, blocks, copies)?;
+        let mut pending = Vec::new();
         for copy in 0..copies {
             self.group_at(copy);
             match shape {
                 KernelShape::States => self.store_states(plan),
-                KernelShape::Vertices => self.store_vertices(plan, &passed, convert_copies),
+                KernelShape::Vertices => {
+                    pending.extend(self.store_vertices(plan, &passed, convert_copies));
+                }
             }
         }
         self.group_at(0);
@@ -258,6 +270,7 @@ impl Function<'_> {
         );
         // The exact runs of deferred regions are jumped over: not the loop's.
         let loop_bytes = self.a.ops.offset().0 - loop_start - (self.cold_bytes - cold_before);
+        self.tested_stores(plan, &passed, convert_copies, &pending);
         if unread.is_some() {
             // A carrying call's state is its last pass's: that pass again,
             // with every store (its records are not written again).
@@ -270,10 +283,6 @@ impl Function<'_> {
                 ; sub r11, pass
             );
             let hoisted = hoist(self, plan, full)?;
-            for copy in 1..copies {
-                self.file_at(copy);
-                hoist(self, plan, full)?;
-            }
             for copy in 0..copies {
                 self.group_at(copy);
                 let inputs = inputs & plan.load.inputs;
@@ -425,7 +434,77 @@ impl Function<'_> {
     /// its input's, from the input records at `r8`, converted to float24
     /// when `convert`), else the starting state's (at the header's
     /// `START_STATE`).
-    fn store_vertices(&mut self, plan: &KernelPlan, passed: &[OutputCopy], convert: bool) {
+    ///
+    /// The usual output mask, every output the kernel writes and no other,
+    /// takes one test per group and its stores untested; another mask
+    /// jumps to the tested stores, emitted out of the loop
+    /// ([`Self::tested_stores`]) from the returned [`OutOfLine`] (none for
+    /// a kernel that writes no output: its tested stores are in line).
+    fn store_vertices(
+        &mut self,
+        plan: &KernelPlan,
+        passed: &[OutputCopy],
+        convert: bool,
+    ) -> Option<OutOfLine> {
+        let every = (0..16)
+            .filter(|&n| plan.store.register(layout::OUTPUT, n) != 0)
+            .fold(0u32, |m, n| m | 1 << n);
+        if every == 0 {
+            // Nothing to store untested: the starting state's outputs the
+            // mask asks for, in line.
+            self.store_outputs(plan, passed, convert, true);
+            return None;
+        }
+        let out = OutOfLine {
+            start: self.a.ops.new_dynamic_label(),
+            back: self.a.ops.new_dynamic_label(),
+            at: self.copy,
+        };
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp DWORD [rdi + layout::OUTPUT_MASK], every as i32
+            ; jne =>out.start
+        );
+        self.store_outputs(plan, passed, convert, false);
+        self.a.bind(out.back);
+        Some(out)
+    }
+
+    /// The stores of `pending` under tests of the output mask, each
+    /// jumping back where its untested stores end; the pointers are where
+    /// they were at its jump (no code moves them).
+    fn tested_stores(
+        &mut self,
+        plan: &KernelPlan,
+        passed: &[OutputCopy],
+        convert: bool,
+        pending: &[OutOfLine],
+    ) {
+        if pending.is_empty() {
+            return;
+        }
+        let past = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops ; .arch x64 ; jmp =>past);
+        let now = self.copy;
+        for out in pending {
+            self.a.bind(out.start);
+            self.copy = out.at;
+            self.store_outputs(plan, passed, convert, true);
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>out.back);
+        }
+        self.copy = now;
+        self.a.bind(past);
+    }
+
+    /// [`Self::store_vertices`]' stores, each output's under a test of the
+    /// output mask when `tested` (else every output the kernel writes).
+    fn store_outputs(
+        &mut self,
+        plan: &KernelPlan,
+        passed: &[OutputCopy],
+        convert: bool,
+        tested: bool,
+    ) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         if convert && !passed.is_empty() {
             // The fast conversions under one range check, then (for the rare
@@ -433,20 +512,15 @@ impl Function<'_> {
             // component) the exact ones from the same input records, as the
             // inputs' conversion does.
             if self.begin_deferred_loads() {
-                self.convert_copies(passed, true);
+                self.convert_copies(passed, true, tested);
                 self.check_deferred();
             }
-            self.convert_copies(passed, false);
+            self.convert_copies(passed, false, tested);
             self.join_deferred();
         } else if !convert {
             // F32: the bits move unchanged.
             for copy in passed {
-                let skip = self.a.ops.new_dynamic_label();
-                dynasm!(self.a.ops
-                    ; .arch x64
-                    ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
-                    ; jz =>skip
-                );
+                let skip = self.skip_unless(tested, 1 << copy.output);
                 for lane in 0..self.lanes {
                     let from = LaneSource::Vertices.record(lane, 16 * copy.input as usize);
                     let to = LaneSource::Outputs.record(lane, 16 * copy.output as usize);
@@ -458,7 +532,7 @@ impl Function<'_> {
                     }
                     self.store_vector(vex, false, to, r);
                 }
-                self.a.bind(skip);
+                self.bind_skip(skip);
             }
         }
         let written = |n: usize| {
@@ -466,21 +540,17 @@ impl Function<'_> {
                 && !passed.iter().any(|c| c.output as usize == n)
         };
         for n in (0..16).filter(|&n| written(n)) {
-            let skip = self.a.ops.new_dynamic_label();
-            dynasm!(self.a.ops
-                ; .arch x64
-                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << n
-                ; jz =>skip
-            );
+            let skip = self.skip_unless(tested, 1 << n);
             self.store_lanes(layout::OUTPUT + 4 * n, LaneSource::Outputs, 16 * n);
-            self.a.bind(skip);
+            self.bind_skip(skip);
         }
         // The outputs no step writes, usually outside the caller's mask: one
         // test for all of them rather than one per register.
         let kept = (0..16)
             .filter(|&n| plan.store.register(layout::OUTPUT, n) == 0)
             .fold(0u32, |m, n| m | 1 << n);
-        if kept == 0 {
+        // (Untested: the mask has none of them.)
+        if kept == 0 || !tested {
             return;
         }
         let none_kept = self.a.ops.new_dynamic_label();
@@ -518,15 +588,33 @@ impl Function<'_> {
     /// F24: each output of `passed` in the header's `OUTPUT_MASK`, in every
     /// lane, = `f24::load` of its input, record to record; by the fast form
     /// of a deferred region of loads when `fast`.
-    fn convert_copies(&mut self, passed: &[OutputCopy], fast: bool) {
+    /// Each under a test of the output mask when `tested`.
+    fn convert_copies(&mut self, passed: &[OutputCopy], fast: bool, tested: bool) {
         for &copy in passed {
-            let skip = self.a.ops.new_dynamic_label();
-            dynasm!(self.a.ops
-                ; .arch x64
-                ; test DWORD [rdi + layout::OUTPUT_MASK], 1 << copy.output
-                ; jz =>skip
-            );
+            let skip = self.skip_unless(tested, 1 << copy.output);
             self.convert_copy(copy, fast);
+            self.bind_skip(skip);
+        }
+    }
+
+    /// When `tested`: a jump to the returned label unless the output mask
+    /// has a bit of `bits`.
+    fn skip_unless(&mut self, tested: bool, bits: u32) -> Option<dynasmrt::DynamicLabel> {
+        if !tested {
+            return None;
+        }
+        let skip = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; test DWORD [rdi + layout::OUTPUT_MASK], bits as i32
+            ; jz =>skip
+        );
+        Some(skip)
+    }
+
+    /// Binds [`Self::skip_unless`]'s label, if any.
+    fn bind_skip(&mut self, skip: Option<dynasmrt::DynamicLabel>) {
+        if let Some(skip) = skip {
             self.a.bind(skip);
         }
     }

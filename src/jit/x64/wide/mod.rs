@@ -211,6 +211,7 @@ impl Module for Code {
 
 impl Target for Function<'_> {
     const VALUE_REGS: &'static [u8] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    const LAZY_REMATERIALISATION: bool = true;
 
     fn allocation(&mut self) -> &mut Allocation {
         &mut self.allocation
@@ -329,6 +330,13 @@ impl Target for Function<'_> {
             _ => return Err(JitError::Lowering(format!("{b:?} of a row operand"))),
         }
         Ok(())
+    }
+
+    /// AVX2's canonicalisations: the checked form's compare and select
+    /// read the operand before writing the result, and the fast form is a
+    /// NaN test and a copy, which then copies nothing.
+    fn reuses_dying_operand(&self, op: LaneOp) -> bool {
+        self.a.width == Width::Avx2 && matches!(op, LaneOp::Unary(UnOp::Canonicalize, _))
     }
 
     fn f24_load_in_place(&mut self, reg: u8) {
@@ -524,8 +532,17 @@ impl<'a> Function<'a> {
         }
     }
 
+    /// Row `row`'s offset from `rdi`. The hoisted rows of a kernel are
+    /// computed once per call, in the first register file of a pass: a
+    /// later group's file reads them there (`rdi` then points
+    /// `layout::file_bytes` further per group).
     fn row(&self, row: usize) -> i32 {
-        layout::row_offset(row, self.lanes)
+        let at = layout::row_offset(row, self.lanes);
+        if (layout::HOIST..layout::HOIST + layout::HOIST_ROWS).contains(&row) {
+            at - (self.copy.file * layout::file_bytes(self.lanes)) as i32
+        } else {
+            at
+        }
     }
 
     fn emit(&mut self, op: LaneOp, d: u8, r: &[u8]) -> Result<(), JitError> {
@@ -668,10 +685,11 @@ impl<'a> Function<'a> {
 
 #[cfg(test)]
 mod tests {
-    use crate::jit::wide::Width;
+    use crate::jit::wide::{Width, layout};
     use crate::{
         EngineKind, Precision, Program, Shader, ShaderConfig, StatePolicy, Uniforms, UnitState,
     };
+    use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
     use std::sync::Arc;
 
     /// `text`'s `run_vertices` (F32, Reset) at every width equals the
@@ -682,6 +700,19 @@ mod tests {
 
     /// [`assert_f32_vertices_match`] in `precision`.
     fn assert_vertices_match(text: &str, inputs: &[crate::VertexRegisters], precision: Precision) {
+        assert_masked_vertices_match(text, inputs, precision, 0xffff, &UnitState::default());
+    }
+
+    /// [`assert_vertices_match`] with output mask `output_mask`, every
+    /// vertex starting from `start`; the outputs the mask leaves out keep
+    /// the caller's values.
+    fn assert_masked_vertices_match(
+        text: &str,
+        inputs: &[crate::VertexRegisters],
+        precision: Precision,
+        output_mask: u16,
+        start: &UnitState,
+    ) {
         let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
         let program = Arc::new(
             Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads"),
@@ -695,16 +726,16 @@ mod tests {
         uniforms.f[0] = [0.0, 1.5, f32::INFINITY, -2.0];
         uniforms.f[1] = [0.25, 0.0, -0.5, f32::NEG_INFINITY];
         let run = |shader: &Shader| {
-            let mut outputs = vec![[[0.0f32; 4]; 16]; inputs.len()];
+            let mut outputs = vec![[[-7.5f32; 4]; 16]; inputs.len()];
             let summary = shader
                 .run_vertices(
                     &uniforms,
                     inputs,
                     0xffff,
                     &mut outputs,
-                    0xffff,
+                    output_mask,
                     StatePolicy::Reset,
-                    &mut UnitState::default(),
+                    &mut start.clone(),
                     &mut (),
                 )
                 .expect("runs");
@@ -728,10 +759,244 @@ mod tests {
                 assert_eq!(
                     bits(g),
                     bits(w),
-                    "{width:?} {precision:?}: vertex {k}\n{text}"
+                    "{width:?} {precision:?} mask {output_mask:#06x}: vertex {k}\n{text}"
                 );
             }
         }
+    }
+
+    /// The vertex kernel's stores under every kind of output mask: exactly
+    /// the outputs the program writes (one test per group, the stores
+    /// untested), fewer, more (outputs no step writes come from the
+    /// starting state), all and none (the tested stores, out of the loop),
+    /// with outputs copied from inputs and written in part, whole groups
+    /// and a partial one, in both precisions, and a program writing none;
+    /// outputs outside the mask keep the caller's values.
+    #[test]
+    fn every_output_mask_stores_what_it_asks_for() {
+        // Writes o0, o1 (from v1: a copy), o2.xy, o4; not o3.
+        let text = "
+.constf k(0.5, -0.5, 2.0, 0.25)
+.proc main
+    dp4 o0.x, v0, k
+    dp4 o0.y, v2, k
+    mul o0.zw, v0, v2
+    mov o1, v1
+    add o2.xy, v0, k
+    mov o4, v2.wzyx
+    end
+.end
+";
+        let written = 0b1_0111u16;
+        let inputs: Vec<crate::VertexRegisters> = (0..2 * 16 + 3)
+            .map(|k| {
+                std::array::from_fn(|r| {
+                    std::array::from_fn(|c| ((k * 64 + r * 4 + c) as f32 * 0.37).sin())
+                })
+            })
+            .collect();
+        let mut start = UnitState::default();
+        for (n, o) in start.outputs.iter_mut().enumerate() {
+            *o = std::array::from_fn(|c| 100.0 + (4 * n + c) as f32);
+        }
+        for mask in [
+            written,
+            0b1_0011,
+            0b1_1111,
+            0b1000_0001_0111,
+            0xffff,
+            0b1000,
+            0,
+        ] {
+            for precision in [Precision::F32, Precision::F24] {
+                assert_masked_vertices_match(text, &inputs, precision, mask, &start);
+            }
+        }
+        // A program that writes no output: every output the mask asks for
+        // is the starting state's.
+        let nothing = ".proc main\n    end\n.end\n";
+        for mask in [0b0111, 0xffff, 0] {
+            for precision in [Precision::F32, Precision::F24] {
+                assert_masked_vertices_match(nothing, &inputs, precision, mask, &start);
+            }
+        }
+    }
+
+    /// The 8-lane vertex kernels of `text` (F32): the instructions of the
+    /// one-group kernel and of the two-group one, each up to its `ret`.
+    fn avx2_vertex_kernels(text: &str) -> Option<[Vec<iced_x86::Instruction>; 2]> {
+        if !Width::available().contains(&Width::Avx2) {
+            return None;
+        }
+        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            precision: Precision::F32,
+            ..ShaderConfig::default()
+        };
+        let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
+            .expect("compiles");
+        Some([false, true].map(|pair| {
+            let (code, at) = wide.vertex_kernel_code(pair).expect("a vertex kernel");
+            let mut decoder = Decoder::with_ip(64, code, at as u64, DecoderOptions::NONE);
+            let mut out = Vec::new();
+            while decoder.can_decode() {
+                let i = decoder.decode();
+                assert_ne!(i.code(), Code::INVALID);
+                out.push(i);
+                if i.mnemonic() == Mnemonic::Ret {
+                    break;
+                }
+            }
+            out
+        }))
+    }
+
+    /// The vector register number (0–31) of `r`, if it is one.
+    fn vector_number(r: Register) -> Option<u32> {
+        let (r, x, y) = (r as u32, Register::XMM0 as u32, Register::YMM0 as u32);
+        if (x..x + 32).contains(&r) {
+            Some(r - x)
+        } else if (y..y + 32).contains(&r) {
+            Some(r - y)
+        } else {
+            None
+        }
+    }
+
+    /// The vector registers instruction `i` reads and the one it writes.
+    fn vector_use(i: &Instruction) -> (Vec<u32>, Option<u32>) {
+        let regs: Vec<Option<u32>> = (0..i.op_count())
+            .map(|n| match i.op_kind(n) {
+                OpKind::Register => vector_number(i.op_register(n)),
+                _ => None,
+            })
+            .collect();
+        // `vptest` and stores write no vector register.
+        let writes = i.mnemonic() != Mnemonic::Vptest;
+        let written = regs[0].filter(|_| writes);
+        let skip = usize::from(writes);
+        (regs[skip..].iter().flatten().copied().collect(), written)
+    }
+
+    /// The vertex kernel's data movement on a matrix-transform shader (8
+    /// lanes, F32): no row loaded into a register is overwritten before
+    /// something reads it (constants, uniforms and unwritten rows are
+    /// emitted where first read, `Target::LAZY_REMATERIALISATION`); a
+    /// canonicalisation's NaN test is followed by no copy of its operand
+    /// (`Target::reuses_dying_operand`); each group's stores test the
+    /// output mask once (`Function::store_vertices`), and the kernel
+    /// shading two groups per pass hoists its uniform values once, as the
+    /// one-group kernel does, its second group reading the first's rows.
+    #[test]
+    fn the_vertex_kernel_moves_no_value_it_does_not_need() {
+        let text = "
+.constf k(0.0, 1.0, -1.0, -0.5)
+.proc main
+    mov r0.xyz, v0
+    mov r0.w, k.y
+    dp4 r1.x, c8, r0
+    dp4 r1.y, c9, r0
+    dp4 r1.z, c10, r0
+    dp4 r1.w, c11, r0
+    mov o3, -r1
+    dp4 r2.x, c4, r1
+    dp4 r2.y, c5, r1
+    dp4 r2.z, c6, r1
+    dp4 r2.w, c7, r1
+    dp4 o0.x, c0, r2
+    dp4 o0.y, c1, r2
+    dp4 o0.z, c2, r2
+    dp4 o0.w, c3, r2
+    mov o1, v1
+    dp3 r3.x, c8, v2
+    rsq r3.y, r3.x
+    mul o2, r3.y, v2
+    end
+.end
+";
+        let Some(kernels) = avx2_vertex_kernels(text) else {
+            return;
+        };
+        let mut broadcasts_before_the_loop = Vec::new();
+        for (pair, code) in kernels.iter().enumerate() {
+            let targets: Vec<u64> = code
+                .iter()
+                .filter(|i| i.op0_kind() == OpKind::NearBranch64)
+                .map(|i| i.near_branch_target())
+                .collect();
+            let straight = |i: &Instruction| {
+                i.op0_kind() != OpKind::NearBranch64 && i.mnemonic() != Mnemonic::Ret
+            };
+            for (k, load) in code.iter().enumerate() {
+                let from_row = load.mnemonic() == Mnemonic::Vmovaps
+                    && load.op_count() == 2
+                    && load.op1_kind() == OpKind::Memory
+                    && load.memory_base() == Register::RDI;
+                let Some(r) = from_row
+                    .then(|| vector_number(load.op0_register()))
+                    .flatten()
+                else {
+                    continue;
+                };
+                for next in &code[k + 1..] {
+                    if targets.contains(&next.ip()) || !straight(next) {
+                        break;
+                    }
+                    let (reads, written) = vector_use(next);
+                    if reads.contains(&r) {
+                        break;
+                    }
+                    assert_ne!(
+                        written,
+                        Some(r),
+                        "{pair}: the load at {:#x} is never read",
+                        load.ip()
+                    );
+                }
+            }
+            for w in code.windows(2) {
+                // `vcmpunordps ymm12, ymm12, b`.
+                let nan_test = w[0].mnemonic() == Mnemonic::Vcmpps
+                    && w[0].immediate8() == 3
+                    && w[0].op0_register() == Register::YMM12;
+                let copy = w[1].mnemonic() == Mnemonic::Vmovaps
+                    && w[1].op_count() == 2
+                    && w[1].op1_kind() == OpKind::Register
+                    && w[1].op1_register() == w[0].op2_register();
+                assert!(!(nan_test && copy), "{pair}: a copy at {:#x}", w[1].ip());
+            }
+            // The loop: from the target of the branch after `dec r9` to it.
+            let end = code
+                .iter()
+                .position(|i| i.mnemonic() == Mnemonic::Dec && i.op0_register() == Register::R9)
+                .expect("a group loop");
+            let top = code[end + 1].near_branch_target();
+            let start = code
+                .iter()
+                .position(|i| i.ip() == top)
+                .expect("the loop's start");
+            let mask_reads: Vec<Mnemonic> = code[start..end]
+                .iter()
+                .filter(|i| {
+                    (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory)
+                        && i.memory_base() == Register::RDI
+                        && i.memory_displacement64() == layout::OUTPUT_MASK as u64
+                })
+                .map(|i| i.mnemonic())
+                .collect();
+            assert_eq!(mask_reads, vec![Mnemonic::Cmp; pair + 1], "{pair}");
+            broadcasts_before_the_loop.push(
+                code[..start]
+                    .iter()
+                    .filter(|i| i.mnemonic() == Mnemonic::Vbroadcastss)
+                    .count(),
+            );
+        }
+        assert!(broadcasts_before_the_loop[0] > 0);
+        assert_eq!(broadcasts_before_the_loop[0], broadcasts_before_the_loop[1]);
     }
 
     /// Rows read once, by a product (either operand) or as the second
