@@ -138,10 +138,28 @@ pub(in crate::jit::x64) fn pshufd(d: u8, s: u8, imm: u8) -> Code {
         .byte(imm)
 }
 
-/// A VEX instruction of map `0F` on registers only, `d` in ModRM.reg, `a`
-/// in VEX.vvvv, `b` in ModRM.rm: `dynasm`'s three-byte form (see the module
-/// comment). `vvvv` is 1111 for an instruction with one source (`a` = 0
-/// then is not a register: pass `None`).
+/// A VEX instruction on registers only in `dynasm`'s three-byte form (see
+/// the module comment): `d` in ModRM.reg, `vvvv` (the second source, or
+/// `None` for 1111) in VEX.vvvv, `rm` in ModRM.rm; `map` is VEX.mmmmm
+/// (1: `0F`, 3: `0F 3A`).
+fn vex3(map: u8, pp: u8, opcode: u8, d: u8, vvvv: Option<u8>, rm: u8, ymm: bool) -> Code {
+    let r = !d >> 3 & 1;
+    let x = 1;
+    let b = !rm >> 3 & 1;
+    let vvvv = match vvvv {
+        Some(a) => !a & 15,
+        None => 15,
+    };
+    Code::new()
+        .byte(0xC4)
+        .byte(r << 7 | x << 6 | b << 5 | map)
+        .byte(vvvv << 3 | u8::from(ymm) << 2 | pp)
+        .byte(opcode)
+        .byte(0b11_000_000 | (d & 7) << 3 | (rm & 7))
+}
+
+/// `op d, a, b` for a VEX instruction of map `0F` (`a` = `None`: one
+/// source, `op d, b`).
 pub(in crate::jit::x64) fn vex_rr(
     pp: u8,
     opcode: u8,
@@ -150,19 +168,23 @@ pub(in crate::jit::x64) fn vex_rr(
     b: u8,
     ymm: bool,
 ) -> Code {
-    let r = !d >> 3 & 1;
-    let x = 1;
-    let bb = !b >> 3 & 1;
-    let vvvv = match a {
-        Some(a) => !a & 15,
-        None => 15,
-    };
-    Code::new()
-        .byte(0xC4)
-        .byte(r << 7 | x << 6 | bb << 5 | 0b00001)
-        .byte(vvvv << 3 | u8::from(ymm) << 2 | pp)
-        .byte(opcode)
-        .byte(0b11_000_000 | (d & 7) << 3 | (b & 7))
+    vex3(1, pp, opcode, d, a, b, ymm)
+}
+
+/// `vcmpps d, a, b, predicate` (`d` = lanes where `a` `predicate` `b`)
+/// exactly as `dynasm` writes `vcmpps d, b, a, predicate`: it puts its
+/// first source in ModRM.rm and its second in VEX.vvvv, the opposite of
+/// the manual (`emit::tests::vex_source_order`), so the emitter names the
+/// sources the other way round and this encodes what that produces.
+pub(in crate::jit::x64) fn vcmpps(d: u8, a: u8, b: u8, predicate: u8, ymm: bool) -> Code {
+    vex3(1, 0, 0xC2, d, Some(a), b, ymm).byte(predicate)
+}
+
+/// `vblendps d, a, b, imm` (`d` = `b` in the lanes of `imm`'s bits, else
+/// `a`), which `dynasm` writes for `vblendps d, b, a, imm` (its sources
+/// swapped as for [`vcmpps`]).
+pub(in crate::jit::x64) fn vblendps(d: u8, a: u8, b: u8, imm: u8, ymm: bool) -> Code {
+    vex3(3, 1, 0x0C, d, Some(a), b, ymm).byte(imm)
 }
 
 #[cfg(test)]
@@ -270,6 +292,41 @@ mod tests {
                     let want =
                         assembled(|o| dynasm!(o ; .arch x64 ; pshufd Rx(d), Rx(s), imm as i8));
                     assert_eq!(pshufd(d, s, imm).bytes(), &want[..], "xmm{d} xmm{s} {imm}");
+                }
+            }
+        }
+    }
+
+    /// The two instructions whose sources `dynasm` swaps: the encoders
+    /// take them in the manual's order and match what the emitter writes.
+    #[test]
+    fn vcmpps_and_vblendps_match_the_assembler() {
+        for d in 0..16u8 {
+            for a in 0..16u8 {
+                for b in 0..16u8 {
+                    let (p, imm) = (1u8, 0b0101u8);
+                    let want =
+                        assembled(|o| dynasm!(o ; .arch x64 ; vcmpps Rx(d), Rx(b), Rx(a), p as i8));
+                    assert_eq!(
+                        vcmpps(d, a, b, p, false).bytes(),
+                        &want[..],
+                        "vcmpps xmm{d} xmm{a} xmm{b}"
+                    );
+                    let want =
+                        assembled(|o| dynasm!(o ; .arch x64 ; vcmpps Ry(d), Ry(b), Ry(a), p as i8));
+                    assert_eq!(
+                        vcmpps(d, a, b, p, true).bytes(),
+                        &want[..],
+                        "vcmpps ymm{d} ymm{a} ymm{b}"
+                    );
+                    let want = assembled(
+                        |o| dynasm!(o ; .arch x64 ; vblendps Rx(d), Rx(b), Rx(a), imm as i8),
+                    );
+                    assert_eq!(
+                        vblendps(d, a, b, imm, false).bytes(),
+                        &want[..],
+                        "vblendps xmm{d} xmm{a} xmm{b}"
+                    );
                 }
             }
         }

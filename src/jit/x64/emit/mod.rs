@@ -30,7 +30,9 @@ mod slow;
 #[cfg(test)]
 mod tests;
 
-pub(in crate::jit::x64) use encode::{Mem, movaps_load, movaps_store, pshufd, pshufd_mem};
+pub(in crate::jit::x64) use encode::{
+    Mem, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+};
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};

@@ -59,8 +59,9 @@ pub(in crate::jit::x64) enum V {
     Cmpps(i8),
 }
 
-/// The VEX `pp` field and opcode (map `0F`) of `op` with a memory source,
-/// or `None` for `cmpps` (see [`Vector::v3c`]).
+/// The VEX `pp` field and opcode (map `0F`) of `op` (the same with a
+/// register or a memory source), or `None` for `cmpps`, which has an
+/// immediate (see [`Vector::v3c`]).
 fn vex_rip_opcode(op: V) -> Option<(u8, u8)> {
     Some(match op {
         V::Addps => (0, 0x58),
@@ -203,28 +204,11 @@ impl Vector<'_> {
         }
         if self.vex() {
             let y = self.ymm();
-            if let Some((pp, opcode)) = vex_rip_opcode(op) {
+            // Encoded by hand (`encode`): `dynasm` spends a `memcpy` call on each.
+            if let V::Cmpps(p) = op {
+                encode::vcmpps(d, a, b, p as u8, y).put(&mut *self.ops);
+            } else if let Some((pp, opcode)) = vex_rip_opcode(op) {
                 encode::vex_rr(pp, opcode, d, Some(a), b, y).put(&mut *self.ops);
-                return;
-            }
-            match op {
-                V::Addps => vex!(self.ops, y; vaddps R(d), R(a), R(b)),
-                V::Subps => vex!(self.ops, y; vsubps R(d), R(a), R(b)),
-                V::Mulps => vex!(self.ops, y; vmulps R(d), R(a), R(b)),
-                V::Divps => vex!(self.ops, y; vdivps R(d), R(a), R(b)),
-                V::Andps => vex!(self.ops, y; vandps R(d), R(a), R(b)),
-                V::Andnps => vex!(self.ops, y; vandnps R(d), R(a), R(b)),
-                V::Orps => vex!(self.ops, y; vorps R(d), R(a), R(b)),
-                V::Xorps => vex!(self.ops, y; vxorps R(d), R(a), R(b)),
-                V::Maxps => vex!(self.ops, y; vmaxps R(d), R(a), R(b)),
-                V::Minps => vex!(self.ops, y; vminps R(d), R(a), R(b)),
-                V::Paddd => vex!(self.ops, y; vpaddd R(d), R(a), R(b)),
-                V::Psubd => vex!(self.ops, y; vpsubd R(d), R(a), R(b)),
-                V::Pcmpeqd => vex!(self.ops, y; vpcmpeqd R(d), R(a), R(b)),
-                V::Pcmpgtd => vex!(self.ops, y; vpcmpgtd R(d), R(a), R(b)),
-                // dynasm encodes the two sources of `vcmpps` in the opposite
-                // order (checked by `tests::vex_source_order`).
-                V::Cmpps(p) => vex!(self.ops, y; vcmpps R(d), R(b), R(a), p),
             }
             return;
         }

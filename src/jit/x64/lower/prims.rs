@@ -15,7 +15,7 @@ use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
 use crate::jit::x64::emit::{
-    DotTerms, MatrixRow, Mem, S1, Vector, movaps_load, movaps_store, pshufd, pshufd_mem,
+    DotTerms, MatrixRow, Mem, S1, Vector, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
 };
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
@@ -40,9 +40,9 @@ impl Emitter<'_> {
     /// not `b`.
     fn blend(&mut self, d: u8, a: u8, b: u8, imm: i8) {
         if self.avx {
-            // dynasm encodes the two sources of `vblendps` in the opposite
-            // order (checked by `emit::tests::vex_source_order`).
-            dynasm!(self.ops ; .arch x64 ; vblendps Rx(d), Rx(b), Rx(a), imm);
+            // Encoded by hand, sources in the manual's order (`dynasm`
+            // swaps them: `emit::tests::vex_source_order`).
+            vblendps(d, a, b, imm as u8, false).put(&mut self.ops);
         } else {
             self.vector().copy(d, a);
             dynasm!(self.ops ; .arch x64 ; blendps Rx(d), Rx(b), imm);
