@@ -23,12 +23,16 @@
 //! [`Vector::emit_slow_paths`], the one slow-path table of the backend.
 
 mod dot;
+mod encode;
 mod ops;
 mod prims;
 mod slow;
 #[cfg(test)]
 mod tests;
 
+pub(in crate::jit::x64) use encode::{
+    Mem, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+};
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};

@@ -13,7 +13,7 @@
 //! stays in `k1` and the selects use `k1` directly. `dynasm` cannot encode
 //! EVEX: the 16-lane arms call [`evex`].
 
-use super::{MASK, S1, S3, Vector};
+use super::{MASK, S1, S3, Vector, encode};
 use crate::jit::x64::evex::{self, Kreg, Mask, Masking, Mem, Src, Zmm};
 use dynasmrt::{DynamicLabel, DynasmApi, dynasm};
 
@@ -59,8 +59,9 @@ pub(in crate::jit::x64) enum V {
     Cmpps(i8),
 }
 
-/// The VEX `pp` field and opcode (map `0F`) of `op` with a memory source,
-/// or `None` for `cmpps` (see [`Vector::v3c`]).
+/// The VEX `pp` field and opcode (map `0F`) of `op` (the same with a
+/// register or a memory source), or `None` for `cmpps`, which has an
+/// immediate (see [`Vector::v3c`]).
 fn vex_rip_opcode(op: V) -> Option<(u8, u8)> {
     Some(match op {
         V::Addps => (0, 0x58),
@@ -203,24 +204,11 @@ impl Vector<'_> {
         }
         if self.vex() {
             let y = self.ymm();
-            match op {
-                V::Addps => vex!(self.ops, y; vaddps R(d), R(a), R(b)),
-                V::Subps => vex!(self.ops, y; vsubps R(d), R(a), R(b)),
-                V::Mulps => vex!(self.ops, y; vmulps R(d), R(a), R(b)),
-                V::Divps => vex!(self.ops, y; vdivps R(d), R(a), R(b)),
-                V::Andps => vex!(self.ops, y; vandps R(d), R(a), R(b)),
-                V::Andnps => vex!(self.ops, y; vandnps R(d), R(a), R(b)),
-                V::Orps => vex!(self.ops, y; vorps R(d), R(a), R(b)),
-                V::Xorps => vex!(self.ops, y; vxorps R(d), R(a), R(b)),
-                V::Maxps => vex!(self.ops, y; vmaxps R(d), R(a), R(b)),
-                V::Minps => vex!(self.ops, y; vminps R(d), R(a), R(b)),
-                V::Paddd => vex!(self.ops, y; vpaddd R(d), R(a), R(b)),
-                V::Psubd => vex!(self.ops, y; vpsubd R(d), R(a), R(b)),
-                V::Pcmpeqd => vex!(self.ops, y; vpcmpeqd R(d), R(a), R(b)),
-                V::Pcmpgtd => vex!(self.ops, y; vpcmpgtd R(d), R(a), R(b)),
-                // dynasm encodes the two sources of `vcmpps` in the opposite
-                // order (checked by `tests::vex_source_order`).
-                V::Cmpps(p) => vex!(self.ops, y; vcmpps R(d), R(b), R(a), p),
+            // Encoded by hand (`encode`): `dynasm` spends a `memcpy` call on each.
+            if let V::Cmpps(p) = op {
+                encode::vcmpps(d, a, b, p as u8, y).put(&mut *self.ops);
+            } else if let Some((pp, opcode)) = vex_rip_opcode(op) {
+                encode::vex_rr(pp, opcode, d, Some(a), b, y).put(&mut *self.ops);
             }
             return;
         }
@@ -444,8 +432,7 @@ impl Vector<'_> {
             self.evex_wrote(d);
             evex::vmovaps(&mut *self.ops, z(d), z(a), Masking::None);
         } else if self.vex() {
-            let y = self.ymm();
-            vex!(self.ops, y; vmovaps R(d), R(a));
+            encode::vex_rr(0, 0x28, d, None, a, self.ymm()).put(&mut *self.ops);
         } else {
             dynasm!(self.ops ; .arch x64 ; movaps Rx(d), Rx(a));
         }
@@ -664,6 +651,56 @@ mod vex_rip_tests {
             V::Cmpps(_) => unreachable!("no VEX memory form"),
         }
         ops.finalize().expect("assembles")
+    }
+
+    /// `dynasm`'s encoding of `op d, a, b` on registers.
+    fn assembled_rr(op: V, d: u8, a: u8, b: u8, ymm: bool) -> Vec<u8> {
+        let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+        match op {
+            V::Addps => vex!(ops, ymm; vaddps R(d), R(a), R(b)),
+            V::Subps => vex!(ops, ymm; vsubps R(d), R(a), R(b)),
+            V::Mulps => vex!(ops, ymm; vmulps R(d), R(a), R(b)),
+            V::Divps => vex!(ops, ymm; vdivps R(d), R(a), R(b)),
+            V::Andps => vex!(ops, ymm; vandps R(d), R(a), R(b)),
+            V::Andnps => vex!(ops, ymm; vandnps R(d), R(a), R(b)),
+            V::Orps => vex!(ops, ymm; vorps R(d), R(a), R(b)),
+            V::Xorps => vex!(ops, ymm; vxorps R(d), R(a), R(b)),
+            V::Maxps => vex!(ops, ymm; vmaxps R(d), R(a), R(b)),
+            V::Minps => vex!(ops, ymm; vminps R(d), R(a), R(b)),
+            V::Paddd => vex!(ops, ymm; vpaddd R(d), R(a), R(b)),
+            V::Psubd => vex!(ops, ymm; vpsubd R(d), R(a), R(b)),
+            V::Pcmpeqd => vex!(ops, ymm; vpcmpeqd R(d), R(a), R(b)),
+            V::Pcmpgtd => vex!(ops, ymm; vpcmpgtd R(d), R(a), R(b)),
+            V::Cmpps(_) => unreachable!("written by dynasm"),
+        }
+        ops.finalize().expect("assembles")
+    }
+
+    /// The hand-encoded register forms of `v3` and `copy` (`encode::vex_rr`).
+    #[test]
+    fn every_register_form_matches_the_assembler() {
+        for ymm in [false, true] {
+            for d in 0..16 {
+                for a in 0..16 {
+                    let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+                    vex!(ops, ymm; vmovaps R(d), R(a));
+                    let want = ops.finalize().expect("assembles");
+                    let code = super::encode::vex_rr(0, 0x28, d, None, a, ymm);
+                    assert_eq!(code.bytes(), &want[..], "vmovaps {d} {a} ymm={ymm}");
+                    for op in V::ALL.into_iter().filter(|op| !matches!(op, V::Cmpps(_))) {
+                        let (pp, opcode) = vex_rip_opcode(op).expect("a VEX form");
+                        for b in 0..16 {
+                            let code = super::encode::vex_rr(pp, opcode, d, Some(a), b, ymm);
+                            assert_eq!(
+                                code.bytes(),
+                                &assembled_rr(op, d, a, b, ymm)[..],
+                                "{op:?} {d} {a} {b} ymm={ymm}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

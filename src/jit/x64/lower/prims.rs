@@ -14,13 +14,21 @@ use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
-use crate::jit::x64::emit::{DotTerms, MatrixRow, S1, Vector};
+use crate::jit::x64::emit::{
+    DotTerms, MatrixRow, Mem, S1, Vector, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+};
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
 
-fn shuffle_imm(lanes: [u8; 4]) -> i8 {
-    (lanes[0] & 3 | (lanes[1] & 3) << 2 | (lanes[2] & 3) << 4 | (lanes[3] & 3) << 6) as i8
+fn shuffle_imm(lanes: [u8; 4]) -> u8 {
+    lanes[0] & 3 | (lanes[1] & 3) << 2 | (lanes[2] & 3) << 4 | (lanes[3] & 3) << 6
 }
+
+/// The frame's base registers, as the hand-written encodings name them.
+const RDX: u8 = 2;
+const RSP: u8 = 4;
+const RSI: u8 = 6;
+const RDI: u8 = 7;
 
 impl Emitter<'_> {
     /// The shared vector emitter on this code.
@@ -32,9 +40,9 @@ impl Emitter<'_> {
     /// not `b`.
     fn blend(&mut self, d: u8, a: u8, b: u8, imm: i8) {
         if self.avx {
-            // dynasm encodes the two sources of `vblendps` in the opposite
-            // order (checked by `emit::tests::vex_source_order`).
-            dynasm!(self.ops ; .arch x64 ; vblendps Rx(d), Rx(b), Rx(a), imm);
+            // Encoded by hand, sources in the manual's order (`dynasm`
+            // swaps them: `emit::tests::vex_source_order`).
+            vblendps(d, a, b, imm as u8, false).put(&mut self.ops);
         } else {
             self.vector().copy(d, a);
             dynasm!(self.ops ; .arch x64 ; blendps Rx(d), Rx(b), imm);
@@ -43,7 +51,7 @@ impl Emitter<'_> {
 
     /// Broadcasts lane 0 of `d` to every lane.
     fn broadcast(&mut self, d: u8) {
-        dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), Rx(d), 0);
+        pshufd(d, d, 0).put(&mut self.ops);
     }
 
     /// Emits the code of one node; `regs` holds its operands' registers (in
@@ -59,7 +67,7 @@ impl Emitter<'_> {
             Form::Folded => return Ok(()),
             Form::ConvertedInput(n) => {
                 let off = OFFSET_CONVERTED_INPUTS + 16 * (n & 15) as i32;
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdi + off]);
+                movaps_load(d, Mem::named(RDI, off)).put(&mut self.ops);
                 return Ok(());
             }
             Form::Same(_) => {
@@ -72,7 +80,7 @@ impl Emitter<'_> {
                 } else {
                     // The quantisation works in place.
                     let imm = shuffle_imm(lanes);
-                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), Rx(regs[0]), imm);
+                    pshufd(d, regs[0], imm).put(&mut self.ops);
                     self.vector().unary(UnOp::F24Quantize, d, d);
                 }
                 return Ok(());
@@ -80,10 +88,10 @@ impl Emitter<'_> {
             Form::QuantizeConst(n, lanes) => {
                 let off = state::float_uniform(n) as i32;
                 if lanes == super::IDENTITY {
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdx + off]);
+                    movaps_load(d, Mem::named(RDX, off)).put(&mut self.ops);
                 } else {
                     let imm = shuffle_imm(lanes);
-                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rdx + off], imm);
+                    pshufd_mem(d, Mem::named(RDX, off), imm).put(&mut self.ops);
                 }
                 // The quantisation works in place.
                 self.vector().unary(UnOp::F24Quantize, d, d);
@@ -92,10 +100,10 @@ impl Emitter<'_> {
             Form::FlushedInput(n, lanes) => {
                 let off = self.flushed_input_offset(n);
                 if lanes == super::IDENTITY {
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rsp + off]);
+                    movaps_load(d, Mem::named(RSP, off)).put(&mut self.ops);
                 } else {
                     let imm = shuffle_imm(lanes);
-                    dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [rsp + off], imm);
+                    pshufd_mem(d, Mem::named(RSP, off), imm).put(&mut self.ops);
                 }
                 return Ok(());
             }
@@ -165,7 +173,7 @@ impl Emitter<'_> {
             Form::ShuffleMem(mem, lanes) => {
                 let imm = shuffle_imm(lanes);
                 let (base, off) = mem.address();
-                dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), [Rq(base) + off], imm);
+                pshufd_mem(d, Mem::dynamic(base, off), imm).put(&mut self.ops);
                 return Ok(());
             }
             Form::BinaryMem { op, mem, .. } => {
@@ -210,12 +218,12 @@ impl Emitter<'_> {
                 let off = state::destination(dst) as i32;
                 let m = mask.0 & 0xF;
                 if m == 0xF {
-                    dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], Rx(r(0)));
+                    movaps_store(Mem::named(RSI, off), r(0)).put(&mut self.ops);
                 } else if m != 0 {
                     let imm = mask.lane_bits() as i8;
-                    dynasm!(self.ops ; .arch x64 ; movaps Rx(S1), [rsi + off]);
+                    movaps_load(S1, Mem::named(RSI, off)).put(&mut self.ops);
                     self.blend(S1, S1, r(0), imm);
-                    dynasm!(self.ops ; .arch x64 ; movaps [rsi + off], Rx(S1));
+                    movaps_store(Mem::named(RSI, off), S1).put(&mut self.ops);
                 }
             }
             Op::WriteAddr(reg, _) => {
@@ -233,11 +241,11 @@ impl Emitter<'_> {
             }
             Op::Swizzle(_, lanes) => {
                 let imm = shuffle_imm(lanes);
-                dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), Rx(r(0)), imm);
+                pshufd(d, r(0), imm).put(&mut self.ops);
             }
             Op::Extract(_, lane) => {
                 let imm = shuffle_imm([lane; 4]);
-                dynasm!(self.ops ; .arch x64 ; pshufd Rx(d), Rx(r(0)), imm);
+                pshufd(d, r(0), imm).put(&mut self.ops);
             }
             Op::Splat(_) => self.vector().copy(d, r(0)),
             Op::Blend { take_b, .. } => self.blend(d, r(0), r(1), take_b.lane_bits() as i8),
@@ -254,10 +262,10 @@ impl Emitter<'_> {
     fn read_vector(&mut self, d: u8, op: Op) {
         match state::vector_read(op) {
             Some((Base::State, off)) => {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rsi + off as i32]);
+                movaps_load(d, Mem::named(RSI, off as i32)).put(&mut self.ops);
             }
             Some((Base::Uniforms, off)) => {
-                dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rdx + off as i32]);
+                movaps_load(d, Mem::named(RDX, off as i32)).put(&mut self.ops);
             }
             None => {}
         }
