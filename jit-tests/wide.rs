@@ -2480,3 +2480,127 @@ fn a_call_inside_its_own_subroutine_matches_the_interpreter() {
         }
     }
 }
+
+/// `run_vertices`'s short path (one kernel call for a `Reset` batch of whole
+/// groups, without the general setup): taken exactly where it applies, and
+/// every call, taken or not, gives the interpreter's bits, with a uniform
+/// changed between calls (no stale uniforms), the other policy, a partial
+/// group, an output mask, and a precision whose entry converts a temporary
+/// (F24 reads `r0` first: no short path).
+#[test]
+fn run_vertices_short_path_is_exact_and_taken_where_it_applies() {
+    let (program, dvle) = assembled(
+        "short_path.pica",
+        "\
+.proc main
+    mul o0, v0, c0
+    add o1, v1, c1
+    mov o2, r0
+    end
+.end
+.out o0 position
+.out o1 color
+.out o2 texcoord0
+",
+    );
+    for width in widths() {
+        for precision in [pica_jit::Precision::F32, pica_jit::Precision::F24] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            let lanes = width.lanes();
+            let mut uniforms = pica_jit::Uniforms::default();
+            uniforms.f[0] = [1.5, -2.0, 0.25, 3.0];
+            uniforms.f[1] = [0.125, 4.0, -1.0, 2.5];
+            let mut state = UnitState::default();
+            state.temps[0] = [0.1, 0.2, 0.3, 0.4];
+            let vertex = |k: usize| -> VertexRegisters {
+                let mut v = [[0.0; 4]; 16];
+                v[0] = [k as f32 * 0.75, 1.0 - k as f32, 0.1 * k as f32, 1.0];
+                v[1] = [k as f32, 2.0, -0.5 * k as f32, 7.0];
+                v
+            };
+            // (call, vertices, output mask, policy, c0.x)
+            let calls = [
+                (4 * lanes, 0xffff, StatePolicy::Reset, 1.5),
+                (4 * lanes, 0xffff, StatePolicy::Reset, -6.0),
+                (4 * lanes + 1, 0xffff, StatePolicy::Reset, -6.0),
+                (2 * lanes, 0xffff, StatePolicy::Carry, 2.0),
+                (2 * lanes, 0b101, StatePolicy::Reset, 2.0),
+                (2 * lanes, 0b101, StatePolicy::Reset, 3.0),
+            ];
+            let mut previous: Option<Vec<VertexRegisters>> = None;
+            for (call, &(len, output_mask, policy, c0x)) in calls.iter().enumerate() {
+                uniforms.f[0][0] = c0x;
+                let inputs: Vec<VertexRegisters> = (0..len).map(vertex).collect();
+                let untouched = [[-7.5f32; 4]; 16];
+                let mut expected = vec![untouched; len];
+                let mut got = vec![untouched; len];
+                let (mut expected_state, mut got_state) = (state.clone(), state.clone());
+                let expected_summary = interp
+                    .run_vertices(
+                        &uniforms,
+                        &inputs,
+                        0b11,
+                        &mut expected,
+                        output_mask,
+                        policy,
+                        &mut expected_state,
+                        &mut (),
+                    )
+                    .unwrap();
+                let before = wide::short_path_calls();
+                let summary = jit
+                    .run_vertices(
+                        &uniforms,
+                        &inputs,
+                        0b11,
+                        &mut got,
+                        output_mask,
+                        policy,
+                        &mut got_state,
+                        &mut (),
+                    )
+                    .unwrap();
+                let short = wide::short_path_calls() - before;
+                let what = format!("{width:?} {precision:?} call {call}");
+                let diff = first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
+                assert!(diff.is_empty(), "{what}: outputs ({diff})");
+                let diff = first_difference(
+                    &state_bits(&got_state),
+                    &state_bits(&expected_state),
+                    &state_name,
+                );
+                assert!(diff.is_empty(), "{what}: state ({diff})");
+                assert_eq!(summary.vertices, expected_summary.vertices, "{what}");
+                assert_eq!(summary.ended, len, "{what}");
+                assert_eq!(summary.wide_vertices, len, "{what}: the wide engine ran");
+                // o0.x = v0.x * c0.x: the uniform of this call, not the last.
+                assert_eq!(
+                    got[1][0][0].to_bits(),
+                    (0.75f32 * c0x).to_bits(),
+                    "{what}: o0.x"
+                );
+                if output_mask & 0b10 == 0 {
+                    assert_eq!(got[0][1], untouched[1], "{what}: o1 not asked for");
+                }
+                let applies = len % lanes == 0
+                    && policy == StatePolicy::Reset
+                    && precision == pica_jit::Precision::F32;
+                assert_eq!(short, u64::from(applies), "{what}: short path");
+                if let Some(previous) = previous.replace(got.clone())
+                    && call == 1
+                {
+                    assert_ne!(previous[1][0], got[1][0], "{what}: new uniforms, new o0");
+                }
+            }
+        }
+    }
+}

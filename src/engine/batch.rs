@@ -236,9 +236,13 @@ impl Shader {
             policy == StatePolicy::Reset || self.batch_width_chosen() || wide.kernel_carries()
         });
         // The code one vertex runs on (the single-vertex JIT, else the
-        // interpreter or the IR evaluator), resolved once per batch.
-        let (code, converted) = self.code_for(&uniforms);
-        let mut one_vertex = |state: &mut UnitState| self.run_on(code, converted, state, sink);
+        // interpreter or the IR evaluator), resolved once per batch, when a
+        // vertex first needs it (a batch the wide kernel shades never does).
+        let mut resolved = None;
+        let mut one_vertex = |state: &mut UnitState| {
+            let (code, converted) = *resolved.get_or_insert_with(|| self.code_for(&uniforms));
+            self.run_on(code, converted, state, sink)
+        };
         if let Some(wide) = wide {
             let batch = crate::jit::wide::batch::VertexBatch {
                 inputs,

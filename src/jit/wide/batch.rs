@@ -496,6 +496,74 @@ pub(crate) struct VertexBatch<'a> {
     pub output_mask: u16,
 }
 
+/// The common case of [`run_vertices`] without its general setup (counted
+/// by [`super::short_path_calls`]):
+/// `StatePolicy::Reset`, a vertex kernel, every input it reads in the
+/// batch, whole groups (no padded tail) and an entry that converts no
+/// temporary (so the state the kernel starts each vertex from is `state`
+/// itself, not an entered copy). Shades the whole batch with one kernel
+/// call and returns how many vertices, else hands `batch` back untouched.
+/// (The general path would shade the same vertices with the same kernel
+/// code: under `Reset` lanes are independent, so one call over all groups
+/// equals its passes and padded tail.)
+fn reset_in_whole_groups<'a>(
+    wide: &WideShader,
+    program: &Program,
+    config: &ShaderConfig,
+    uniforms: &Uniforms,
+    batch: VertexBatch<'a>,
+    carry: bool,
+    state: &UnitState,
+) -> Result<usize, VertexBatch<'a>> {
+    let lanes = wide.width().lanes();
+    let len = batch.inputs.len();
+    let applies = !carry
+        && len != 0
+        && len.is_multiple_of(lanes)
+        && batch.input_mask & program.inputs_read() == program.inputs_read()
+        && wide.has_vertex_kernel()
+        && (config.precision == crate::Precision::F32
+            || program.temps_converted_on_entry(config.entry) == 0);
+    if !applies {
+        return Err(batch);
+    }
+    let VertexBatch {
+        inputs,
+        input_mask,
+        outputs,
+        output_mask,
+    } = batch;
+    let ran = with_files(lanes, wide.vertex_kernel_files(), |file| {
+        // The call does not carry: no `Step::Fill` runs, no pass again.
+        for copy in 0..file.copies() {
+            file.copy_row_mut(copy, layout::CARRYING)[0] = 0;
+        }
+        wide.run_vertex_kernel(
+            file,
+            uniforms,
+            state,
+            inputs,
+            outputs,
+            output_mask,
+            config.budget,
+            0,
+        )
+        .is_some()
+    });
+    if !ran {
+        // (Only a budget below the kernel's count: the general path finds
+        // the same and runs the vertices another way.)
+        return Err(VertexBatch {
+            inputs,
+            input_mask,
+            outputs,
+            output_mask,
+        });
+    }
+    super::count_short_path();
+    Ok(len)
+}
+
 /// How many vertices [`run_vertices`] shaded where.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Shaded {
@@ -539,6 +607,16 @@ pub(crate) fn run_vertices(
     // Outputs per lane where the program writes them, else the starting state's.
     let lane_outputs = batch.output_mask & wide.outputs_written();
     let kept_outputs = batch.output_mask & !wide.outputs_written();
+    let batch = match reset_in_whole_groups(wide, program, config, uniforms, batch, carry, state) {
+        Ok(shaded) => {
+            record(0..shaded, wide.kernel_stop());
+            return Shaded {
+                wide: shaded,
+                single_vertex: 0,
+            };
+        }
+        Err(batch) => batch,
+    };
     let mut start = state.clone();
     enter(config.precision, program, config.entry, &mut start);
     // Whole groups in one kernel call where the program has one and every

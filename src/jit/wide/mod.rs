@@ -82,6 +82,25 @@ pub fn kernel_vertices() -> u64 {
 }
 
 std::thread_local! {
+    /// `run_vertices` calls on this thread that took the short path (see
+    /// [`short_path_calls`]).
+    static SHORT_PATH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many `Shader::run_vertices` calls on this thread shaded their whole
+/// batch with one vertex-kernel call, without the general setup (the
+/// common case: `StatePolicy::Reset`, whole groups, every input the program
+/// reads given, no temporary converted on entry). Tests read the
+/// difference around a call to know which path ran.
+pub fn short_path_calls() -> u64 {
+    SHORT_PATH.with(std::cell::Cell::get)
+}
+
+fn count_short_path() {
+    SHORT_PATH.with(|c| c.set(c.get() + 1));
+}
+
+std::thread_local! {
     /// Vertices the batch driver handed to the single-vertex JIT on this
     /// thread (see [`vertices_handed_over`]).
     static HANDED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
