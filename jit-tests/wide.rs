@@ -2593,10 +2593,9 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
         }
         let states: Vec<UnitState> = inputs
             .iter()
-            .map(|r| {
-                let mut s = UnitState::default();
-                s.inputs = *r;
-                s
+            .map(|r| UnitState {
+                inputs: *r,
+                ..Default::default()
             })
             .collect();
         let (expected_stops, expected, stops, got, _) =
