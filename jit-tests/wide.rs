@@ -2603,4 +2603,130 @@ fn run_vertices_short_path_is_exact_and_taken_where_it_applies() {
             }
         }
     }
+
+/// F24 inputs read only by arithmetic (`v0`, `v1`: their conversions are
+/// stored flushed and their blocks' flushes become plain reads) beside one
+/// also copied raw (`v2`, kept unflushed), with lanes at -0, +0, float24
+/// subnormals of either sign (the group's load check fails and the exact
+/// conversion runs), 2^-62 exactly and just below, tiny, large, infinite
+/// and NaN values, mixed within one group, in groups of ordinary lanes only
+/// and in a partial group: the batch kernel (`run_vertices`) and the block
+/// functions after the prologue (`run_batch`) equal the interpreter bit for
+/// bit at every width. (Dropping the exact conversion's flush,
+/// `flush_converted_in_place` in `x64/wide`, fails it: a subnormal `v0`
+/// lane reaches `add` unflushed.)
+#[test]
+fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
+    let source = "
+        add o0, v0, v1
+        mul o1, v0, v1
+        dp4 o2.x, v0, v1
+        add o2.yzw, v2.yzw, v0.yzw
+        mad o3, v1, v0, v2
+        mov o4, v2
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let edges = [
+        -0.0,
+        0.0,
+        p(-70),
+        -p(-70),
+        p(-63),
+        p(-62),
+        -p(-62),
+        f32::from_bits(0x207F_FFFF), // just below 2^-62
+        p(-100),
+        p(70),
+        -1.5 * p(63),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xFFC0_1234),
+        1.0,
+    ];
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [[x, -x, 2.0, 0.5], [3.0, x, -0.75, 1.0], [0.5, 1.5, -x, 2.0]]
+    };
+    let record = |v: [[f32; 4]; 3]| {
+        let mut r = [[0.0f32; 4]; 16];
+        r[..3].copy_from_slice(&v);
+        r
+    };
+    let mut any_width = false;
+    for width in widths() {
+        any_width = true;
+        let lanes = width.lanes();
+        let mut inputs: Vec<VertexRegisters> = Vec::new();
+        // Every edge value in every input component, edges mixed within each
+        // group (lane n of a group takes the edge n + shift), then groups of
+        // ordinary lanes, then a partial group.
+        for shift in 0..edges.len() {
+            for n in 0..lanes {
+                let e = |k: usize| edges[(n + shift + k) % edges.len()];
+                let mut v = ordinary(n);
+                for (i, reg) in v.iter_mut().enumerate() {
+                    if (n + shift + i) % 3 != 0 {
+                        *reg = std::array::from_fn(|c| e(4 * i + c));
+                    }
+                }
+                inputs.push(record(v));
+            }
+        }
+        for n in 0..lanes + lanes / 2 {
+            inputs.push(record(ordinary(n)));
+        }
+        let config = pica_jit::ShaderConfig {
+            precision: pica_jit::Precision::F24,
+            ..Default::default()
+        };
+        let interp =
+            Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
+        let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+            .expect("jit")
+            .with_batch_width(Some(width))
+            .expect("width available");
+        let untouched = [[-7.5f32; 4]; 16];
+        let mut expected = vec![untouched; inputs.len()];
+        let mut got = vec![untouched; inputs.len()];
+        for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
+            let mut state = UnitState::default();
+            shader
+                .run_vertices(
+                    &Default::default(),
+                    &inputs,
+                    0xffff,
+                    out,
+                    0xffff,
+                    StatePolicy::Reset,
+                    &mut state,
+                    &mut (),
+                )
+                .expect("batch");
+        }
+        for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+            let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
+            assert!(
+                diff.is_empty(),
+                "{width:?}, vertex {k}: {diff}\ninputs {:?}",
+                &inputs[k][..3]
+            );
+        }
+        let states: Vec<UnitState> = inputs
+            .iter()
+            .map(|r| UnitState {
+                inputs: *r,
+                ..Default::default()
+            })
+            .collect();
+        let (expected_stops, expected, stops, got, _) =
+            batch_on_both(&interp, &jit, &Default::default(), &states);
+        assert_eq!(stops, expected_stops, "{width:?}");
+        assert_same_states(&got, &expected, |k, diff| {
+            format!("{width:?} run_batch, state {k}: {diff}")
+        });
+    }
+    assert!(any_width || Width::available().is_empty());
 }

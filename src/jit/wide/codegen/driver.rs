@@ -33,6 +33,7 @@ pub(crate) trait Driver: Target {
         for row in rows {
             self.load_row(reg, layout::INPUT + row);
             self.f24_load_in_place(reg);
+            self.flush_converted_in_place(reg, row);
             self.store_row(layout::CONVERTED + row, reg);
         }
         self.join_deferred();

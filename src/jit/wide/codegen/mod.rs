@@ -9,6 +9,7 @@
 pub(crate) mod copies;
 pub(crate) mod dead;
 pub(crate) mod driver;
+pub(crate) mod flushed;
 pub(crate) mod hoist;
 pub(crate) mod regalloc;
 pub(crate) mod states;
@@ -224,6 +225,14 @@ pub(crate) trait Target {
 
     /// `arith::f24::load` of register `reg` in place.
     fn f24_load_in_place(&mut self, reg: u8);
+
+    /// F24: after the exact conversion of input row `row` (`0..64`, the
+    /// `CONVERTED` row's offset) into register `reg`: `f24::flush_input` of
+    /// it in place where the backend stores that row flushed
+    /// ([`flushed`]); nothing elsewhere.
+    fn flush_converted_in_place(&mut self, reg: u8, row: usize) {
+        let _ = (reg, row);
+    }
 
     /// Before a block's operations (`gathers`: how many slots it gathers).
     fn start_block(&mut self, gathers: usize);

@@ -384,11 +384,12 @@ impl Function<'_> {
                 let records = LaneSource::Vertices.slots(first, 8, 16 * n);
                 let rows = self.row_slots(first, layout::CONVERTED + 4 * n);
                 let out = self.transpose_records(records, true, true);
-                for (&r, m) in out.iter().zip(&rows) {
+                for (c, (&r, m)) in out.iter().zip(&rows).enumerate() {
                     if fast {
                         self.f24_load_deferred(r);
                     } else {
                         self.a.v().f24_load(r);
+                        self.flush_converted_in_place(r, 4 * n + c);
                     }
                     self.store_vector(true, true, *m, r);
                 }

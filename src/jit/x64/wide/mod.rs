@@ -40,6 +40,16 @@ pub(crate) fn compile(
     width: Width,
     kernel: Option<&KernelPlan>,
 ) -> Result<WideCode, JitError> {
+    // F24 input rows every block reads only flushed are converted flushed,
+    // and their flushes become plain reads (`codegen::flushed`).
+    let flushed_inputs = codegen::flushed::flushed_only_rows(blocks, kernel);
+    let rewritten;
+    let blocks = if flushed_inputs == 0 {
+        blocks
+    } else {
+        rewritten = codegen::flushed::skip_flushes(blocks, flushed_inputs);
+        &rewritten[..]
+    };
     let mut a = WideAsm::new(width);
     let mxcsr = super::fp_env::Constants::new(&mut a.ops);
     // F32 products may defer their NaN tests where no float24 fast form
@@ -55,6 +65,7 @@ pub(crate) fn compile(
         a,
         mxcsr,
         defer_products: !f24_forms,
+        flushed_inputs,
     };
     let (functions, kernel) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
@@ -144,6 +155,10 @@ struct Function<'a> {
     /// wherever the region's check passes ([`Target::range_known`]): it is
     /// not recorded in [`RANGE`].
     range_known: bool,
+    /// F24: bit `r`: row `CONVERTED + r` holds its input's
+    /// `f24::flush_input(f24::load(x))` (`codegen::flushed`), so an exact
+    /// conversion flushes it.
+    flushed_inputs: u64,
 }
 
 /// The register that accumulates a deferred region's range check: per
@@ -193,6 +208,8 @@ struct Code {
     mxcsr: super::fp_env::Constants,
     /// [`Function::defer_products`] of its functions.
     defer_products: bool,
+    /// [`Function::flushed_inputs`] of its functions.
+    flushed_inputs: u64,
 }
 
 impl Module for Code {
@@ -205,6 +222,7 @@ impl Module for Code {
     fn function(&mut self) -> Function<'_> {
         let mut function = Function::new(&mut self.a, self.mxcsr);
         function.defer_products = self.defer_products;
+        function.flushed_inputs = self.flushed_inputs;
         function
     }
 }
@@ -341,6 +359,12 @@ impl Target for Function<'_> {
 
     fn f24_load_in_place(&mut self, reg: u8) {
         self.a.v().f24_load(reg);
+    }
+
+    fn flush_converted_in_place(&mut self, reg: u8, row: usize) {
+        if self.flushed_inputs >> row & 1 != 0 {
+            self.a.v().unary(UnOp::F24Flush, reg, reg);
+        }
     }
 
     fn start_block(&mut self, gathers: usize) {
@@ -508,6 +532,7 @@ impl<'a> Function<'a> {
             deferred_products: false,
             nan_later: false,
             range_known: false,
+            flushed_inputs: 0,
         }
     }
 
@@ -825,6 +850,14 @@ mod tests {
     /// The 8-lane vertex kernels of `text` (F32): the instructions of the
     /// one-group kernel and of the two-group one, each up to its `ret`.
     fn avx2_vertex_kernels(text: &str) -> Option<[Vec<iced_x86::Instruction>; 2]> {
+        avx2_vertex_kernels_in(text, Precision::F32)
+    }
+
+    /// [`avx2_vertex_kernels`] in `precision`.
+    fn avx2_vertex_kernels_in(
+        text: &str,
+        precision: Precision,
+    ) -> Option<[Vec<iced_x86::Instruction>; 2]> {
         if !Width::available().contains(&Width::Avx2) {
             return None;
         }
@@ -833,7 +866,7 @@ mod tests {
             Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
         let config = ShaderConfig {
             entry: shbin.dvles[0].main,
-            precision: Precision::F32,
+            precision,
             ..ShaderConfig::default()
         };
         let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
@@ -852,6 +885,69 @@ mod tests {
             }
             out
         }))
+    }
+
+    /// The float24 input flushes (`vandps s, a, [abs]`, `vpcmpgtd s, s,
+    /// [2^-62 - 1]`, `vandps d, a, s` not followed by a mantissa mask of
+    /// `d`, which would make it a load or a quantisation) in `code`.
+    fn f24_flushes(code: &[Instruction]) -> usize {
+        let mem = |i: &Instruction, n: u32| i.op_count() > n && i.op_kind(n) == OpKind::Memory;
+        code.windows(4)
+            .filter(|w| {
+                let [and, cmp, keep, next] = w else {
+                    return false;
+                };
+                let (s, a) = (and.op0_register(), and.op1_register());
+                and.mnemonic() == Mnemonic::Vandps
+                    && mem(and, 2)
+                    && cmp.mnemonic() == Mnemonic::Vpcmpgtd
+                    && cmp.op1_register() == s
+                    && mem(cmp, 2)
+                    && keep.mnemonic() == Mnemonic::Vandps
+                    && keep.op_count() == 3
+                    && keep.op1_register() == a
+                    && keep.op2_register() == cmp.op0_register()
+                    && !(next.mnemonic() == Mnemonic::Vandps
+                        && next.op1_register() == keep.op0_register()
+                        && mem(next, 2))
+            })
+            .count()
+    }
+
+    /// F24 inputs that only arithmetic reads (`add`, `mul`, `dp4` of `v0`
+    /// and `v1`): the AVX2 vertex kernel flushes each of their eight
+    /// components once, in the exact conversion a failed load check runs,
+    /// and its blocks read the stored rows as they are, in both runs of
+    /// their deferred regions; `v2`, also copied raw by `mov`, keeps its
+    /// flushes where arithmetic reads it. (Leaving the blocks' flushes in,
+    /// `skip_flushes` not applied in `compile`, fails it: 24 = 8 + 2 × 8.)
+    #[test]
+    fn f24_inputs_read_only_flushed_are_not_flushed_by_the_blocks() {
+        let text = "
+.proc main
+    add o0, v0, v1
+    mul o1, v0, v1
+    dp4 o2.x, v0, v1
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        assert_eq!(f24_flushes(&one), 8);
+        let text = "
+.proc main
+    add o0, v0, v2
+    mov o1, v2
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        // v0 flushed on conversion (4), v2 by the block's `add` in both runs
+        // of its deferred region (2 × 4).
+        assert_eq!(f24_flushes(&one), 12);
     }
 
     /// The vector register number (0–31) of `r`, if it is one.
