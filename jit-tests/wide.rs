@@ -2603,6 +2603,7 @@ fn run_vertices_short_path_is_exact_and_taken_where_it_applies() {
             }
         }
     }
+}
 
 /// F24 inputs read only by arithmetic (`v0`, `v1`: their conversions are
 /// stored flushed and their blocks' flushes become plain reads) beside one
