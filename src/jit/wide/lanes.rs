@@ -218,6 +218,22 @@ pub struct LaneBlock {
     pub gathers: u16,
 }
 
+#[cfg(test)]
+impl LaneBlock {
+    /// A block of `ops` with exit condition `exit_cond` and no row sets,
+    /// loop values or gathers (the passes' unit tests build such blocks).
+    pub(crate) fn of_ops(ops: Vec<LaneOp>, exit_cond: Option<LaneRef>) -> LaneBlock {
+        LaneBlock {
+            ops,
+            exit_cond,
+            loop_values: None,
+            reads: RowSet::default(),
+            writes: RowSet::default(),
+            gathers: 0,
+        }
+    }
+}
+
 impl LaneBlock {
     /// The values the block's exit reads: its condition and a `loop`'s
     /// count and increment.

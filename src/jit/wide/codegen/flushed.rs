@@ -74,14 +74,7 @@ mod tests {
     use crate::ir::BinOp;
 
     fn block(ops: Vec<LaneOp>, exit_cond: Option<u32>) -> LaneBlock {
-        LaneBlock {
-            ops,
-            exit_cond,
-            loop_values: None,
-            reads: Default::default(),
-            writes: Default::default(),
-            gathers: 0,
-        }
+        LaneBlock::of_ops(ops, exit_cond)
     }
 
     const C0: u16 = layout::CONVERTED as u16;

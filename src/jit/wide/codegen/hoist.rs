@@ -133,14 +133,7 @@ mod tests {
     use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 
     fn block(ops: Vec<LaneOp>, exit_cond: Option<u32>) -> LaneBlock {
-        LaneBlock {
-            ops,
-            exit_cond,
-            loop_values: None,
-            reads: Default::default(),
-            writes: Default::default(),
-            gathers: 0,
-        }
+        LaneBlock::of_ops(ops, exit_cond)
     }
 
     /// What hoisting left dead becomes an unread constant, a whole chain at
