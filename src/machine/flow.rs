@@ -199,6 +199,23 @@ impl FlowState {
 mod tests {
     use super::*;
 
+    fn push_call(f: &mut FlowState, check: u32, ret: u32) {
+        f.calls.push(CallEntry { check, ret });
+    }
+
+    fn push_if(f: &mut FlowState, check: u32, next: u32) {
+        f.ifs.push(IfEntry { check, next });
+    }
+
+    fn push_loop(f: &mut FlowState, check: u32, start: u32, remaining: u32, increment: u32) {
+        f.loops.push(LoopEntry {
+            check,
+            start,
+            remaining,
+            increment,
+        });
+    }
+
     #[test]
     fn ring_stack_overflow_discards_oldest() {
         let mut s: RingStack<u32, 4> = RingStack::default();
@@ -230,52 +247,26 @@ mod tests {
     fn loop_beats_if_beats_call_beats_jump() {
         let mut f = FlowState::at(0);
         let mut al = 0;
-        f.calls.push(CallEntry {
-            check: 10,
-            ret: 100,
-        });
-        f.ifs.push(IfEntry {
-            check: 10,
-            next: 200,
-        });
-        f.loops.push(LoopEntry {
-            check: 10,
-            start: 3,
-            remaining: 1,
-            increment: 2,
-        });
+        push_call(&mut f, 10, 100);
+        push_if(&mut f, 10, 200);
+        push_loop(&mut f, 10, 3, 1, 2);
         assert_eq!(f.advance(9, Some(300), &mut al), 3);
         assert_eq!(al, 2);
         // All three matched and the IF and CALL entries were consumed.
         assert!(f.ifs.is_empty() && f.calls.is_empty());
         assert_eq!(f.loops.top().unwrap().remaining, 0);
 
-        f.ifs.push(IfEntry {
-            check: 10,
-            next: 200,
-        });
-        f.calls.push(CallEntry {
-            check: 10,
-            ret: 100,
-        });
+        push_if(&mut f, 10, 200);
+        push_call(&mut f, 10, 100);
         // Final iteration: the loop pops and still wins with pc + 1.
         assert_eq!(f.advance(9, Some(300), &mut al), 10);
         assert_eq!(al, 4);
         assert!(f.loops.is_empty() && f.ifs.is_empty() && f.calls.is_empty());
 
-        f.ifs.push(IfEntry {
-            check: 10,
-            next: 200,
-        });
-        f.calls.push(CallEntry {
-            check: 10,
-            ret: 100,
-        });
+        push_if(&mut f, 10, 200);
+        push_call(&mut f, 10, 100);
         assert_eq!(f.advance(9, Some(300), &mut al), 200);
-        f.calls.push(CallEntry {
-            check: 10,
-            ret: 100,
-        });
+        push_call(&mut f, 10, 100);
         assert_eq!(f.advance(9, Some(300), &mut al), 100);
     }
 
@@ -284,17 +275,17 @@ mod tests {
         let mut f = FlowState::at(0);
         let mut al = 0;
         // Four nested calls, each returning onto the next one's exit address.
-        f.calls.push(CallEntry { check: 40, ret: 41 });
-        f.calls.push(CallEntry { check: 30, ret: 40 });
-        f.calls.push(CallEntry { check: 20, ret: 30 });
-        f.calls.push(CallEntry { check: 10, ret: 20 });
+        push_call(&mut f, 40, 41);
+        push_call(&mut f, 30, 40);
+        push_call(&mut f, 20, 30);
+        push_call(&mut f, 10, 20);
         // Pops 10->20, 20->30, 30->40, then 40->41 is missed: stays at 40.
         assert_eq!(f.advance(9, None, &mut al), 40);
         assert!(f.calls.is_empty());
 
-        f.calls.push(CallEntry { check: 30, ret: 40 });
-        f.calls.push(CallEntry { check: 20, ret: 30 });
-        f.calls.push(CallEntry { check: 10, ret: 20 });
+        push_call(&mut f, 30, 40);
+        push_call(&mut f, 20, 30);
+        push_call(&mut f, 10, 20);
         assert_eq!(f.advance(9, None, &mut al), 40);
     }
 
@@ -302,28 +293,12 @@ mod tests {
     fn if_and_loop_pop_at_most_once() {
         let mut f = FlowState::at(0);
         let mut al = 0;
-        f.ifs.push(IfEntry {
-            check: 10,
-            next: 10,
-        });
-        f.ifs.push(IfEntry {
-            check: 10,
-            next: 10,
-        });
+        push_if(&mut f, 10, 10);
+        push_if(&mut f, 10, 10);
         assert_eq!(f.advance(9, None, &mut al), 10);
         assert_eq!(f.ifs.len(), 1);
-        f.loops.push(LoopEntry {
-            check: 10,
-            start: 5,
-            remaining: 0,
-            increment: 1,
-        });
-        f.loops.push(LoopEntry {
-            check: 10,
-            start: 7,
-            remaining: 0,
-            increment: 1,
-        });
+        push_loop(&mut f, 10, 5, 0, 1);
+        push_loop(&mut f, 10, 7, 0, 1);
         assert_eq!(f.advance(9, None, &mut al), 10);
         assert_eq!(f.loops.len(), 1);
         assert_eq!(al, 1);
