@@ -6,7 +6,7 @@ mod common;
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::common::Case;
+    use super::common::{Case, Outcome, jit_available};
     use pica_jit::jit::wide::Width;
     use pica_jit::{EngineKind, Precision, Shader, StatePolicy, UnitState, VertexRegisters};
     use std::arch::asm;
@@ -35,6 +35,22 @@ mod x86 {
         csr & !0x3F
     }
 
+    /// Runs `case` on the JIT in every non-default mode: the caller's MXCSR
+    /// comes back unchanged and outputs `o0`..`o{outputs - 1}` equal `expected`'s bits.
+    fn assert_jit_matches_in_every_mode(case: &Case, expected: &Outcome, outputs: usize) {
+        for (csr, mode) in NON_DEFAULT {
+            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
+            assert_eq!(
+                control(during),
+                csr,
+                "{mode}: the caller's MXCSR is restored"
+            );
+            for o in 0..outputs {
+                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
+            }
+        }
+    }
+
     fn write_mxcsr(csr: u32) {
         // SAFETY: ldmxcsr with all exceptions masked only changes rounding and
         // subnormal handling of later SSE operations; the caller restores it.
@@ -56,7 +72,7 @@ mod x86 {
         // 2^-140 and 2^-130 as f32 subnormals: 2^9 and 2^19 times 2^-149.
         assert_eq!(expected.out_bits(0)[0], 1 << 9);
         assert_eq!(expected.out_bits(1)[0], 1 << 19);
-        if !EngineKind::available().contains(&EngineKind::Jit) {
+        if !jit_available("jit_ignores_the_callers_ftz_daz_and_restores_them") {
             return;
         }
 
@@ -122,20 +138,10 @@ mod x86 {
         );
         assert_eq!(expected.out_bits(1)[0], 1 << 9);
         assert_eq!(expected.out_bits(2)[0], 1 << 19);
-        if !EngineKind::available().contains(&EngineKind::Jit) {
+        if !jit_available("every_result_changing_mode_is_detected_and_restored") {
             return;
         }
-        for (csr, mode) in NON_DEFAULT {
-            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
-            assert_eq!(
-                control(during),
-                csr,
-                "{mode}: the caller's MXCSR is restored"
-            );
-            for o in 0..3 {
-                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
-            }
-        }
+        assert_jit_matches_in_every_mode(&case, &expected, 3);
     }
 
     /// Code that only moves, negates and swizzles (which the x86-64 entry
@@ -163,20 +169,10 @@ mod x86 {
             expected.out_bits(2),
             [0x4080_0000, 1 << 19, 0x4000_0000, 0x3F80_0000]
         );
-        if !EngineKind::available().contains(&EngineKind::Jit) {
+        if !jit_available("bitwise_code_gives_the_same_bits_in_every_mode") {
             return;
         }
-        for (csr, mode) in NON_DEFAULT {
-            let (jit, during) = with_mxcsr(csr, || case.run_on(EngineKind::Jit));
-            assert_eq!(
-                control(during),
-                csr,
-                "{mode}: the caller's MXCSR is restored"
-            );
-            for o in 0..4 {
-                assert_eq!(jit.out_bits(o), expected.out_bits(o), "{mode}: o{o}");
-            }
-        }
+        assert_jit_matches_in_every_mode(&case, &expected, 4);
     }
 
     /// Code that calls into Rust (a geometry shader's `emit`) and pushes
@@ -222,7 +218,7 @@ mod x86 {
         assert_eq!(expected.out_bits(0), rounded);
         assert_eq!(expected.out_bits(2)[0], 1 << 9);
         assert_eq!(expected.out_bits(3)[0], 1 << 19);
-        if !EngineKind::available().contains(&EngineKind::Jit) {
+        if !jit_available("code_that_calls_into_rust_runs_in_the_default_mode_throughout") {
             return;
         }
         for (csr, mode) in NON_DEFAULT {
@@ -271,7 +267,7 @@ mod x86 {
     /// functions and batch kernels enter the environment the same way).
     #[test]
     fn the_wide_engine_detects_and_restores_every_mode() {
-        if !EngineKind::available().contains(&EngineKind::Jit) {
+        if !jit_available("the_wide_engine_detects_and_restores_every_mode") {
             return;
         }
         let case = mode_sensitive_case();

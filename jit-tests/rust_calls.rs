@@ -5,6 +5,9 @@
 //! each keeps the budget in a register and pushes and pops the control-flow
 //! stacks inline (`jit::inline_flow`).
 
+mod common;
+
+use common::jit_available;
 use pica_jit::shbin::Shbin;
 use pica_jit::{
     EngineKind, Precision, Program, Shader, ShaderConfig, ShaderKind, Stop, Uniforms, UnitState,
@@ -94,8 +97,7 @@ fn every_shader() -> Vec<(String, u64)> {
 
 #[test]
 fn structured_programs_never_call_into_rust() {
-    if !EngineKind::available().contains(&EngineKind::Jit) {
-        println!("no JIT on this host");
+    if !jit_available("structured_programs_never_call_into_rust") {
         return;
     }
     let counts = every_shader();
@@ -116,7 +118,7 @@ fn structured_programs_never_call_into_rust() {
 /// to the interpreter, which is a call into Rust.
 #[test]
 fn a_hand_over_to_the_interpreter_is_counted() {
-    if !EngineKind::available().contains(&EngineKind::Jit) {
+    if !jit_available("a_hand_over_to_the_interpreter_is_counted") {
         return;
     }
     let shbin = Shbin::parse(pica_jit::DEFAULT_SHADER).expect("default shader");

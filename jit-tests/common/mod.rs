@@ -30,6 +30,17 @@ pub fn engines() -> Vec<EngineKind> {
     engines
 }
 
+/// Whether a test that exercises the JIT can run here. `PICA_REQUIRE_JIT=1`
+/// makes a host without one a failure (see [`engines`]); elsewhere the skip is
+/// printed, never silent.
+pub fn jit_available(test: &str) -> bool {
+    let available = engines().contains(&EngineKind::Jit);
+    if !available {
+        println!("SKIPPED {test}: this host has no JIT");
+    }
+    available
+}
+
 /// The result of one invocation.
 #[derive(Clone, Debug)]
 pub struct Outcome {
