@@ -2,6 +2,8 @@
 //! built from generated programs, and budget stops at every instruction of a real
 //! shader. (Every other suite already runs the IR evaluator as one of the engines.)
 
+mod common;
+
 use pica_jit::ir::Ir;
 use pica_jit::isa::{Instruction, encode};
 use pica_jit::shbin::Shbin;
@@ -193,7 +195,9 @@ fn optimised_ir_evaluates_to_the_same_bits_as_built() {
 #[test]
 fn lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots() {
     use pica_jit::jit::{self, Features};
-    if jit::host_support().is_err() {
+    if !common::jit_available(
+        "lowering_compiles_blocks_with_more_live_values_than_registers_and_spill_slots",
+    ) {
         return;
     }
     for distinct in [15usize, 60, 192] {
