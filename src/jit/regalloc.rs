@@ -194,12 +194,25 @@ pub(crate) trait Evict {
 /// implemented for every [`Evict`].
 pub(crate) trait Alloc: Evict {
     /// A free register, evicting the value used last (never one of `keep`).
+    /// Asked once or twice per lowered operation: the common case, a free
+    /// register, is inline; the eviction is not.
+    #[inline]
     fn alloc(&mut self, keep: &[Self::Value]) -> Result<u8, JitError> {
         let regs = self.value_regs();
         let ra = self.registers();
-        if let Some(&r) = regs.iter().find(|&&r| ra.holder[r as usize].is_none()) {
-            return Ok(r);
+        match regs.iter().find(|&&r| ra.holder[r as usize].is_none()) {
+            Some(&r) => Ok(r),
+            None => self.evict(keep),
         }
+    }
+
+    /// [`Alloc::alloc`] when every value register holds a value: frees the
+    /// one used last (never one of `keep`), values that can be emitted again
+    /// first, spilling it if it cannot.
+    #[inline(never)]
+    fn evict(&mut self, keep: &[Self::Value]) -> Result<u8, JitError> {
+        let regs = self.value_regs();
+        let ra = self.registers();
         let victim = regs
             .iter()
             .filter_map(|&r| ra.holder[r as usize].map(|v| (r, v)))

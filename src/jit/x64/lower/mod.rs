@@ -142,6 +142,12 @@ struct Operands {
 }
 
 impl Operands {
+    /// No operand.
+    const NONE: Operands = Operands {
+        list: [Value(0); 3],
+        len: 0,
+    };
+
     fn from_iter(values: impl IntoIterator<Item = Value>) -> Operands {
         let mut out = Operands {
             list: [Value(0); 3],
@@ -167,15 +173,57 @@ impl IntoIterator for Operands {
     }
 }
 
-/// The operands a node reads at run time, given its form.
+/// The operands a node reads at run time, given its form. Asked of every
+/// node twice (planning, lowering): the common forms are answered inline,
+/// without an iterator chain.
+#[inline]
 fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
-        Form::Own => Operands::from_iter(crate::ir::opt::operands(op)),
+        Form::Own => own_operands(op),
+        Form::Folded => Operands::NONE,
+        _ => pattern_operands(op, form),
+    }
+}
+
+/// [`crate::ir::opt::operands`] of `op` (the operands of `Form::Own`), as
+/// an array.
+#[inline]
+fn own_operands(op: &Op) -> Operands {
+    let none = Value(0);
+    let (list, len) = match *op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => ([none; 3], 0),
+        Op::ReadConstAt(v)
+        | Op::Store { value: v, .. }
+        | Op::WriteAddr(_, v)
+        | Op::WriteFlag(_, v)
+        | Op::Swizzle(v, _)
+        | Op::Extract(v, _)
+        | Op::Splat(v)
+        | Op::Unary(_, v) => ([v, none, none], 1),
+        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+            ([a, b, none], 2)
+        }
+        Op::Select { cond, a, b } => ([cond, a, b], 3),
+    };
+    Operands { list, len }
+}
+
+/// [`real_operands`] of the pattern forms.
+fn pattern_operands(op: &Op, form: Form) -> Operands {
+    match form {
+        Form::Own => own_operands(op),
         Form::Folded
         | Form::ConvertedInput(_)
         | Form::FlushedInput(..)
         | Form::QuantizeConst(..)
-        | Form::ShuffleMem(..) => Operands::from_iter(None),
+        | Form::ShuffleMem(..) => Operands::NONE,
         Form::Same(v) | Form::QuantizeOf(v, _) | Form::BinaryMem { reg: v, .. } => {
             Operands::from_iter(Some(v))
         }
