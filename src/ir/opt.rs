@@ -152,7 +152,7 @@ pub fn optimize(ir: &Ir) -> Ir {
         prologue: ir.prologue.clone(),
         blocks: {
             let mut scratch = Scratch::for_blocks(&ir.blocks);
-            forward_with_temp_facts(ir, &mut scratch)
+            let blocks = forward_with_temp_facts(ir, &mut scratch)
                 .into_iter()
                 .map(|mut block| {
                     nan_payloads(&mut block, &mut scratch);
@@ -160,7 +160,9 @@ pub fn optimize(ir: &Ir) -> Ir {
                     dead_code(&mut block, &mut scratch);
                     block
                 })
-                .collect()
+                .collect();
+            scratch.keep();
+            blocks
         },
         values_cross_spans: true,
         block_of: ir.block_of.clone(),
@@ -184,20 +186,56 @@ struct Scratch {
     facts: Vec<Facts>,
 }
 
+/// The room (elements per buffer) of the [`Scratch`] a thread keeps
+/// between compilations, at most (as `spare::MAX_SPARE_ROOM` for nodes).
+const MAX_KEPT_SCRATCH: usize = 1 << 16;
+
+thread_local! {
+    /// The optimiser's buffers, kept per thread from one compilation to the
+    /// next (allocating and freeing them was about a twentieth of optimising
+    /// a small program). Only capacity crosses: every pass clears what it uses.
+    static KEPT_SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+}
+
 impl Scratch {
     /// Buffers with room for the largest of `blocks` and what rewriting it
     /// adds ([`rebuilt_capacity`]): growing them block by block, each time
-    /// copying what they held, was a noticeable part of optimising.
+    /// copying what they held, was a noticeable part of optimising. Those
+    /// the thread kept ([`Scratch::keep`]) if any, emptied.
     fn for_blocks(blocks: &[Block]) -> Scratch {
         let most = blocks.iter().map(|b| b.nodes.len()).max().unwrap_or(0);
         let room = rebuilt_capacity(most);
-        Scratch {
-            remap: Vec::with_capacity(room),
-            uses: Vec::with_capacity(room),
-            lanes: Vec::with_capacity(room),
-            flags: Vec::with_capacity(room),
-            seen: OpTable::default(),
-            facts: Vec::with_capacity(room),
+        let mut scratch = KEPT_SCRATCH
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        scratch.remap.clear();
+        scratch.remap.reserve(room);
+        scratch.uses.clear();
+        scratch.uses.reserve(room);
+        scratch.lanes.clear();
+        scratch.lanes.reserve(room);
+        scratch.flags.clear();
+        scratch.flags.reserve(room);
+        scratch.facts.clear();
+        scratch.facts.reserve(room);
+        scratch
+    }
+
+    /// Keeps the buffers for the thread's next compilation unless one has
+    /// grown past [`MAX_KEPT_SCRATCH`] (a huge program's memory is not kept).
+    fn keep(self) {
+        let most = [
+            self.remap.capacity(),
+            self.uses.capacity(),
+            self.lanes.capacity(),
+            self.flags.capacity(),
+            self.facts.capacity(),
+            self.seen.slots.capacity(),
+        ];
+        if most.iter().all(|&c| c <= MAX_KEPT_SCRATCH) {
+            let _ = KEPT_SCRATCH.try_with(|kept| kept.set(Some(self)));
         }
     }
 }
@@ -673,6 +711,15 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
     // the previous round's rewrite of every block whose such temporaries
     // kept their facts.
     let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+    if reads.iter().all(|&r| r == 0) {
+        // No block asks for a temporary's facts: every assignment gives the
+        // same rewrite, so the first round would be the last.
+        return ir
+            .blocks
+            .iter()
+            .map(|block| forward(block, &top, &none, scratch).0)
+            .collect();
+    }
     let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
     let mut done: Vec<Option<(Block, [Facts; 16])>> = ir.blocks.iter().map(|_| None).collect();
     let mut done_with: [Facts; 16] = [0; 16];
@@ -1210,16 +1257,22 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
             }
         }
     }
-    if live.iter().all(|&l| l) {
+    // Operands come before their users: the nodes before the first dead one
+    // stay where they are, unchanged.
+    let Some(first_dead) = live.iter().position(|&l| !l) else {
         return;
-    }
+    };
     let remap = &mut scratch.remap;
     remap.clear();
+    remap.extend((0..first_dead as u32).map(Value));
     remap.resize(block.nodes.len(), Value(u32::MAX));
-    let mut kept = 0;
+    let mut kept = first_dead;
     for span in &mut block.instrs {
-        let first = kept as u32;
-        for index in span.first..span.end {
+        if span.end as usize <= first_dead {
+            continue;
+        }
+        let first = span.first.min(kept as u32);
+        for index in span.first.max(first_dead as u32)..span.end {
             if live[index as usize] {
                 let node = block.nodes[index as usize];
                 let op = map_operands(node.op, |v| remap[v.0 as usize]);
@@ -1484,6 +1537,15 @@ mod tests {
             let converted = converted_temps(&ir);
             let top = top_facts(converted);
             let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+            if reads.iter().all(|&r| r == 0) {
+                // No block asks for a temporary's facts: every assignment gives the
+                // same rewrite, so the first round would be the last.
+                return ir
+                    .blocks
+                    .iter()
+                    .map(|block| forward(block, &top, &none, scratch).0)
+                    .collect();
+            }
             let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
             let mut odd = top;
             for (n, f) in odd.iter_mut().enumerate() {
