@@ -284,9 +284,11 @@ fn negate(b: &mut BlockBuilder, x: Value) -> Value {
     }
 }
 
-/// [`arith::arith_input`].
+/// [`arith::arith_input`] (in F24 nothing for a value on the float24 grid,
+/// such as an earlier step's result: flushing leaves it as is).
 fn arith_input(b: &mut BlockBuilder, x: Value) -> Value {
     match b.precision() {
+        Precision::F24 if b.is_quantized(x) => x,
         Precision::F24 => b.unary(UnOp::F24Flush, x),
         Precision::F32 => x,
     }
