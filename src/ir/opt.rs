@@ -707,10 +707,15 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
     // estimate of what they derive (lane by lane, so it keeps at least the
     // facts they keep): usually the first round confirms it.
     // A block's rewrite depends only on the facts of the temporaries it
-    // reads (or writes in part) before writing them whole: a round reuses
+    // reads (or, entry-converted ones, writes in part) before writing them
+    // whole ([`temps_read_before_written`]): a round reuses
     // the previous round's rewrite of every block whose such temporaries
     // kept their facts.
-    let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+    let reads: Vec<u16> = ir
+        .blocks
+        .iter()
+        .map(|block| temps_read_before_written(block, converted))
+        .collect();
     if reads.iter().all(|&r| r == 0) {
         // No block asks for a temporary's facts: every assignment gives the
         // same rewrite, so the first round would be the last.
@@ -931,8 +936,12 @@ fn estimated_writes(
 
 /// The temporaries (a bit each) whose earlier contents `block` reads, or
 /// keeps lanes of in a partial write, before it writes them whole: those
-/// whose facts [`forward`] asks for.
-fn temps_read_before_written(block: &Block) -> u16 {
+/// whose facts [`forward`] asks for. A partial write asks only for the
+/// kept facts, which are none (whatever is assumed) unless the temporary is
+/// one of the entry-`converted` ones (a bit each): it asks for no facts of
+/// another (a block that writes `r0.xyz` and then `r0.w` depends on no
+/// assumption about `r0`).
+fn temps_read_before_written(block: &Block, converted: u16) -> u16 {
     let (mut known, mut read) = (0u16, 0u16);
     for node in &block.nodes {
         let (n, whole) = match node.op {
@@ -945,7 +954,8 @@ fn temps_read_before_written(block: &Block) -> u16 {
             _ => continue,
         };
         let bit = 1u16 << (n & 15);
-        if known & bit == 0 && !whole {
+        let asks = matches!(node.op, Op::ReadTemp(_)) || converted & bit != 0;
+        if known & bit == 0 && !whole && asks {
             read |= bit;
         }
         known |= bit;
@@ -1536,16 +1546,11 @@ mod tests {
         for (name, ir) in corpus_f24_irs() {
             let converted = converted_temps(&ir);
             let top = top_facts(converted);
-            let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
-            if reads.iter().all(|&r| r == 0) {
-                // No block asks for a temporary's facts: every assignment gives the
-                // same rewrite, so the first round would be the last.
-                return ir
-                    .blocks
-                    .iter()
-                    .map(|block| forward(block, &top, &none, scratch).0)
-                    .collect();
-            }
+            let reads: Vec<u16> = ir
+                .blocks
+                .iter()
+                .map(|block| temps_read_before_written(block, converted))
+                .collect();
             let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
             let mut odd = top;
             for (n, f) in odd.iter_mut().enumerate() {
