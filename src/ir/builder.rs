@@ -67,8 +67,8 @@ impl BlockBuilder {
     }
 
     /// Number of lanes of `v`.
-    /// `v` is an `f24_quantize` of this block, or a lane movement (swizzle,
-    /// extract, splat) of one: a value on the float24 grid, which
+    /// `v` is an `f24_quantize` or `pica_mul_f24` of this block, or a lane
+    /// movement (swizzle, extract, splat) of one: a value on the float24 grid, which
     /// `f24_flush` leaves as is (the optimiser drops such a flush; the
     /// recipes do not emit it).
     pub fn is_quantized(&self, v: Value) -> bool {
@@ -77,7 +77,10 @@ impl BlockBuilder {
             Some(Op::Swizzle(x, _) | Op::Extract(x, _) | Op::Splat(x)) => x,
             _ => v,
         };
-        matches!(op(v), Some(Op::Unary(UnOp::F24Quantize, _)))
+        matches!(
+            op(v),
+            Some(Op::Unary(UnOp::F24Quantize, _) | Op::Binary(BinOp::PicaMulF24, ..))
+        )
     }
 
     pub fn lanes(&self, v: Value) -> u8 {

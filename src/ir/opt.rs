@@ -1223,9 +1223,9 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
         }
         _ => false,
     };
-    if !block.nodes.iter().any(quantized_product) {
+    let Some(first) = block.nodes.iter().position(quantized_product) else {
         return;
-    }
+    };
     let uses = &mut scratch.uses;
     uses.clear();
     uses.resize(block.nodes.len(), 0);
@@ -1237,7 +1237,7 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
             uses[v.0 as usize] += 1;
         }
     }
-    for k in 0..block.nodes.len() {
+    for k in first..block.nodes.len() {
         if let Op::Unary(UnOp::F24Quantize, p) = block.nodes[k].op
             && uses[p.0 as usize] == 1
             && let Op::Binary(BinOp::PicaMul, a, b) = block.nodes[p.0 as usize].op
