@@ -1537,6 +1537,56 @@ mod tests {
         })
     }
 
+    /// The temporaries whose facts a block's rewrite asks for: a first
+    /// access that reads, or a first partial write of an entry-converted
+    /// temporary (whose kept lanes have the assumed facts); not a first
+    /// partial write of another (its kept lanes have none, whatever is
+    /// assumed), nor anything after a whole write.
+    #[test]
+    fn temps_read_before_written_lists_the_temporaries_whose_facts_matter() {
+        use crate::ir::Ty;
+        let node = |op: Op| Node {
+            ty: match op {
+                Op::Store { .. } => None,
+                _ => Some(Ty::F32X4),
+            },
+            op,
+        };
+        let store = |n: u8, mask: u8, v: u32| {
+            node(Op::Store {
+                dst: DstReg::Temp(n),
+                mask: WriteMask(mask),
+                value: Value(v),
+            })
+        };
+        let block = Block {
+            start: 0,
+            last: 0,
+            nodes: vec![
+                node(Op::ReadInput(0)),
+                // r0.xyz then r0.w: a partial write first.
+                store(0, 0b1110, 0),
+                store(0, 0b0001, 0),
+                // r1 written whole, then read.
+                store(1, 0b1111, 0),
+                node(Op::ReadTemp(1)),
+                // r2 read first.
+                node(Op::ReadTemp(2)),
+                store(2, 0b1000, 5),
+            ],
+            instrs: vec![InstrSpan {
+                pc: 0,
+                first: 0,
+                end: 7,
+            }],
+            exit: Exit::End,
+            stack_check: false,
+        };
+        assert_eq!(temps_read_before_written(&block, 0), 0b100);
+        assert_eq!(temps_read_before_written(&block, 0b111), 0b101);
+        assert_eq!(temps_read_before_written(&block, 0b010), 0b100);
+    }
+
     /// `estimated_writes` keeps every fact `forward` derives, whatever the
     /// facts assumed (else the estimate could start the rounds below the
     /// greatest fixed point and lose facts).
