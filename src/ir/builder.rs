@@ -67,6 +67,22 @@ impl BlockBuilder {
     }
 
     /// Number of lanes of `v`.
+    /// `v` is an `f24_quantize` or `pica_mul_f24` of this block, or a lane
+    /// movement (swizzle, extract, splat) of one: a value on the float24 grid, which
+    /// `f24_flush` leaves as is (the optimiser drops such a flush; the
+    /// recipes do not emit it).
+    pub fn is_quantized(&self, v: Value) -> bool {
+        let op = |v: Value| self.nodes.get(v.0 as usize).map(|n| n.op);
+        let v = match op(v) {
+            Some(Op::Swizzle(x, _) | Op::Extract(x, _) | Op::Splat(x)) => x,
+            _ => v,
+        };
+        matches!(
+            op(v),
+            Some(Op::Unary(UnOp::F24Quantize, _) | Op::Binary(BinOp::PicaMulF24, ..))
+        )
+    }
+
     pub fn lanes(&self, v: Value) -> u8 {
         self.ty(v).lanes
     }

@@ -152,7 +152,7 @@ pub fn optimize(ir: &Ir) -> Ir {
         prologue: ir.prologue.clone(),
         blocks: {
             let mut scratch = Scratch::for_blocks(&ir.blocks);
-            forward_with_temp_facts(ir, &mut scratch)
+            let blocks = forward_with_temp_facts(ir, &mut scratch)
                 .into_iter()
                 .map(|mut block| {
                     nan_payloads(&mut block, &mut scratch);
@@ -160,7 +160,9 @@ pub fn optimize(ir: &Ir) -> Ir {
                     dead_code(&mut block, &mut scratch);
                     block
                 })
-                .collect()
+                .collect();
+            scratch.keep();
+            blocks
         },
         values_cross_spans: true,
         block_of: ir.block_of.clone(),
@@ -184,20 +186,56 @@ struct Scratch {
     facts: Vec<Facts>,
 }
 
+/// The room (elements per buffer) of the [`Scratch`] a thread keeps
+/// between compilations, at most (as `spare::MAX_SPARE_ROOM` for nodes).
+const MAX_KEPT_SCRATCH: usize = 1 << 16;
+
+thread_local! {
+    /// The optimiser's buffers, kept per thread from one compilation to the
+    /// next (allocating and freeing them was about a twentieth of optimising
+    /// a small program). Only capacity crosses: every pass clears what it uses.
+    static KEPT_SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+}
+
 impl Scratch {
     /// Buffers with room for the largest of `blocks` and what rewriting it
     /// adds ([`rebuilt_capacity`]): growing them block by block, each time
-    /// copying what they held, was a noticeable part of optimising.
+    /// copying what they held, was a noticeable part of optimising. Those
+    /// the thread kept ([`Scratch::keep`]) if any, emptied.
     fn for_blocks(blocks: &[Block]) -> Scratch {
         let most = blocks.iter().map(|b| b.nodes.len()).max().unwrap_or(0);
         let room = rebuilt_capacity(most);
-        Scratch {
-            remap: Vec::with_capacity(room),
-            uses: Vec::with_capacity(room),
-            lanes: Vec::with_capacity(room),
-            flags: Vec::with_capacity(room),
-            seen: OpTable::default(),
-            facts: Vec::with_capacity(room),
+        let mut scratch = KEPT_SCRATCH
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        scratch.remap.clear();
+        scratch.remap.reserve(room);
+        scratch.uses.clear();
+        scratch.uses.reserve(room);
+        scratch.lanes.clear();
+        scratch.lanes.reserve(room);
+        scratch.flags.clear();
+        scratch.flags.reserve(room);
+        scratch.facts.clear();
+        scratch.facts.reserve(room);
+        scratch
+    }
+
+    /// Keeps the buffers for the thread's next compilation unless one has
+    /// grown past [`MAX_KEPT_SCRATCH`] (a huge program's memory is not kept).
+    fn keep(self) {
+        let most = [
+            self.remap.capacity(),
+            self.uses.capacity(),
+            self.lanes.capacity(),
+            self.flags.capacity(),
+            self.facts.capacity(),
+            self.seen.slots.capacity(),
+        ];
+        if most.iter().all(|&c| c <= MAX_KEPT_SCRATCH) {
+            let _ = KEPT_SCRATCH.try_with(|kept| kept.set(Some(self)));
         }
     }
 }
@@ -669,10 +707,24 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
     // estimate of what they derive (lane by lane, so it keeps at least the
     // facts they keep): usually the first round confirms it.
     // A block's rewrite depends only on the facts of the temporaries it
-    // reads (or writes in part) before writing them whole: a round reuses
+    // reads (or, entry-converted ones, writes in part) before writing them
+    // whole ([`temps_read_before_written`]): a round reuses
     // the previous round's rewrite of every block whose such temporaries
     // kept their facts.
-    let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+    let reads: Vec<u16> = ir
+        .blocks
+        .iter()
+        .map(|block| temps_read_before_written(block, converted))
+        .collect();
+    if reads.iter().all(|&r| r == 0) {
+        // No block asks for a temporary's facts: every assignment gives the
+        // same rewrite, so the first round would be the last.
+        return ir
+            .blocks
+            .iter()
+            .map(|block| forward(block, &top, &none, scratch).0)
+            .collect();
+    }
     let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
     let mut done: Vec<Option<(Block, [Facts; 16])>> = ir.blocks.iter().map(|_| None).collect();
     let mut done_with: [Facts; 16] = [0; 16];
@@ -884,8 +936,12 @@ fn estimated_writes(
 
 /// The temporaries (a bit each) whose earlier contents `block` reads, or
 /// keeps lanes of in a partial write, before it writes them whole: those
-/// whose facts [`forward`] asks for.
-fn temps_read_before_written(block: &Block) -> u16 {
+/// whose facts [`forward`] asks for. A partial write asks only for the
+/// kept facts, which are none (whatever is assumed) unless the temporary is
+/// one of the entry-`converted` ones (a bit each): it asks for no facts of
+/// another (a block that writes `r0.xyz` and then `r0.w` depends on no
+/// assumption about `r0`).
+fn temps_read_before_written(block: &Block, converted: u16) -> u16 {
     let (mut known, mut read) = (0u16, 0u16);
     for node in &block.nodes {
         let (n, whole) = match node.op {
@@ -898,7 +954,8 @@ fn temps_read_before_written(block: &Block) -> u16 {
             _ => continue,
         };
         let bit = 1u16 << (n & 15);
-        if known & bit == 0 && !whole {
+        let asks = matches!(node.op, Op::ReadTemp(_)) || converted & bit != 0;
+        if known & bit == 0 && !whole && asks {
             read |= bit;
         }
         known |= bit;
@@ -1166,9 +1223,9 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
         }
         _ => false,
     };
-    if !block.nodes.iter().any(quantized_product) {
+    let Some(first) = block.nodes.iter().position(quantized_product) else {
         return;
-    }
+    };
     let uses = &mut scratch.uses;
     uses.clear();
     uses.resize(block.nodes.len(), 0);
@@ -1180,7 +1237,7 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
             uses[v.0 as usize] += 1;
         }
     }
-    for k in 0..block.nodes.len() {
+    for k in first..block.nodes.len() {
         if let Op::Unary(UnOp::F24Quantize, p) = block.nodes[k].op
             && uses[p.0 as usize] == 1
             && let Op::Binary(BinOp::PicaMul, a, b) = block.nodes[p.0 as usize].op
@@ -1210,16 +1267,22 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
             }
         }
     }
-    if live.iter().all(|&l| l) {
+    // Operands come before their users: the nodes before the first dead one
+    // stay where they are, unchanged.
+    let Some(first_dead) = live.iter().position(|&l| !l) else {
         return;
-    }
+    };
     let remap = &mut scratch.remap;
     remap.clear();
+    remap.extend((0..first_dead as u32).map(Value));
     remap.resize(block.nodes.len(), Value(u32::MAX));
-    let mut kept = 0;
+    let mut kept = first_dead;
     for span in &mut block.instrs {
-        let first = kept as u32;
-        for index in span.first..span.end {
+        if span.end as usize <= first_dead {
+            continue;
+        }
+        let first = span.first.min(kept as u32);
+        for index in span.first.max(first_dead as u32)..span.end {
             if live[index as usize] {
                 let node = block.nodes[index as usize];
                 let op = map_operands(node.op, |v| remap[v.0 as usize]);
@@ -1474,6 +1537,56 @@ mod tests {
         })
     }
 
+    /// The temporaries whose facts a block's rewrite asks for: a first
+    /// access that reads, or a first partial write of an entry-converted
+    /// temporary (whose kept lanes have the assumed facts); not a first
+    /// partial write of another (its kept lanes have none, whatever is
+    /// assumed), nor anything after a whole write.
+    #[test]
+    fn temps_read_before_written_lists_the_temporaries_whose_facts_matter() {
+        use crate::ir::Ty;
+        let node = |op: Op| Node {
+            ty: match op {
+                Op::Store { .. } => None,
+                _ => Some(Ty::F32X4),
+            },
+            op,
+        };
+        let store = |n: u8, mask: u8, v: u32| {
+            node(Op::Store {
+                dst: DstReg::Temp(n),
+                mask: WriteMask(mask),
+                value: Value(v),
+            })
+        };
+        let block = Block {
+            start: 0,
+            last: 0,
+            nodes: vec![
+                node(Op::ReadInput(0)),
+                // r0.xyz then r0.w: a partial write first.
+                store(0, 0b1110, 0),
+                store(0, 0b0001, 0),
+                // r1 written whole, then read.
+                store(1, 0b1111, 0),
+                node(Op::ReadTemp(1)),
+                // r2 read first.
+                node(Op::ReadTemp(2)),
+                store(2, 0b1000, 5),
+            ],
+            instrs: vec![InstrSpan {
+                pc: 0,
+                first: 0,
+                end: 7,
+            }],
+            exit: Exit::End,
+            stack_check: false,
+        };
+        assert_eq!(temps_read_before_written(&block, 0), 0b100);
+        assert_eq!(temps_read_before_written(&block, 0b111), 0b101);
+        assert_eq!(temps_read_before_written(&block, 0b010), 0b100);
+    }
+
     /// `estimated_writes` keeps every fact `forward` derives, whatever the
     /// facts assumed (else the estimate could start the rounds below the
     /// greatest fixed point and lose facts).
@@ -1483,7 +1596,11 @@ mod tests {
         for (name, ir) in corpus_f24_irs() {
             let converted = converted_temps(&ir);
             let top = top_facts(converted);
-            let reads: Vec<u16> = ir.blocks.iter().map(temps_read_before_written).collect();
+            let reads: Vec<u16> = ir
+                .blocks
+                .iter()
+                .map(|block| temps_read_before_written(block, converted))
+                .collect();
             let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
             let mut odd = top;
             for (n, f) in odd.iter_mut().enumerate() {

@@ -284,9 +284,11 @@ fn negate(b: &mut BlockBuilder, x: Value) -> Value {
     }
 }
 
-/// [`arith::arith_input`].
+/// [`arith::arith_input`] (in F24 nothing for a value on the float24 grid,
+/// such as an earlier step's result: flushing leaves it as is).
 fn arith_input(b: &mut BlockBuilder, x: Value) -> Value {
     match b.precision() {
+        Precision::F24 if b.is_quantized(x) => x,
         Precision::F24 => b.unary(UnOp::F24Flush, x),
         Precision::F32 => x,
     }
@@ -311,12 +313,18 @@ fn add(b: &mut BlockBuilder, x: Value, y: Value) -> Value {
     arith_result(b, r)
 }
 
-/// [`arith::mul`].
+/// [`arith::mul`] (in F24 one [`BinOp::PicaMulF24`], the multiply rule and
+/// the result step in one node, as the optimiser would fuse them).
 fn mul(b: &mut BlockBuilder, x: Value, y: Value) -> Value {
     let x = arith_input(b, x);
     let y = arith_input(b, y);
-    let r = b.binary(BinOp::PicaMul, x, y);
-    arith_result(b, r)
+    match b.precision() {
+        Precision::F24 => b.binary(BinOp::PicaMulF24, x, y),
+        Precision::F32 => {
+            let r = b.binary(BinOp::PicaMul, x, y);
+            arith_result(b, r)
+        }
+    }
 }
 
 /// [`arith::mad`]: never fused; in F24 the product is quantised first.

@@ -575,6 +575,50 @@ fn cmp_and_litp_write_both_flags() {
     assert_eq!(state.cmp, [false, false]);
 }
 
+/// In F24 a multiply is one `pica_mul_f24` node, and an arithmetic step
+/// flushes only operands that may be off the float24 grid: the partial sums,
+/// results of earlier steps, are not flushed again. The built IR computes
+/// `arith::dp4` bit for bit.
+#[test]
+fn f24_dot_product_multiplies_in_one_node_and_flushes_only_its_inputs() {
+    let dp4 = binary(
+        BinaryOp::Dp4,
+        DstReg::Temp(0),
+        Source::direct(SrcReg::Temp(1)),
+        Source::direct(SrcReg::Temp(2)),
+    );
+    let ir = build(
+        &program(&[dp4, Instruction::End], &[plain()]),
+        Precision::F24,
+    );
+    let text = ir.blocks[0].to_string();
+    let expected = "0000:
+  %0 = read_temp r1 : f32x4
+  %1 = read_temp r2 : f32x4
+  %2 = f24_flush %0 : f32x4
+  %3 = f24_flush %1 : f32x4
+  %4 = pica_mul_f24 %2, %3 : f32x4
+  %5 = swizzle %4.yxwz : f32x4
+  %6 = fadd %4, %5 : f32x4
+  %7 = f24_quantize %6 : f32x4
+  %8 = swizzle %7.zwxy : f32x4
+  %9 = fadd %7, %8 : f32x4
+  %10 = f24_quantize %9 : f32x4
+  store r0.xyzw, %10
+";
+    assert!(text.contains(expected), "{text}");
+    // Operands off the grid (denormal-range and many-bit mantissas).
+    let a = [1.1e-20, 3.000_000_2, -7.25e12, 0.333_333_34];
+    let b = [2.5e-21, -1.000_000_1, 1.5e-13, 3.0];
+    let mut state = UnitState::default();
+    state.temps[1] = a;
+    state.temps[2] = b;
+    let stop = eval::run(&ir, 100, &Uniforms::default(), &mut state, &mut ());
+    assert_eq!(stop, Stop::End);
+    let want = arith::dp4(Precision::F24, a, b);
+    assert_eq!(state.temps[0].map(f32::to_bits), [want.to_bits(); 4]);
+}
+
 /// `mov r0.xyz, v0; ex2 r0.y, r0; mov r0.w, c1; mov o0, r0`: the `ex2` reads
 /// lane x, which the first `mov` wrote, so after optimisation nothing reads
 /// r0's earlier contents (the single-vertex code would otherwise wait for
