@@ -2740,7 +2740,8 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
 /// (short path and general path: whole groups, a partial group, output
 /// masks, both policies), and reads this call's uniforms. (Preparing in
 /// F32 again, or comparing every row in F24, fails the counts; reusing a
-/// preparation across a change to a row read fails the outputs.)
+/// preparation across a change to a row read fails the outputs.) The
+/// expected results come from `Shader::run`, which prepares nothing.
 #[test]
 fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
     let (program, dvle) = assembled(
@@ -2797,9 +2798,9 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
                 ),
                 (
                     4 * lanes + 3,
-                    0b01,
+                    0b10,
                     StatePolicy::Reset,
-                    |u| u.f[95][3] = -0.0,
+                    |u| u.f[95][3] = -1.0,
                     true,
                 ),
                 (
@@ -2809,7 +2810,7 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
                     |u| u.f[94] = [7.0; 4],
                     false,
                 ),
-                (2 * lanes, 0b10, StatePolicy::Reset, |u| u.b[3] = true, true),
+                (2 * lanes, 0b01, StatePolicy::Reset, |u| u.b[3] = true, true),
                 (
                     2 * lanes,
                     0xffff,
@@ -2833,19 +2834,21 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
                 let mut expected = vec![untouched; len];
                 let mut got = vec![untouched; len];
                 let (mut expected_state, mut got_state) = (state.clone(), state.clone());
+                // Expected: one vertex at a time with `Shader::run`, which
+                // converts uniforms as it reads them (no preparation).
                 let before = pica_jit::uniform_preparations();
-                interp
-                    .run_vertices(
-                        &uniforms,
-                        &inputs,
-                        0b11,
-                        &mut expected,
-                        output_mask,
-                        policy,
-                        &mut expected_state,
-                        &mut (),
-                    )
-                    .unwrap();
+                for (vertex_in, vertex_out) in inputs.iter().zip(expected.iter_mut()) {
+                    let mut one = match policy {
+                        StatePolicy::Reset => state.clone(),
+                        StatePolicy::Carry => expected_state.clone(),
+                    };
+                    one.load_inputs(vertex_in, 0b11);
+                    interp.run(&uniforms, &mut one, &mut ());
+                    one.store_outputs(vertex_out, output_mask);
+                    if policy == StatePolicy::Carry {
+                        expected_state = one;
+                    }
+                }
                 let summary = jit
                     .run_vertices(
                         &uniforms,
@@ -2877,7 +2880,6 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
                         "{what}: o0.x"
                     );
                 }
-                // The interpreter's call prepares, the JIT's reuses it.
                 let expected_preparations = match precision {
                     pica_jit::Precision::F32 => 0,
                     pica_jit::Precision::F24 => u64::from(seen),
