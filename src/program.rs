@@ -196,10 +196,11 @@ impl Program {
     /// use pica_jit::Program;
     /// let add = |src1: Source| Instruction::Binary {
     ///     op: BinaryOp::Add, inverted: false, dst: DstReg::Temp(0),
-    ///     src1, src2: Source::direct(SrcReg::Const(95)), desc: 0,
+    ///     src1, src2: Source::direct(SrcReg::Input(0)), desc: 0,
     /// };
-    /// let direct = add(Source::direct(SrcReg::Const(4)));
-    /// let program = Program::new(vec![encode(&direct).unwrap()], vec![0]).unwrap();
+    /// let code = [SrcReg::Const(4), SrcReg::Const(95)]
+    ///     .map(|c| encode(&add(Source::direct(c))).unwrap());
+    /// let program = Program::new(code.to_vec(), vec![0]).unwrap();
     /// assert_eq!(program.float_uniforms_read(), 1 << 4 | 1 << 95);
     /// let relative = add(Source { reg: SrcReg::Const(4), index: AddrIndex::A0X });
     /// let program = Program::new(vec![encode(&relative).unwrap()], vec![0]).unwrap();
