@@ -2731,3 +2731,161 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
     }
     assert!(any_width || Width::available().is_empty());
 }
+
+/// `run_vertices` prepares uniforms only where the unit sees them changed:
+/// in F32 never (the kernel reads the caller's uniforms), in F24 when a
+/// float uniform the program reads (`c0`, `c95`), an integer or a boolean
+/// uniform changed since the previous call, and not when only rows it does
+/// not read did. Every call gives the interpreter's bits at every width
+/// (short path and general path: whole groups, a partial group, output
+/// masks, both policies), and reads this call's uniforms. (Preparing in
+/// F32 again, or comparing every row in F24, fails the counts; reusing a
+/// preparation across a change to a row read fails the outputs.) The
+/// expected results come from `Shader::run`, which prepares nothing.
+#[test]
+fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
+    let (program, dvle) = assembled(
+        "rows_read.pica",
+        "\
+.proc main
+    mul o0, v0, c0
+    add o1, v1, c95
+    end
+.end
+.out o0 position
+.out o1 color
+",
+    );
+    assert_eq!(program.float_uniforms_read(), 1 | 1 << 95);
+    for width in widths() {
+        for precision in [pica_jit::Precision::F32, pica_jit::Precision::F24] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                precision,
+                ..Default::default()
+            };
+            let interp = Shader::new(program.clone(), config, EngineKind::Interpreter).unwrap();
+            let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+                .unwrap()
+                .with_batch_width(Some(width))
+                .unwrap();
+            let lanes = width.lanes();
+            let mut uniforms = pica_jit::Uniforms::default();
+            uniforms.f[0] = [1.5, -2.0, 0.25, 3.0];
+            uniforms.f[95] = [0.125, 4.0, -1.0, 2.5];
+            let vertex = |k: usize| -> VertexRegisters {
+                let mut v = [[0.0; 4]; 16];
+                v[0] = [k as f32 * 0.75, 1.0 - k as f32, 0.1 * k as f32, 1.0];
+                v[1] = [k as f32, 2.0, -0.5 * k as f32, 7.0];
+                v
+            };
+            // (vertices, output mask, policy, change, whether the unit sees it)
+            type Change = fn(&mut pica_jit::Uniforms);
+            let calls: [(usize, u16, StatePolicy, Change, bool); 7] = [
+                (
+                    4 * lanes,
+                    0xffff,
+                    StatePolicy::Reset,
+                    |u| u.f[0][0] = -6.0,
+                    true,
+                ),
+                (
+                    4 * lanes,
+                    0xffff,
+                    StatePolicy::Reset,
+                    |u| u.f[5][1] = 9.0,
+                    false,
+                ),
+                (
+                    4 * lanes + 3,
+                    0b10,
+                    StatePolicy::Reset,
+                    |u| u.f[95][3] = -1.0,
+                    true,
+                ),
+                (
+                    2 * lanes,
+                    0xffff,
+                    StatePolicy::Carry,
+                    |u| u.f[94] = [7.0; 4],
+                    false,
+                ),
+                (2 * lanes, 0b01, StatePolicy::Reset, |u| u.b[3] = true, true),
+                (
+                    2 * lanes,
+                    0xffff,
+                    StatePolicy::Reset,
+                    |u| u.f[1][2] = -0.0,
+                    false,
+                ),
+                (
+                    2 * lanes,
+                    0xffff,
+                    StatePolicy::Reset,
+                    |u| u.f[0][0] = 0.5,
+                    true,
+                ),
+            ];
+            let state = UnitState::default();
+            for (call, &(len, output_mask, policy, change, seen)) in calls.iter().enumerate() {
+                change(&mut uniforms);
+                let inputs: Vec<VertexRegisters> = (0..len).map(vertex).collect();
+                let untouched = [[-7.5f32; 4]; 16];
+                let mut expected = vec![untouched; len];
+                let mut got = vec![untouched; len];
+                let (mut expected_state, mut got_state) = (state.clone(), state.clone());
+                // Expected: one vertex at a time with `Shader::run`, which
+                // converts uniforms as it reads them (no preparation).
+                let before = pica_jit::uniform_preparations();
+                for (vertex_in, vertex_out) in inputs.iter().zip(expected.iter_mut()) {
+                    let mut one = match policy {
+                        StatePolicy::Reset => state.clone(),
+                        StatePolicy::Carry => expected_state.clone(),
+                    };
+                    one.load_inputs(vertex_in, 0b11);
+                    interp.run(&uniforms, &mut one, &mut ());
+                    one.store_outputs(vertex_out, output_mask);
+                    if policy == StatePolicy::Carry {
+                        expected_state = one;
+                    }
+                }
+                let summary = jit
+                    .run_vertices(
+                        &uniforms,
+                        &inputs,
+                        0b11,
+                        &mut got,
+                        output_mask,
+                        policy,
+                        &mut got_state,
+                        &mut (),
+                    )
+                    .unwrap();
+                let prepared = pica_jit::uniform_preparations() - before;
+                let what = format!("{width:?} {precision:?} call {call}");
+                let diff = first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
+                assert!(diff.is_empty(), "{what}: outputs ({diff})");
+                let diff = first_difference(
+                    &state_bits(&got_state),
+                    &state_bits(&expected_state),
+                    &state_name,
+                );
+                assert!(diff.is_empty(), "{what}: state ({diff})");
+                assert_eq!(summary.wide_vertices, len, "{what}: the wide engine ran");
+                if output_mask & 1 != 0 {
+                    // o0.x = v0.x * c0.x: this call's uniform.
+                    assert_eq!(
+                        got[1][0][0].to_bits(),
+                        (0.75f32 * uniforms.f[0][0]).to_bits(),
+                        "{what}: o0.x"
+                    );
+                }
+                let expected_preparations = match precision {
+                    pica_jit::Precision::F32 => 0,
+                    pica_jit::Precision::F24 => u64::from(seen),
+                };
+                assert_eq!(prepared, expected_preparations, "{what}: preparations");
+            }
+        }
+    }
+}

@@ -92,6 +92,8 @@ pub use describe::describe_shbin;
 pub use engine::{BatchError, BatchSummary, EngineError, EngineKind, Shader, StatePolicy};
 pub use machine::{DEFAULT_BUDGET, RunStatus, ShaderConfig, Stop};
 pub use program::{Program, ProgramError, ShaderKind};
+#[doc(hidden)]
+pub use state::uniform_preparations;
 pub use state::{
     EmitConfig, EmitSink, EmittedVertex, PreparedUniforms, Uniforms, UnitState, VertexRegisters,
 };

@@ -1,9 +1,13 @@
 //! A shader program: code words, their decoded form and the operand descriptors.
 
 use crate::isa::{
-    self, DstReg, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS, OperandDescriptor, SrcReg, UnaryOp,
+    self, AddrIndex, DstReg, FLOAT_UNIFORM_COUNT, Instruction, MAX_CODE_WORDS, MAX_DESCRIPTORS,
+    OperandDescriptor, SrcReg, UnaryOp,
 };
 use thiserror::Error;
+
+/// Every float uniform `c0`–`c95`, as a [`Program::float_uniforms_read`] set.
+const ALL_FLOAT_UNIFORMS: u128 = (1 << FLOAT_UNIFORM_COUNT) - 1;
 
 /// Which kind of shader unit runs a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -74,6 +78,8 @@ pub struct Program {
     inputs_read: u16,
     /// Bit `n`: some instruction reads `r{n}`.
     temps_read: u16,
+    /// Bit `n`: some instruction may read `c{n}`.
+    float_uniforms_read: u128,
     /// Per address: the temporaries an invocation starting there may read
     /// before writing them (see [`Program::temps_converted_on_entry`]).
     temps_read_first: Vec<u16>,
@@ -92,11 +98,16 @@ impl Program {
         }
         let instructions: Vec<Instruction> = code.iter().map(|&w| isa::decode(w)).collect();
         let (mut inputs_read, mut temps_read) = (0u16, 0u16);
+        let mut float_uniforms_read = 0u128;
         for source in instructions.iter().flat_map(Instruction::sources) {
             match source.reg {
                 SrcReg::Input(n) => inputs_read |= 1 << (n & 15),
                 SrcReg::Temp(n) => temps_read |= 1 << (n & 15),
-                SrcReg::Const(_) => {}
+                // A relatively addressed read may reach any of them.
+                SrcReg::Const(_) if source.index != AddrIndex::None => {
+                    float_uniforms_read = ALL_FLOAT_UNIFORMS
+                }
+                SrcReg::Const(n) => float_uniforms_read |= 1 << (n as usize % FLOAT_UNIFORM_COUNT),
             }
         }
         let supplied_descriptors = descriptors.len();
@@ -111,6 +122,7 @@ impl Program {
             supplied_descriptors,
             inputs_read,
             temps_read,
+            float_uniforms_read,
             temps_read_first,
         })
     }
@@ -172,6 +184,30 @@ impl Program {
     /// ```
     pub fn temps_read(&self) -> u16 {
         self.temps_read
+    }
+
+    /// The float uniforms some instruction may read: bit `n` for `c{n}`; all
+    /// of them (`c0`–`c95`) when some instruction reads one relative to an
+    /// address register. Their values are the only float uniforms a result
+    /// can depend on.
+    ///
+    /// ```
+    /// use pica_jit::isa::{encode, AddrIndex, BinaryOp, DstReg, Instruction, Source, SrcReg};
+    /// use pica_jit::Program;
+    /// let add = |src1: Source| Instruction::Binary {
+    ///     op: BinaryOp::Add, inverted: false, dst: DstReg::Temp(0),
+    ///     src1, src2: Source::direct(SrcReg::Input(0)), desc: 0,
+    /// };
+    /// let code = [SrcReg::Const(4), SrcReg::Const(95)]
+    ///     .map(|c| encode(&add(Source::direct(c))).unwrap());
+    /// let program = Program::new(code.to_vec(), vec![0]).unwrap();
+    /// assert_eq!(program.float_uniforms_read(), 1 << 4 | 1 << 95);
+    /// let relative = add(Source { reg: SrcReg::Const(4), index: AddrIndex::A0X });
+    /// let program = Program::new(vec![encode(&relative).unwrap()], vec![0]).unwrap();
+    /// assert_eq!(program.float_uniforms_read(), (1 << 96) - 1);
+    /// ```
+    pub fn float_uniforms_read(&self) -> u128 {
+        self.float_uniforms_read
     }
 
     /// The raw code words.

@@ -137,6 +137,24 @@ impl Uniforms {
         &self,
         precision: crate::Precision,
     ) -> std::rc::Rc<PreparedUniforms> {
+        self.prepare_cached_for(precision, u128::MAX)
+    }
+
+    /// [`prepare_cached`](Self::prepare_cached) for a program that reads only
+    /// the float uniforms `rows` (bit `n`: `c{n}`;
+    /// [`Program::float_uniforms_read`](crate::Program::float_uniforms_read)):
+    /// the previous call's preparation is reused when those rows, the
+    /// integer and the boolean uniforms have the same bits, so a call
+    /// compares a few rows instead of all 1568 bytes (all of them, with one
+    /// `memcmp`, when `rows` names every row). The result is exact in
+    /// those rows and in `i` and `b` only: its other float rows (original
+    /// and converted) may be an earlier call's, which no instruction of such
+    /// a program reads.
+    pub(crate) fn prepare_cached_for(
+        &self,
+        precision: crate::Precision,
+        rows: u128,
+    ) -> std::rc::Rc<PreparedUniforms> {
         std::thread_local! {
             static LAST: std::cell::RefCell<Option<std::rc::Rc<PreparedUniforms>>> =
                 const { std::cell::RefCell::new(None) };
@@ -145,15 +163,62 @@ impl Uniforms {
             let mut last = last.borrow_mut();
             if let Some(prepared) = last.as_ref()
                 && prepared.precision == precision
-                && prepared.original.same_bits(self)
+                && prepared.original.same_bits_in(self, rows)
             {
                 return prepared.clone();
             }
+            PREPARATIONS.with(|n| n.set(n.get() + 1));
             let prepared = std::rc::Rc::new(self.prepare(precision));
             *last = Some(prepared.clone());
             prepared
         })
     }
+
+    /// Whether `self` and `other` hold the same bits in the float rows
+    /// `rows` (bit `n`: `c{n}`) and in every integer and boolean uniform.
+    fn same_bits_in(&self, other: &Uniforms, rows: u128) -> bool {
+        const ALL: u128 = (1 << FLOAT_UNIFORM_COUNT) - 1;
+        let rows = rows & ALL;
+        if rows == ALL {
+            return self.same_bits(other);
+        }
+        if self.i != other.i || self.b != other.b {
+            return false;
+        }
+        let (a, b) = (self.as_bytes(), other.as_bytes());
+        let row = |bytes: &[u8], n: usize| -> u128 {
+            let at = n * size_of::<Vec4>();
+            bytes
+                .get(at..at + size_of::<Vec4>())
+                .and_then(|row| row.try_into().ok())
+                .map_or(0, u128::from_ne_bytes)
+        };
+        // (Branch-free over the rows: they are few, and usually all equal.)
+        let mut differ = 0u128;
+        for half in [0, 64] {
+            let mut left = (rows >> half) as u64;
+            while left != 0 {
+                let n = half + left.trailing_zeros() as usize;
+                left &= left - 1;
+                differ |= row(a, n) ^ row(b, n);
+            }
+        }
+        differ == 0
+    }
+}
+
+std::thread_local! {
+    /// Preparations the batch paths made on this thread (see
+    /// [`uniform_preparations`]).
+    static PREPARATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times the batch paths on this thread prepared (copied and, in
+/// F24, converted) uniforms instead of reusing the previous call's. Tests
+/// read the difference around a call to know that a call reused them, or
+/// (F32 `run_vertices`) never prepared any.
+pub fn uniform_preparations() -> u64 {
+    PREPARATIONS.with(std::cell::Cell::get)
 }
 
 /// Uniforms prepared once per draw for one precision (see [`Uniforms::prepare`]).
@@ -410,5 +475,67 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The reuse for a program's rows: a change to a row read (any bit,
+    /// `0.0` → `-0.0` included, in either half of the row set), to `i`, to
+    /// `b` or to the precision prepares again; a change only to rows not
+    /// read reuses the previous preparation, whose rows read, `i` and `b`
+    /// are exactly a fresh one's. (Comparing every row instead fails the
+    /// reuse; skipping the second half of the set fails the changes to
+    /// `c64` and `c95`.)
+    #[test]
+    fn preparation_for_rows_read_follows_exactly_those_rows() {
+        let rows: u128 = 1 | 1 << 63 | 1 << 64 | 1 << 95;
+        let mut u = Uniforms::default();
+        u.f[64] = [1.0 + f32::EPSILON, -3.5, 0.0, 1e-30];
+        let exact = |p: &PreparedUniforms, u: &Uniforms| {
+            let fresh = u.prepare(p.precision());
+            for n in [0, 63, 64, 95] {
+                assert_eq!(
+                    p.converted().f[n].map(f32::to_bits),
+                    fresh.converted().f[n].map(f32::to_bits),
+                    "c{n}"
+                );
+            }
+            assert_eq!((p.converted().i, p.converted().b), (u.i, u.b));
+        };
+        let mut last = u.prepare_cached_for(Precision::F24, rows);
+        exact(&last, &u);
+        let read: [fn(&mut Uniforms); 7] = [
+            |u| u.f[0][0] = -0.0,
+            |u| u.f[63][3] = 2.0,
+            |u| u.f[64][0] = 1.0 + 2.0 * f32::EPSILON,
+            |u| u.f[95][2] = f32::from_bits(0x7FC0_0001),
+            |u| u.i[3][3] = 1,
+            |u| u.b[15] = true,
+            |u| u.f[64][3] = -1e-30,
+        ];
+        let unread: [fn(&mut Uniforms); 4] = [
+            |u| u.f[1][0] = 5.0,
+            |u| u.f[62][3] = -0.0,
+            |u| u.f[65][1] = 7.0,
+            |u| u.f[94][0] = f32::NAN,
+        ];
+        for (n, change) in read.iter().enumerate() {
+            let before = uniform_preparations();
+            change(&mut u);
+            let prepared = u.prepare_cached_for(Precision::F24, rows);
+            assert_eq!(uniform_preparations() - before, 1, "change {n} read");
+            exact(&prepared, &u);
+            last = prepared;
+        }
+        for (n, change) in unread.iter().enumerate() {
+            let before = uniform_preparations();
+            change(&mut u);
+            let prepared = u.prepare_cached_for(Precision::F24, rows);
+            assert_eq!(uniform_preparations(), before, "change {n} not read");
+            assert!(std::rc::Rc::ptr_eq(&prepared, &last), "change {n}: reused");
+            exact(&prepared, &u);
+        }
+        let before = uniform_preparations();
+        let f32_prepared = u.prepare_cached_for(Precision::F32, rows);
+        assert_eq!(uniform_preparations() - before, 1, "another precision");
+        exact(&f32_prepared, &u);
     }
 }

@@ -226,13 +226,25 @@ impl Shader {
                 outputs: outputs.len(),
             });
         }
-        // Per-draw work once: no uniform is converted again inside the batch.
-        let uniforms = uniforms.prepare_cached(self.config().precision);
+        // The uniforms as the unit sees them. F32: the caller's, unchanged
+        // (the conversion is the identity), so a call neither compares nor
+        // copies them. F24: converted once per draw (no uniform is converted
+        // again inside the batch), reused while the rows the program reads
+        // keep their bits.
+        let prepared;
+        let unit_uniforms = match self.config().precision {
+            crate::Precision::F32 => uniforms,
+            crate::Precision::F24 => {
+                prepared =
+                    uniforms.prepare_cached_for(crate::Precision::F24, self.uniform_rows_compared);
+                prepared.converted()
+            }
+        };
         let mut summary = BatchSummary::default();
         // By default: `Reset`, and `Carry` where the batch kernel runs it
         // (measured faster than one vertex at a time; `CHANGELOG.md`,
         // measurement history).
-        let wide = self.wide_for(&uniforms, true).filter(|wide| {
+        let wide = self.wide().filter(|wide| {
             policy == StatePolicy::Reset || self.batch_width_chosen() || wide.kernel_carries()
         });
         // The code one vertex runs on (the single-vertex JIT, else the
@@ -240,8 +252,8 @@ impl Shader {
         // vertex first needs it (a batch the wide kernel shades never does).
         let mut resolved = None;
         let mut one_vertex = |state: &mut UnitState| {
-            let (code, converted) = *resolved.get_or_insert_with(|| self.code_for(&uniforms));
-            self.run_on(code, converted, state, sink)
+            let code = *resolved.get_or_insert_with(|| self.batch_code());
+            self.run_on(code, unit_uniforms, state, sink)
         };
         if let Some(wide) = wide {
             let batch = crate::jit::wide::batch::VertexBatch {
@@ -254,7 +266,7 @@ impl Shader {
                 wide,
                 self.program(),
                 self.config(),
-                uniforms.converted(),
+                unit_uniforms,
                 batch,
                 policy == StatePolicy::Carry,
                 state,
@@ -270,6 +282,41 @@ impl Shader {
             summary.single_vertex_vertices = shaded.single_vertex;
             return Ok(summary);
         }
+        self.run_vertices_one_by_one(
+            unit_uniforms,
+            inputs,
+            input_mask,
+            outputs,
+            output_mask,
+            policy,
+            state,
+            sink,
+            summary,
+        )
+    }
+
+    /// [`run_vertices`](Shader::run_vertices) without the wide engine: one
+    /// vertex at a time, on `uniforms` as the unit sees them. Not inlined:
+    /// its setup (a starting state's copy) would otherwise cost every call.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn run_vertices_one_by_one(
+        &self,
+        uniforms: &Uniforms,
+        inputs: &[VertexRegisters],
+        input_mask: u16,
+        outputs: &mut [VertexRegisters],
+        output_mask: u16,
+        policy: StatePolicy,
+        state: &mut UnitState,
+        sink: &mut dyn EmitSink,
+        mut summary: BatchSummary,
+    ) -> Result<BatchSummary, BatchError> {
+        let mut resolved = None;
+        let mut one_vertex = |state: &mut UnitState| {
+            let code = *resolved.get_or_insert_with(|| self.batch_code());
+            self.run_on(code, uniforms, state, sink)
+        };
         if self.config().kind == crate::ShaderKind::Vertex {
             // A vertex shader never emits: per vertex only the registers
             // that can change a result are copied.

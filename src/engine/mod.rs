@@ -159,7 +159,16 @@ pub struct Shader {
     /// points into the `Arc` that `Backend::Jit::single` holds for as long
     /// as `self` lives and never replaces.
     single_code: AtomicPtr<crate::jit::CompiledShader>,
+    /// The float uniforms (bit `n`: `c{n}`) a batch compares with the
+    /// previous call's to reuse their float24 conversion: those the program
+    /// reads, or all of them (one `memcmp`) where that costs less.
+    uniform_rows_compared: u128,
 }
+
+/// Float uniforms a program reads beyond which comparing them one row at a
+/// time costs more than one `memcmp` of all uniforms (callgrind: ~13
+/// instructions a row against ~240 for the `memcmp`).
+const MOST_ROWS_COMPARED_ONE_BY_ONE: u32 = 16;
 
 impl Shader {
     /// Prepares `program` to run with `config` on `engine`.
@@ -202,12 +211,16 @@ impl Shader {
             Backend::Interpreter | Backend::Ir(_) => None,
         };
         Ok(Shader {
-            program,
             config,
             backend,
             batch_width,
             batch_width_chosen: false,
             single_code: AtomicPtr::new(std::ptr::null_mut()),
+            uniform_rows_compared: match program.float_uniforms_read() {
+                rows if rows.count_ones() > MOST_ROWS_COMPARED_ONE_BY_ONE => u128::MAX,
+                rows => rows,
+            },
+            program,
         })
     }
 
@@ -440,16 +453,23 @@ impl Shader {
         if prepared.precision() != self.config.precision {
             return (self.compiled(), prepared.original());
         }
+        (self.batch_code(), prepared.converted())
+    }
+
+    /// The code that runs one vertex of a batch on uniforms already as the
+    /// unit sees them (converted for this shader's precision): the batch
+    /// variant of the single-vertex JIT, which converts no uniform, else
+    /// the engine's own code (`None`: the interpreter or the IR evaluator).
+    fn batch_code(&self) -> Option<&crate::jit::CompiledShader> {
         // The single variant converts on read, which changes nothing on converted
         // values, so it stands in if the batch variant cannot be built.
-        let code = match &self.backend {
+        match &self.backend {
             Backend::Interpreter | Backend::Ir(_) => None,
             Backend::Jit { batch, .. } => batch
                 .get_or_init(|| crate::jit::compile_batch(&self.program, &self.config).ok())
                 .as_deref()
                 .or_else(|| self.compiled()),
-        };
-        (code, prepared.converted())
+        }
     }
 
     /// Runs one invocation per element of `states` (each starts from its own

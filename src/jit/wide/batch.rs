@@ -434,6 +434,14 @@ const MAX_KERNEL_LANES: usize = 32;
 /// Runs `f` on `copies` register files of `lanes` lanes, one after another,
 /// whose rows hold arbitrary bits (left from an earlier batch).
 fn with_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
+    let mut file = take_spare_files(lanes, copies);
+    let result = f(&mut file);
+    give_spare_files(file);
+    result
+}
+
+/// A spare register file of this shape, else a new one.
+fn take_spare_files(lanes: usize, copies: usize) -> LaneState {
     let spare = SPARE_FILES.with(|s| {
         let mut spare = s.borrow_mut();
         let at = spare
@@ -441,15 +449,59 @@ fn with_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> 
             .position(|file| file.lanes() == lanes && file.copies() == copies)?;
         Some(spare.swap_remove(at))
     });
-    let mut file = spare.unwrap_or_else(|| LaneState::with_copies(lanes, copies));
-    let result = f(&mut file);
+    spare.unwrap_or_else(|| LaneState::with_copies(lanes, copies))
+}
+
+/// Keeps `file` for a later batch on this thread (a few at most).
+fn give_spare_files(file: LaneState) {
     SPARE_FILES.with(|s| {
         let mut spare = s.borrow_mut();
         if spare.len() < 4 {
             spare.push(file);
         }
     });
-    result
+}
+
+std::thread_local! {
+    /// The register files of [`reset_in_whole_groups`] on this thread: its
+    /// own slot, so that the common call finds them without searching the
+    /// spare files; they never carry (their `CARRYING` row stays 0).
+    static SHORT_PATH_FILES: std::cell::RefCell<Option<LaneState>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`with_files`] for a call that does not carry, on this thread's
+/// short-path files when they have this shape (else they are swapped for
+/// the spare files of this shape, or new ones).
+fn with_short_path_files<R>(lanes: usize, copies: usize, f: impl FnOnce(&mut LaneState) -> R) -> R {
+    SHORT_PATH_FILES.with(|slot| {
+        let Ok(mut slot) = slot.try_borrow_mut() else {
+            // (Not reached: the kernel calls back into no Rust code.)
+            return with_files(lanes, copies, |file| {
+                not_carrying(file);
+                f(file)
+            });
+        };
+        match slot.as_mut() {
+            Some(file) if file.lanes() == lanes && file.copies() == copies => f(file),
+            _ => {
+                let mut file = take_spare_files(lanes, copies);
+                not_carrying(&mut file);
+                if let Some(other) = slot.take() {
+                    give_spare_files(other);
+                }
+                f(slot.insert(file))
+            }
+        }
+    })
+}
+
+/// Makes a vertex-kernel call on `file` not carry: no `Step::Fill` runs, no
+/// pass runs again.
+fn not_carrying(file: &mut LaneState) {
+    for copy in 0..file.copies() {
+        file.copy_row_mut(copy, layout::CARRYING)[0] = 0;
+    }
 }
 
 /// The register file and lane of the last vertex a vertex-layout kernel
@@ -533,11 +585,7 @@ fn reset_in_whole_groups<'a>(
         outputs,
         output_mask,
     } = batch;
-    let ran = with_files(lanes, wide.vertex_kernel_files(), |file| {
-        // The call does not carry: no `Step::Fill` runs, no pass again.
-        for copy in 0..file.copies() {
-            file.copy_row_mut(copy, layout::CARRYING)[0] = 0;
-        }
+    let ran = with_short_path_files(lanes, wide.vertex_kernel_files(), |file| {
         wide.run_vertex_kernel(
             file,
             uniforms,
@@ -591,6 +639,38 @@ pub(crate) fn run_vertices(
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
     sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Shaded {
+    // The common case first, before any other setup.
+    let batch = match reset_in_whole_groups(wide, program, config, uniforms, batch, carry, state) {
+        Ok(shaded) => {
+            record(0..shaded, wide.kernel_stop());
+            return Shaded {
+                wide: shaded,
+                single_vertex: 0,
+            };
+        }
+        Err(batch) => batch,
+    };
+    run_vertices_generally(
+        wide, program, config, uniforms, batch, carry, state, record, sequential,
+    )
+}
+
+/// [`run_vertices`] past its short path. Not inlined into it: the setup
+/// here (its stack frame, the addresses it prepares) would otherwise run
+/// in every call, the short path's included.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_vertices_generally(
+    wide: &WideShader,
+    program: &Program,
+    config: &ShaderConfig,
+    uniforms: &Uniforms,
+    batch: VertexBatch<'_>,
+    carry: bool,
+    state: &mut UnitState,
+    record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
+    sequential: &mut impl FnMut(&mut UnitState) -> Stop,
+) -> Shaded {
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
     let cx = RunContext {
@@ -607,16 +687,6 @@ pub(crate) fn run_vertices(
     // Outputs per lane where the program writes them, else the starting state's.
     let lane_outputs = batch.output_mask & wide.outputs_written();
     let kept_outputs = batch.output_mask & !wide.outputs_written();
-    let batch = match reset_in_whole_groups(wide, program, config, uniforms, batch, carry, state) {
-        Ok(shaded) => {
-            record(0..shaded, wide.kernel_stop());
-            return Shaded {
-                wide: shaded,
-                single_vertex: 0,
-            };
-        }
-        Err(batch) => batch,
-    };
     let mut start = state.clone();
     enter(config.precision, program, config.entry, &mut start);
     // Whole groups in one kernel call where the program has one and every
