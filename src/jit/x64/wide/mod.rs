@@ -549,22 +549,32 @@ impl Target for Function<'_> {
         if self.a.width != Width::Avx2 {
             return;
         }
-        const BAD: u8 = 1;
-        self.a.v().constant(BAD, 0);
+        // The largest |x| and the smallest |x| - 1 (unsigned: a zero wraps
+        // to the top, so it never fails the lower bound).
+        const MAX: u8 = 1;
+        const MIN: u8 = 2;
+        let mut v = self.a.v();
+        v.constant(MAX, 0);
+        v.constant(MIN, u32::MAX);
         for &row in rows {
             let off = self.row(row as usize);
             self.a.load(S2, off);
-            let mut v = self.a.v();
-            v.v3c(V::Andps, S2, S2, 0x7FFF_FFFF);
-            v.v3c(V::Pcmpgtd, S1, S2, OPERAND_BELOW_BITS - 1);
-            v.v3(V::Orps, BAD, BAD, S1);
-            // Not bounded below: neither zero nor at least 2^-31.
-            v.v3c(V::Pcmpgtd, S1, S2, OPERAND_FROM_BITS - 1);
-            v.v3c(V::Pcmpeqd, S3, S2, 0);
-            v.v3(V::Orps, S1, S1, S3);
-            v.v3c(V::Xorps, S1, S1, u32::MAX);
-            v.v3(V::Orps, BAD, BAD, S1);
+            self.a.v().v3c(V::Andps, S2, S2, 0x7FFF_FFFF);
+            self.a.pmaxsd_into(MAX, S2);
+            self.a.v().v3c(V::Psubd, S2, S2, 1);
+            self.a.pminud_into(MIN, S2);
         }
+        // Some lane at or above 2^29, or neither zero nor at least 2^-31
+        // (`min(MIN, 2^-31 - 1)` is not `2^-31 - 1`).
+        const BAD: u8 = S1;
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, BAD, MAX, OPERAND_BELOW_BITS - 1);
+        v.constant(S3, OPERAND_FROM_BITS - 1);
+        self.a.pminud_into(S3, MIN);
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpeqd, S3, S3, OPERAND_FROM_BITS - 1);
+        v.v3c(V::Xorps, S3, S3, u32::MAX);
+        v.v3(V::Orps, BAD, BAD, S3);
         self.a.movmsk(BAD);
         let flag = self.first_file_header(layout::HOISTED_UNBOUNDED);
         dynasm!(self.a.ops ; .arch x64 ; mov DWORD [rdi + flag], eax);
