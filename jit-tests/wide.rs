@@ -2889,3 +2889,181 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
         }
     }
 }
+
+/// §9.20: float24 products of bounded operands (inputs converted in the
+/// AVX2 vertex kernel's fused conversion, uniforms hoisted per call) skip
+/// their flush and record where every operand is zero or within
+/// [2^-31, 2^29) (inputs: [2^-30, 2^29)); every value around those bounds
+/// (and zeros of either sign, float24 subnormals, infinities, NaN) in
+/// inputs and in uniforms, mixed within groups, gives the interpreter's
+/// bits at every width: `run_vertices` and `run_batch`.
+#[test]
+fn bounded_products_match_the_interpreter_at_every_width() {
+    let source = "
+        dp4 o0.x, c0, v0
+        dp4 o0.y, c1, v0
+        dp4 o0.z, c2, v0
+        dp4 o0.w, c3, v0
+        mul o1, v0, c4
+        mad o2, v1, c5, v2
+        dp3 o3.x, v1, c6
+        mul r0, v0, v1
+        add o3.yzw, r0.yzw, v2.yzw
+        max o4, r0, -v0
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let bits = f32::from_bits;
+    // Bounded values that make a product overflow or need its flush with
+    // an unbounded one (2^40, 2^-40).
+    let (large, small) = (1.5 * p(28), p(-25));
+    let edges = [
+        0.0,
+        -0.0,
+        p(-31),
+        -p(-31),
+        bits(0x2FFF_FFFF), // just below 2^-31
+        p(-30),
+        bits(0x307F_FFFF), // just below 2^-30
+        -bits(0x3080_0080),
+        p(-40),
+        -p(-40),
+        p(-62),
+        p(-70), // a float24 subnormal
+        p(-100),
+        bits(0x4DFF_FFFF), // just below 2^29
+        -bits(0x4DFF_FF80),
+        p(29),
+        -p(29),
+        p(40),
+        -p(40),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        large,
+        small,
+    ];
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [
+            [large, small, x, -x],
+            [3.0, x, -0.75, small],
+            [0.5, -large, -x, 2.0],
+        ]
+    };
+    let record = |v: [[f32; 4]; 3]| {
+        let mut r = [[0.0f32; 4]; 16];
+        r[..3].copy_from_slice(&v);
+        r
+    };
+    // Uniform sets: bounded (zeros of both signs, and `small` and `large`
+    // in `c4` beside the inputs' `large` and `small`), then each edge in
+    // a whole matrix row and in `c4`.
+    let bounded = |k: usize| {
+        let mut u = pica_jit::Uniforms::default();
+        for (r, row) in u.f[..7].iter_mut().enumerate() {
+            *row = std::array::from_fn(|c| match (r + c + k) % 5 {
+                0 => 0.0,
+                1 => -0.0,
+                2 => 1.5 + r as f32,
+                3 => -0.125 * (c + 1) as f32,
+                _ => 1000.0,
+            });
+        }
+        u.f[4] = [small, large, -0.0, 0.0];
+        u
+    };
+    let mut uniform_sets = vec![bounded(0), bounded(1)];
+    for (k, &e) in edges.iter().enumerate() {
+        let mut u = bounded(k);
+        u.f[k % 4] = [e; 4];
+        u.f[4] = [e; 4];
+        uniform_sets.push(u);
+    }
+    let mut any_width = false;
+    for width in widths() {
+        any_width = true;
+        let lanes = width.lanes();
+        let mut inputs: Vec<VertexRegisters> = Vec::new();
+        // Groups of bounded lanes; then every edge in every input
+        // component, mixed within each group; then a partial group.
+        for n in 0..2 * lanes {
+            inputs.push(record(ordinary(n)));
+        }
+        // One edge per group (so that the other lanes' bounds do not decide
+        // the group's run), in a different register and component per lane,
+        // then groups mixing every edge.
+        for &e in &edges {
+            for n in 0..lanes {
+                let mut v = ordinary(n);
+                v[n % 3][n % 4] = e;
+                inputs.push(record(v));
+            }
+        }
+        for shift in (0..edges.len()).step_by(5) {
+            for n in 0..lanes {
+                let mut v = ordinary(n);
+                v[n % 3] = std::array::from_fn(|c| edges[(n + shift + c) % edges.len()]);
+                inputs.push(record(v));
+            }
+        }
+        for n in 0..lanes / 2 + 1 {
+            inputs.push(record(ordinary(n + 3)));
+        }
+        let config = pica_jit::ShaderConfig {
+            precision: pica_jit::Precision::F24,
+            ..Default::default()
+        };
+        let interp =
+            Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
+        let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+            .expect("jit")
+            .with_batch_width(Some(width))
+            .expect("width available");
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            let untouched = [[-7.5f32; 4]; 16];
+            let mut expected = vec![untouched; inputs.len()];
+            let mut got = vec![untouched; inputs.len()];
+            let before = wide::vertices_shaded();
+            for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
+                let mut state = UnitState::default();
+                shader
+                    .run_vertices(
+                        uniforms,
+                        &inputs,
+                        0xffff,
+                        out,
+                        0xffff,
+                        StatePolicy::Reset,
+                        &mut state,
+                        &mut (),
+                    )
+                    .expect("batch");
+            }
+            assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
+            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
+                assert!(
+                    diff.is_empty(),
+                    "{width:?}, uniforms {u}, vertex {k}: {diff}\ninputs {:?}",
+                    &inputs[k][..3]
+                );
+            }
+        }
+        let states: Vec<UnitState> = inputs
+            .iter()
+            .map(|r| UnitState {
+                inputs: *r,
+                ..Default::default()
+            })
+            .collect();
+        let (expected_stops, expected, stops, got, _) =
+            batch_on_both(&interp, &jit, &uniform_sets[0], &states);
+        assert_eq!(stops, expected_stops, "{width:?}");
+        assert_same_states(&got, &expected, |k, diff| {
+            format!("{width:?} run_batch, state {k}: {diff}")
+        });
+    }
+    assert!(any_width || Width::available().is_empty());
+}

@@ -80,6 +80,14 @@ pub const LOOP_INCREMENT: i32 = 12;
 pub const OUTPUT_MASK: i32 = 16;
 /// Header: the vertex batch kernel's starting state (a `*const UnitState`).
 pub const START_STATE: i32 = 24;
+/// Header: the x86-64 vertex kernel's operand bounds of the group in this
+/// file (0: every float24 input its fused conversion loaded, and every
+/// hoisted product operand of the call, is zero or of magnitude within
+/// the bounds of `jit::x64::wide`'s bounded products; else not 0).
+pub const OPERANDS_UNBOUNDED: i32 = 32;
+/// Header (first file of a call only): the hoisted half of
+/// [`OPERANDS_UNBOUNDED`], computed once per call.
+pub const HOISTED_UNBOUNDED: i32 = 36;
 
 /// Bytes one register file of `lanes` lanes takes in a buffer of several
 /// (the vertex batch kernel shades two groups at once, each in its own file:

@@ -117,19 +117,41 @@ pub(crate) trait Driver: Target {
             // A wild operation's checked form may run inside the fast run.
             (u >= region || !wild[u]) && self.reads_row_operand(block.ops[u], at)
         });
+        // Fast float24 products of two bounded rows (§9.20): zero or within
+        // [2^-62, 2^58] where the region's fast run runs.
+        let bounded: Vec<bool> = (0..region)
+            .map(|k| {
+                fast(self, k)
+                    && match block.ops[k] {
+                        LaneOp::Binary(BinOp::PicaMulF24, a, b) => {
+                            bounded_operand(self, &block.ops, a)
+                                && bounded_operand(self, &block.ops, b)
+                        }
+                        _ => false,
+                    }
+            })
+            .collect();
+        let zero_sign_free = zero_sign_unseen(block);
         let known = match self.recorded_below_log2() {
-            Some(log2) => quantizations_in_range(&block.ops, region, |k| fast(self, k), log2),
+            Some(log2) => {
+                let level = |k: usize| bounded[k].then_some(BOUNDED_PRODUCT_LOG2);
+                quantizations_in_range(&block.ops, region, |k| fast(self, k), level, log2)
+            }
             None => vec![false; region],
         };
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
+            if bounded.contains(&true) {
+                self.require_bounded_operands();
+            }
             let start = self.allocation().clone();
             for (k, op) in block.ops[..region].iter().enumerate() {
                 let fast = fast(self, k);
                 self.defer_next(fast);
                 self.nan_test_later(fast && later.tested_later[k]);
                 self.range_known(fast && known[k]);
+                self.bounded_product(bounded[k].then_some(zero_sign_free[k]));
                 self.lower(k as LaneRef, *op, &rows)?;
             }
             let joined = self.allocation().clone();
@@ -341,6 +363,52 @@ fn nan_tests_later(
     }
 }
 
+/// The bound of a product of two bounded operands (each zero or of
+/// magnitude within [2^-31, 2^29]: `Target::bounded_row`): at most 2^58.
+const BOUNDED_PRODUCT_LOG2: u32 = 58;
+
+/// Whether value `v` is a row [`Target::bounded_row`] names, or the input
+/// flush of one (`flush_input` of zero or of a value at least 2^-62 in
+/// magnitude is that value or +0: still bounded).
+fn bounded_operand<T: Target + ?Sized>(target: &T, ops: &[LaneOp], v: LaneRef) -> bool {
+    match ops[v as usize] {
+        LaneOp::Row(row) => target.bounded_row(row),
+        LaneOp::Unary(UnOp::F24Flush, a) => {
+            matches!(ops[a as usize], LaneOp::Row(row) if target.bounded_row(row))
+        }
+        _ => false,
+    }
+}
+
+/// Per operation of `block`: whether no reader can tell its zeros apart
+/// (-0 from +0). A float24 quantisation maps both to +0; an addition or
+/// subtraction with another operand gives the same result for either zero,
+/// or a zero of either sign when the other operand is a zero too (x ± 0 = x
+/// for x not zero, and NaN or infinity stays itself), so its result's
+/// readers must not tell zeros apart either. Any other reader (a store, a
+/// product, `max`/`min`, a comparison, an exit value) may.
+fn zero_sign_unseen(block: &LaneBlock) -> Vec<bool> {
+    let mut free = vec![true; block.ops.len()];
+    for v in block.exit_values() {
+        free[v as usize] = false;
+    }
+    // Readers come after what they read: a reader's own answer is final
+    // when it is visited.
+    for k in (0..block.ops.len()).rev() {
+        let passes = match block.ops[k] {
+            LaneOp::Unary(UnOp::F24Quantize, _) => true,
+            LaneOp::Binary(BinOp::FAdd | BinOp::FSub, ..) => free[k],
+            _ => false,
+        };
+        if !passes {
+            for o in block.ops[k].operands() {
+                free[o as usize] = false;
+            }
+        }
+    }
+    free
+}
+
 /// Per operation of the first `region` of `ops`: a float24 quantisation
 /// that takes its fast form (`fast(k)`) whose operand is at most 2^63 in
 /// magnitude wherever the region's check passes (so it need not be
@@ -360,6 +428,7 @@ fn quantizations_in_range(
     ops: &[LaneOp],
     region: usize,
     fast: impl Fn(usize) -> bool,
+    product: impl Fn(usize) -> Option<u32>,
     recorded: u32,
 ) -> Vec<bool> {
     const KNOWN_BELOW: u32 = 63;
@@ -380,7 +449,9 @@ fn quantizations_in_range(
                     _ => None,
                 }
             }
-            LaneOp::Binary(BinOp::PicaMulF24, ..) if fast(k) => Some(recorded),
+            LaneOp::Binary(BinOp::PicaMulF24, ..) if fast(k) => {
+                Some(product(k).map_or(recorded, |l| l.min(recorded)))
+            }
             LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) => match (of(a), of(b)) {
                 (Some(x), Some(y)) => Some(x.max(y) + 1),
                 _ => None,

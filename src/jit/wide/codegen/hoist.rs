@@ -5,6 +5,7 @@
 //! per group).
 
 use super::Driver;
+use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
 use crate::jit::wide::layout;
@@ -96,6 +97,27 @@ pub(crate) fn hoist<D: Driver>(
         drop_dead(&mut out[k]);
         target.body(&prelude)?;
     }
+    // The hoisted rows float24 products read (directly or flushed) are
+    // checked once per call against the bounds of §9.20's products.
+    let mut operands = std::collections::BTreeSet::new();
+    for block in &out {
+        let row_of = |v: LaneRef| match block.ops[v as usize] {
+            LaneOp::Row(row) => Some(row),
+            LaneOp::Unary(UnOp::F24Flush, a) => match block.ops[a as usize] {
+                LaneOp::Row(row) => Some(row),
+                _ => None,
+            },
+            _ => None,
+        };
+        for op in &block.ops {
+            if let LaneOp::Binary(BinOp::PicaMulF24, a, b) = *op {
+                operands.extend([a, b].into_iter().filter_map(row_of).filter(|&row| {
+                    (layout::HOIST..layout::HOIST + used).contains(&(row as usize))
+                }));
+            }
+        }
+    }
+    target.check_hoisted_bounds(&operands.into_iter().collect::<Vec<_>>());
     Ok(out)
 }
 

@@ -303,6 +303,42 @@ pub(crate) trait Target {
         let _ = known;
     }
 
+    /// Rows whose every lane is, wherever a deferred region that
+    /// [`require_bounded_operands`](Self::require_bounded_operands) takes its
+    /// fast run, zero or of magnitude within the backend's operand bounds
+    /// (2^-32 to 2^29 on x86-64): the hoisted rows checked once per call
+    /// ([`check_hoisted_bounds`](Self::check_hoisted_bounds)) and the input
+    /// rows whose conversion checked them per group. None by default.
+    fn bounded_row(&self, row: u16) -> bool {
+        let _ = row;
+        false
+    }
+
+    /// Before a kernel's group loop: the hoisted `rows` (read as float24
+    /// product operands) are checked once per call against the operand
+    /// bounds, and [`bounded_row`](Self::bounded_row) names those checked.
+    /// Nothing by default.
+    fn check_hoisted_bounds(&mut self, rows: &[u16]) {
+        let _ = rows;
+    }
+
+    /// Right after [`begin_deferred`](Self::begin_deferred) returned true:
+    /// the region has bounded products (operands [`bounded_row`](Self::bounded_row)s),
+    /// so the group goes to the exact run straight away unless this group's
+    /// operands passed their bounds check.
+    fn require_bounded_operands(&mut self) {}
+
+    /// Inside a deferred region, before the next operation (a fast
+    /// float24 product whose operands are [`bounded_row`](Self::bounded_row)s,
+    /// `Some`): its product is zero or of magnitude within [2^-62, 2^58]
+    /// wherever the region's fast run runs, so it needs neither the flush
+    /// of a tiny result nor a record; `Some(true)`: the sign of its zero is
+    /// seen by no reader either (only additions that end in quantisations
+    /// read it).
+    fn bounded_product(&mut self, bounded: Option<bool>) {
+        let _ = bounded;
+    }
+
     /// Ends the deferred region: the one range check, which jumps to the
     /// join when every lane passes; the code emitted next (up to
     /// [`join_deferred`](Self::join_deferred)) runs the region again with

@@ -366,6 +366,7 @@ impl Function<'_> {
         // The fast conversions under one range check, then (for the rare
         // group with a float24 subnormal, infinite, NaN or huge component)
         // the exact ones from the same input records.
+        self.flag_input_bounds(fused);
         if self.begin_deferred_loads() {
             self.load_converted(fused, true);
             self.check_deferred();

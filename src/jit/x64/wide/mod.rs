@@ -159,7 +159,39 @@ struct Function<'a> {
     /// `f24::flush_input(f24::load(x))` (`codegen::flushed`), so an exact
     /// conversion flushes it.
     flushed_inputs: u64,
+    /// Rows [`Target::bounded_row`] names: hoisted rows checked once per
+    /// call, converted input rows checked per group (§9.20).
+    bounded_rows: std::collections::BTreeSet<u16>,
+    /// [`Target::check_hoisted_bounds`] wrote the call's hoisted flag
+    /// (`layout::HOISTED_UNBOUNDED`): a group's flag can be made.
+    hoisted_checked: bool,
+    /// The deferred region of loads under way writes the group's
+    /// `layout::OPERANDS_UNBOUNDED` ([`Function::flag_input_bounds`]).
+    flag_loads: bool,
+    /// A kernel's input conversion writes the group's flag.
+    inputs_flagged: bool,
+    /// The next fast float24 product is a bounded one
+    /// ([`Target::bounded_product`]).
+    bounded_next: Option<bool>,
+    /// The current deferred region's exact run, for groups whose operands
+    /// are not bounded ([`Target::require_bounded_operands`]).
+    bounded_exact: Option<DynamicLabel>,
 }
+
+/// Float24 product operands are bounded (§9.20) where zero or of magnitude
+/// below 2^[`OPERAND_BELOW_LOG2`] and at least 2^-31 (inputs: 2^-30): a
+/// product of two is then zero or within [2^-62, 2^58].
+const OPERAND_BELOW_LOG2: u32 = 29;
+/// The bits of 2^[`OPERAND_BELOW_LOG2`].
+const OPERAND_BELOW_BITS: u32 = (127 + OPERAND_BELOW_LOG2) << 23;
+/// The bits of 2^-31, the smallest magnitude of a bounded hoisted operand.
+const OPERAND_FROM_BITS: u32 = (127 - 31) << 23;
+/// A fused input conversion's [`LOADS_MIN`] (the smallest `|x| - 2^-78`)
+/// shifted right by 27 is at least this where every loaded `x` is zero,
+/// below 2^-78 (loaded as +0) or at least 2^-30: `2^-30 - 2^-78` =
+/// `3 << 27` in bits.
+const LOADS_MIN_BOUNDED: u32 = 3;
+const _: () = assert!((127 - 30) << 23 == SUBNORMAL_QUANTUM_BITS + (LOADS_MIN_BOUNDED << 27));
 
 /// The register that accumulates a deferred region's range check: per
 /// lane, the largest magnitude (bits of `|x|` as a signed integer) of the
@@ -311,7 +343,7 @@ impl Target for Function<'_> {
             BinOp::PicaMul | BinOp::PicaMulF24 if self.deferring => {
                 mul(self.a);
                 if b == BinOp::PicaMulF24 {
-                    self.quantize_deferred(d, d);
+                    self.quantize_product(d);
                 } else {
                     if !self.nan_later {
                         self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
@@ -432,12 +464,15 @@ impl Target for Function<'_> {
         };
         let join = *join;
         self.gathered = gathered.clone();
+        if self.flag_loads {
+            self.write_input_bounds();
+        }
         if std::mem::take(&mut self.deferred_products) {
             // RANGE is all ones in the lanes where some product was NaN.
             self.a.v().test_zero(RANGE);
             dynasm!(self.a.ops ; .arch x64 ; jz =>join);
             self.cold_start = self.a.ops.offset().0;
-            self.deferring_off();
+            self.start_exact_run();
             return;
         }
         let mut v = self.a.v();
@@ -454,8 +489,7 @@ impl Target for Function<'_> {
         v.test_zero(S1);
         dynasm!(self.a.ops ; .arch x64 ; jz =>join);
         self.cold_start = self.a.ops.offset().0;
-        // The exact run's operations take their own sequences.
-        self.deferring_off();
+        self.start_exact_run();
     }
 
     fn defer_next(&mut self, fast: bool) {
@@ -503,7 +537,68 @@ impl Target for Function<'_> {
         self.a.pminud_into(LOADS_MIN, S2);
     }
 
+    fn bounded_row(&self, row: u16) -> bool {
+        self.inputs_flagged && self.bounded_rows.contains(&row)
+    }
+
+    /// Per call: each lane of each row is zero or within [2^-31, 2^29)
+    /// in magnitude, else the call's `layout::HOISTED_UNBOUNDED` is not 0.
+    /// Between the hoisting's preludes no value is live: registers 1 and 2
+    /// are free.
+    fn check_hoisted_bounds(&mut self, rows: &[u16]) {
+        if self.a.width != Width::Avx2 {
+            return;
+        }
+        // The largest |x| and the smallest |x| - 1 (unsigned: a zero wraps
+        // to the top, so it never fails the lower bound).
+        const MAX: u8 = 1;
+        const MIN: u8 = 2;
+        let mut v = self.a.v();
+        v.constant(MAX, 0);
+        v.constant(MIN, u32::MAX);
+        for &row in rows {
+            let off = self.row(row as usize);
+            self.a.load(S2, off);
+            self.a.v().v3c(V::Andps, S2, S2, 0x7FFF_FFFF);
+            self.a.pmaxsd_into(MAX, S2);
+            self.a.v().v3c(V::Psubd, S2, S2, 1);
+            self.a.pminud_into(MIN, S2);
+        }
+        // Some lane at or above 2^29, or neither zero nor at least 2^-31
+        // (`min(MIN, 2^-31 - 1)` is not `2^-31 - 1`).
+        const BAD: u8 = S1;
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, BAD, MAX, OPERAND_BELOW_BITS - 1);
+        v.constant(S3, OPERAND_FROM_BITS - 1);
+        self.a.pminud_into(S3, MIN);
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpeqd, S3, S3, OPERAND_FROM_BITS - 1);
+        v.v3c(V::Xorps, S3, S3, u32::MAX);
+        v.v3(V::Orps, BAD, BAD, S3);
+        self.a.movmsk(BAD);
+        let flag = self.first_file_header(layout::HOISTED_UNBOUNDED);
+        dynasm!(self.a.ops ; .arch x64 ; mov DWORD [rdi + flag], eax);
+        self.bounded_rows.extend(rows);
+        self.hoisted_checked = true;
+    }
+
+    /// A group whose flag is not 0 runs the region's exact run only.
+    fn require_bounded_operands(&mut self) {
+        let exact = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp DWORD [rdi + layout::OPERANDS_UNBOUNDED], 0
+            ; jne =>exact
+        );
+        self.bounded_exact = Some(exact);
+    }
+
+    fn bounded_product(&mut self, bounded: Option<bool>) {
+        self.bounded_next = bounded.filter(|_| self.deferring);
+    }
+
     fn join_deferred(&mut self) {
+        self.flag_loads = false;
         if let Some((_, join)) = self.deferred.take() {
             self.cold_bytes += self.a.ops.offset().0 - self.cold_start;
             self.a.bind(join);
@@ -533,7 +628,54 @@ impl<'a> Function<'a> {
             nan_later: false,
             range_known: false,
             flushed_inputs: 0,
+            bounded_rows: Default::default(),
+            hoisted_checked: false,
+            flag_loads: false,
+            inputs_flagged: false,
+            bounded_next: None,
+            bounded_exact: None,
         }
+    }
+
+    /// The exact run of a deferred region starts here (cold code): where a
+    /// group with unbounded operands jumps from the region's start too,
+    /// and a fused conversion's exact run leaves the group's operands
+    /// unbounded.
+    fn start_exact_run(&mut self) {
+        if let Some(exact) = self.bounded_exact.take() {
+            self.a.bind(exact);
+            self.a.forget_masks();
+        }
+        if self.flag_loads {
+            dynasm!(self.a.ops
+                ; .arch x64
+                ; mov DWORD [rdi + layout::OPERANDS_UNBOUNDED], 1
+            );
+        }
+        // The exact run's operations take their own sequences.
+        self.deferring_off();
+    }
+
+    /// A fused conversion's fast run passed or not (the check follows):
+    /// the group's `layout::OPERANDS_UNBOUNDED` is 0 where every value it
+    /// loaded is below 2^29 in magnitude and zero, below 2^-78 or at least
+    /// 2^-30 (so its converted value is +0 or within [2^-30, 2^29)), and
+    /// the call's hoisted operands are bounded.
+    fn write_input_bounds(&mut self) {
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S1, RANGE, OPERAND_BELOW_BITS - 1);
+        v.u(U::Psrld(27), S2, LOADS_MIN);
+        v.v3c(V::Pcmpgtd, S2, S2, LOADS_MIN_BOUNDED - 1);
+        v.v3(V::Andnps, S1, S1, S2);
+        self.a.movmsk(S1);
+        let all = (1u32 << self.lanes) - 1;
+        let hoisted = self.first_file_header(layout::HOISTED_UNBOUNDED);
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; xor eax, all as i32
+            ; or eax, DWORD [rdi + hoisted]
+            ; mov DWORD [rdi + layout::OPERANDS_UNBOUNDED], eax
+        );
     }
 
     /// The exact sequences from here on.
@@ -541,6 +683,48 @@ impl<'a> Function<'a> {
         self.deferring = false;
         self.nan_later = false;
         self.range_known = false;
+        self.bounded_next = None;
+    }
+
+    /// A fast float24 product `d` (the IEEE product) quantised: a bounded
+    /// one (§9.20: zero or within [2^-62, 2^58]) is its truncated mantissa,
+    /// plus +0 (-0 + 0 = +0, exact otherwise) unless no reader tells zeros
+    /// apart; any other by [`Self::quantize_deferred`].
+    fn quantize_product(&mut self, d: u8) {
+        match self.bounded_next.take() {
+            Some(zero_sign_unseen) => {
+                let mut v = self.a.v();
+                v.v3c(V::Andps, d, d, f24::MANTISSA_MASK);
+                if !zero_sign_unseen {
+                    v.v3c(V::Addps, d, d, 0);
+                }
+            }
+            None => self.quantize_deferred(d, d),
+        }
+    }
+
+    /// Before a fused input conversion's deferred region (the vertex
+    /// kernel's `load_group`): its check also writes the group's
+    /// `layout::OPERANDS_UNBOUNDED` (0 where every value it loads is
+    /// bounded and so are the call's hoisted operands), and the converted
+    /// rows of `inputs` are [`Target::bounded_row`]s from here on.
+    pub(super) fn flag_input_bounds(&mut self, inputs: u16) {
+        if !self.hoisted_checked || self.a.width != Width::Avx2 || inputs == 0 {
+            return;
+        }
+        self.flag_loads = true;
+        self.inputs_flagged = true;
+        for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
+            for c in 0..4 {
+                self.bounded_rows
+                    .insert((layout::CONVERTED + 4 * n + c) as u16);
+            }
+        }
+    }
+
+    /// The offset from `rdi` of the first file's header field `field`.
+    fn first_file_header(&self, field: i32) -> i32 {
+        field - (self.copy.file * layout::file_bytes(self.lanes)) as i32
     }
 
     /// `d = f24::quantize_result(a)` where `|a| < 2^64` (the deferred
@@ -603,7 +787,7 @@ impl<'a> Function<'a> {
             }
             LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
                 self.a.v().v3(V::Mulps, d, r[0], r[1]);
-                self.quantize_deferred(d, d);
+                self.quantize_product(d);
             }
             // The IEEE product is the PICA one unless a lane is NaN
             // (`arith::mul_rule`); RANGE (0 as the region starts) becomes
@@ -948,6 +1132,69 @@ mod tests {
         // v0 flushed on conversion (4), v2 by the block's `add` in both runs
         // of its deferred region (2 × 4).
         assert_eq!(f24_flushes(&one), 12);
+    }
+
+    /// The `vpmaxsd` range records and the `vpcmpgtd` compares (flushes,
+    /// checks) of `code`.
+    fn records_and_compares(code: &[Instruction]) -> (usize, usize) {
+        let count = |m: Mnemonic| code.iter().filter(|i| i.mnemonic() == m).count();
+        (count(Mnemonic::Vpmaxsd), count(Mnemonic::Vpcmpgtd))
+    }
+
+    /// §9.20: an input transformed by a uniform matrix (`m4x4`: sixteen
+    /// products of a converted input row and a hoisted uniform row) takes
+    /// the bounded products: no flush compare and no record of its own in
+    /// the fast run (the sums' quantisations keep their flushes: four), and
+    /// the region starts with the one test of the group's flag.
+    #[test]
+    fn bounded_products_of_inputs_and_uniforms_neither_flush_nor_record() {
+        let text = "
+.fvec m[4]
+.proc main
+    dp4 o0.x, m[0], v0
+    dp4 o0.y, m[1], v0
+    dp4 o0.z, m[2], v0
+    dp4 o0.w, m[3], v0
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        let flag_test = |i: &Instruction| {
+            i.mnemonic() == Mnemonic::Cmp
+                && i.op0_kind() == OpKind::Memory
+                && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
+        };
+        assert_eq!(one.iter().filter(|i| flag_test(i)).count(), 1);
+        // The fast run: from the flag's test to the region's check.
+        let start = one.iter().position(flag_test).expect("a flag test");
+        let end = start
+            + (one[start..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the region's check");
+        let fast = &one[start..end];
+        let products = fast
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Vmulps)
+            .count();
+        assert_eq!(products, 16);
+        // Three sums per `dp4`, each flushed, none recorded (§9.14), and
+        // the region's check.
+        assert_eq!(records_and_compares(fast), (0, 4 * 3 + 1));
+        // The group's flag: written by the fused conversion's check (and
+        // set to 1 by its exact run), the call's by the hoisting.
+        let writes = |field: i32| {
+            (one.iter())
+                .filter(|i| {
+                    i.mnemonic() == Mnemonic::Mov
+                        && i.op0_kind() == OpKind::Memory
+                        && i.memory_displacement64() == field as u64
+                })
+                .count()
+        };
+        assert_eq!(writes(layout::OPERANDS_UNBOUNDED), 2);
+        assert_eq!(writes(layout::HOISTED_UNBOUNDED), 1);
     }
 
     /// The vector register number (0–31) of `r`, if it is one.
