@@ -2,6 +2,7 @@
 //! last read: the facts register allocation needs, the same for every target.
 
 use super::{Block, Value};
+use std::mem::MaybeUninit;
 
 /// Per node of a block: whether it runs, and the last node that reads its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,31 +136,45 @@ pub fn spill_slots(
 pub struct LiveCounts {
     /// Per node: the change in the number of values live there (all; those
     /// that cannot be reloaded), a value being live at its readers. On the
-    /// stack for the usual block (most have a few dozen nodes).
-    on_stack: [(i32, i32); 128],
+    /// stack for the usual block (most have a few dozen nodes); only the
+    /// first `nodes + 1` entries are initialised (clearing all 128 for every
+    /// block cost more than the counting in a small one).
+    on_stack: [MaybeUninit<(i32, i32)>; STACK_NODES],
     on_heap: Vec<(i32, i32)>,
     nodes: usize,
 }
+
+/// Blocks of fewer nodes count on the stack.
+const STACK_NODES: usize = 128;
 
 impl LiveCounts {
     /// Counts for a block of `nodes` nodes, none live yet.
     pub fn new(nodes: usize) -> LiveCounts {
         let mut on_heap = Vec::new();
-        if nodes >= 128 {
+        let mut on_stack = [const { MaybeUninit::uninit() }; STACK_NODES];
+        if nodes >= STACK_NODES {
             on_heap.resize(nodes + 1, (0, 0));
+        } else {
+            for delta in &mut on_stack[..=nodes] {
+                delta.write((0, 0));
+            }
         }
         LiveCounts {
-            on_stack: [(0, 0); 128],
+            on_stack,
             on_heap,
             nodes,
         }
     }
 
     fn delta(&mut self) -> &mut [(i32, i32)] {
-        if self.on_heap.is_empty() {
-            &mut self.on_stack[..self.nodes + 1]
-        } else {
+        if self.nodes >= STACK_NODES {
             &mut self.on_heap[..]
+        } else {
+            let used = &mut self.on_stack[..=self.nodes];
+            // SAFETY: `new` initialised the first `nodes + 1` entries when
+            // `nodes < STACK_NODES` (and nothing de-initialises them), and
+            // `MaybeUninit<T>` has the layout of `T`.
+            unsafe { &mut *(std::ptr::from_mut(used) as *mut [(i32, i32)]) }
         }
     }
 

@@ -145,25 +145,27 @@ const CANONICAL: Facts = 4;
 /// assert_eq!(optimised.verify(), Ok(()));
 /// ```
 pub fn optimize(ir: &Ir) -> Ir {
+    let blocks = {
+        let mut scratch = Scratch::for_blocks(&ir.blocks);
+        let blocks = forward_with_temp_facts(ir, &mut scratch)
+            .into_iter()
+            .map(|mut block| {
+                nan_payloads(&mut block, &mut scratch);
+                fuse_f24_products(&mut block, &mut scratch);
+                dead_code(&mut block, &mut scratch);
+                block
+            })
+            .collect();
+        scratch.keep();
+        blocks
+    };
     let out = Ir {
         entry: ir.entry,
         kind: ir.kind,
         precision: ir.precision,
-        prologue: ir.prologue.clone(),
-        blocks: {
-            let mut scratch = Scratch::for_blocks(&ir.blocks);
-            let blocks = forward_with_temp_facts(ir, &mut scratch)
-                .into_iter()
-                .map(|mut block| {
-                    nan_payloads(&mut block, &mut scratch);
-                    fuse_f24_products(&mut block, &mut scratch);
-                    dead_code(&mut block, &mut scratch);
-                    block
-                })
-                .collect();
-            scratch.keep();
-            blocks
-        },
+        // After the blocks, as `Ir::build` builds it (`Ir::recycle`).
+        prologue: super::spare::copy_block(&ir.prologue),
+        blocks,
         values_cross_spans: true,
         block_of: ir.block_of.clone(),
     };

@@ -87,6 +87,21 @@ fn room<T>(spare: Option<Vec<T>>, capacity: usize) -> Vec<T> {
     }
 }
 
+/// A copy of `block` in spare buffers (the optimiser's copy of the
+/// prologue: taking a buffer for it as [`Ir::recycle`] keeps one keeps the
+/// spare buffers balanced from one compilation to the next).
+pub(super) fn copy_block(block: &Block) -> Block {
+    let mut copy_nodes = nodes(block.nodes.len());
+    copy_nodes.extend_from_slice(&block.nodes);
+    let mut copy_instrs = spans(block.instrs.len());
+    copy_instrs.extend_from_slice(&block.instrs);
+    Block {
+        nodes: copy_nodes,
+        instrs: copy_instrs,
+        ..*block
+    }
+}
+
 /// Keeps `block`'s buffers (emptied) for a later block of this thread.
 pub(super) fn keep_block(block: Block) {
     let Block {
@@ -109,9 +124,17 @@ impl Ir {
     /// Drops the IR, keeping its blocks' buffers for the next IR this thread
     /// builds or optimises (the code generator's IRs live for one
     /// compilation). The same as dropping it but for the allocations saved.
+    ///
+    /// Buffers are taken last kept first, so they are kept in the reverse of
+    /// the order a compilation takes them: the prologue (built and copied
+    /// after the blocks), then the blocks last to first. Compiling the same
+    /// program again (or one of similar shape) then gets for each block the
+    /// buffer its counterpart had, which has the room it asks for (kept in
+    /// block order, block 0 asked for the last block's buffer, often too
+    /// small: freed and allocated again).
     pub(crate) fn recycle(self) {
         keep_block(self.prologue);
-        for block in self.blocks {
+        for block in self.blocks.into_iter().rev() {
             keep_block(block);
         }
     }
@@ -168,6 +191,40 @@ mod tests {
         forget_spare_nodes();
         let fresh = crate::ir::opt::optimize(&copy);
         assert_eq!(crate::ir::opt::optimize(&copy), fresh);
+    }
+
+    #[test]
+    fn a_compilation_again_gets_each_block_its_own_buffers_back() {
+        let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).unwrap();
+        let program =
+            crate::program::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+                .unwrap();
+        let entry = shbin.dvles[0].main;
+        // As the code generator does: build, optimise, recycle the
+        // optimised IR then the built one.
+        let compile = || {
+            let built = crate::ir::Ir::build(&program, entry, ShaderKind::Vertex, Precision::F24);
+            let optimised = crate::ir::opt::optimize(&built);
+            let buffers = |ir: &Ir| -> Vec<*const Node> {
+                std::iter::once(&ir.prologue)
+                    .chain(&ir.blocks)
+                    .map(|b| b.nodes.as_ptr())
+                    .collect()
+            };
+            let seen = (buffers(&built), buffers(&optimised));
+            optimised.recycle();
+            built.recycle();
+            seen
+        };
+        forget_spare_nodes();
+        let first = compile();
+        assert!(first.0.len() > 2, "several blocks");
+        let kept = spare_nodes().0;
+        // The same buffer for the same block (and prologue) of either IR,
+        // and as many kept as before: none freed, none allocated.
+        assert_eq!(compile(), first);
+        assert_eq!(spare_nodes().0, kept);
+        assert_eq!(compile(), first);
     }
 
     #[test]
