@@ -133,7 +133,7 @@ pub(crate) fn compile(
     unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
-    let plan = lower::plan(
+    let (plan, inputs) = lower::plan(
         ir,
         unoptimised,
         |pc| analysis.class[pc as usize] == InstrClass::Data,
@@ -147,7 +147,7 @@ pub(crate) fn compile(
     // noticeable part of a compilation. The labels are dynamic (`Labels`)
     // but for a few local ones of the entry and the flow stubs, so there
     // are few static relocations.
-    let (loaded_inputs, flushed_inputs) = lower::input_uses(&plan);
+    let (loaded_inputs, flushed_inputs) = (inputs.loaded, inputs.flushed);
     // Without a reachable flow instruction the code has no stack code to
     // spare: skip the analysis.
     let flow_reachable =

@@ -250,19 +250,21 @@ pub(super) fn block_state<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> BlockState<'p> {
-    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new())
+    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new()).0
 }
 
 /// [`block_state`] with a buffer for the use counts, reused across the
 /// blocks of a program (most blocks have a few dozen nodes, and an
-/// allocation per block is a noticeable part of their planning).
+/// allocation per block is a noticeable part of their planning). Also
+/// returns the block's [`InputUses`], found as each node's form settles
+/// (no walk of its own).
 fn block_state_in<'p>(
     block: &'p Block,
     data: &[bool],
     f24: bool,
     preconverted_uniforms: bool,
     uses: &mut Vec<u32>,
-) -> BlockState<'p> {
+) -> (BlockState<'p>, InputUses) {
     let n = block.nodes.len();
     let mut form = vec![Form::Own; n];
     let op = |v: Value| block.nodes[v.0 as usize].op;
@@ -346,10 +348,12 @@ fn block_state_in<'p>(
     };
     // Which nodes run (writes of lowered spans and what they read; the
     // others fold away), and which values can be emitted again.
+    let mut inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
         if !runs {
             form[k] = Form::Folded;
         }
+        inputs.note(form[k]);
         let op = &block.nodes[k].op;
         let remat = match *op {
             Op::Const { .. }
@@ -368,12 +372,13 @@ fn block_state_in<'p>(
         (remat, real_operands(op, form[k]))
     };
     let values = Values::new(block, data, settle, &VALUE_REGS);
-    single::BlockState {
+    let state = single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
         values,
         own: form,
-    }
+    };
+    (state, inputs)
 }
 
 /// A set of `u8`s (register numbers).
@@ -417,7 +422,9 @@ impl Writes {
 /// The lowering of a whole program ([`crate::jit::spill::plan`]), with the
 /// block states of this backend. `data(pc)` says whether the instruction at
 /// `pc` is lowered (the others are emitted by the flow code);
-/// `reachable(pc)` whether a block starting there is ever entered.
+/// `reachable(pc)` whether a block starting there is ever entered. Also
+/// returns which inputs the planned blocks read converted and flushed
+/// ([`input_uses`], found while planning).
 pub(super) fn plan<'p>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
@@ -425,11 +432,26 @@ pub(super) fn plan<'p>(
     reachable: impl Fn(u32) -> bool,
     f24: bool,
     preconverted_uniforms: bool,
-) -> Result<Plan<BlockState<'p>>, JitError> {
+) -> Result<(Plan<BlockState<'p>>, InputUses), JitError> {
     let mut uses = Vec::new();
-    crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        block_state_in(block, lowered, f24, preconverted_uniforms, &mut uses)
-    })
+    // A block whose state needs too many spill slots is planned again from
+    // its unoptimised IR: only the last state planned for a block (by its
+    // start) counts.
+    let (mut planned, mut last) = (InputUses::default(), None::<(u32, InputUses)>);
+    let plan = crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
+        let (state, inputs) = block_state_in(block, lowered, f24, preconverted_uniforms, &mut uses);
+        match last {
+            Some((start, _)) if start == block.start => {}
+            Some((_, done)) => planned.join(done),
+            None => {}
+        }
+        last = Some((block.start, inputs));
+        state
+    })?;
+    if let Some((_, done)) = last {
+        planned.join(done);
+    }
+    Ok((plan, planned))
 }
 
 /// Where value `v` (of form `form[v]`) is in memory for the whole block, if
@@ -510,26 +532,47 @@ fn flushed_load(block: &Block, v: Value, preconverted_uniforms: bool) -> Option<
     }
 }
 
-/// Which inputs the lowered blocks of `plan` read as converted by the
-/// prologue (`Form::ConvertedInput`), and which flushed
-/// (`Form::FlushedInput`): one bit per input.
-pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> (u16, u16) {
-    let (mut loaded, mut flushed) = (0u16, 0u16);
-    for state in plan.blocks.iter().flatten() {
-        for form in &state.own {
-            match *form {
-                Form::ConvertedInput(n)
-                | Form::ShuffleMem(Mem::ConvertedInput(n), _)
-                | Form::BinaryMem {
-                    mem: Mem::ConvertedInput(n),
-                    ..
-                } => loaded |= 1 << (n & 15),
-                Form::FlushedInput(n, _) => flushed |= 1 << (n & 15),
-                _ => {}
-            }
+/// Which inputs lowered blocks read as converted by the prologue
+/// (`Form::ConvertedInput`), and which flushed (`Form::FlushedInput`): one
+/// bit per input.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(super) struct InputUses {
+    pub(super) loaded: u16,
+    pub(super) flushed: u16,
+}
+
+impl InputUses {
+    /// Records the input a node of form `form` reads, if any.
+    fn note(&mut self, form: Form) {
+        match form {
+            Form::ConvertedInput(n)
+            | Form::ShuffleMem(Mem::ConvertedInput(n), _)
+            | Form::BinaryMem {
+                mem: Mem::ConvertedInput(n),
+                ..
+            } => self.loaded |= 1 << (n & 15),
+            Form::FlushedInput(n, _) => self.flushed |= 1 << (n & 15),
+            _ => {}
         }
     }
-    (loaded, flushed)
+
+    fn join(&mut self, other: InputUses) {
+        self.loaded |= other.loaded;
+        self.flushed |= other.flushed;
+    }
+}
+
+/// The [`InputUses`] of the planned blocks of `plan`, by a walk over their
+/// forms: what [`plan`] returns with the plan (a check of it).
+#[cfg(test)]
+pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> InputUses {
+    let mut uses = InputUses::default();
+    for state in plan.blocks.iter().flatten() {
+        for &form in &state.own {
+            uses.note(form);
+        }
+    }
+    uses
 }
 
 /// The stack offset of the flushed copy of input `n` among the `flushed`

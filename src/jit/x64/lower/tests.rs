@@ -19,7 +19,47 @@ fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() 
             precision == Precision::F24,
             false,
         )
+        .map(|(plan, _)| plan)
     });
+}
+
+#[test]
+fn the_inputs_found_while_planning_are_those_the_planned_forms_read() {
+    use crate::ShaderKind;
+    // Input 1 in the first block, input 3 only after the `ifu` (a later
+    // block): every planned block's reads count, the last one's too.
+    let prog = program(
+        "
+        .proc main
+        mov o0, v1
+        ifu b0
+            mul o1, v2, c0
+        .end
+        mov o2, v3
+        .end",
+    );
+    for precision in [Precision::F24, Precision::F32] {
+        let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
+        let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
+        let ir = crate::ir::opt::optimize(&built);
+        assert!(ir.blocks.len() >= 3, "{}", ir.blocks.len());
+        let (planned, found) = plan(
+            &ir,
+            &built,
+            |pc| a.class[pc as usize] == InstrClass::Data,
+            |pc| a.reachable[pc as usize],
+            precision == Precision::F24,
+            false,
+        )
+        .expect("a plan");
+        assert_eq!(found, super::input_uses(&planned), "{precision:?}");
+        let expected = if precision == Precision::F24 {
+            0b1010
+        } else {
+            0
+        };
+        assert_eq!(found.loaded & 0b1010, expected, "{precision:?}: {found:?}");
+    }
 }
 
 #[test]
