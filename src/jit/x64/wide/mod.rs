@@ -176,6 +176,10 @@ struct Function<'a> {
     /// The current deferred region's exact run, for groups whose operands
     /// are not bounded ([`Target::require_bounded_operands`]).
     bounded_exact: Option<DynamicLabel>,
+    /// The current deferred region's fast run has written [`RANGE`] (reset
+    /// where first written, [`Function::record_range`]); a region that
+    /// records nothing passes its check in every group, so it has none.
+    range_written: bool,
 }
 
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
@@ -346,6 +350,7 @@ impl Target for Function<'_> {
                     self.quantize_product(d);
                 } else {
                     if !self.nan_later {
+                        self.record_range();
                         self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
                     }
                     self.deferred_products = true;
@@ -451,7 +456,8 @@ impl Target for Function<'_> {
         let join = self.a.ops.new_dynamic_label();
         self.deferred = Some((self.gathered.clone(), join));
         self.deferring = true;
-        self.a.v().constant(RANGE, 0);
+        // RANGE is reset where the fast run first records (none may).
+        self.range_written = false;
         true
     }
 
@@ -466,6 +472,16 @@ impl Target for Function<'_> {
         self.gathered = gathered.clone();
         if self.flag_loads {
             self.write_input_bounds();
+        }
+        if !self.range_written {
+            // Nothing recorded: RANGE would be 0 and the check would pass
+            // in every group. The exact run stays, for groups whose
+            // operands are not bounded (`Target::require_bounded_operands`).
+            self.deferred_products = false;
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>join);
+            self.cold_start = self.a.ops.offset().0;
+            self.start_exact_run();
+            return;
         }
         if std::mem::take(&mut self.deferred_products) {
             // RANGE is all ones in the lanes where some product was NaN.
@@ -517,6 +533,7 @@ impl Target for Function<'_> {
         let join = self.a.ops.new_dynamic_label();
         self.deferred = Some((self.gathered.clone(), join));
         self.deferred_loads = true;
+        self.range_written = true;
         let mut v = self.a.v();
         v.constant(RANGE, 0);
         v.constant(LOADS_MIN, u32::MAX);
@@ -634,6 +651,7 @@ impl<'a> Function<'a> {
             inputs_flagged: false,
             bounded_next: None,
             bounded_exact: None,
+            range_written: false,
         }
     }
 
@@ -737,7 +755,17 @@ impl<'a> Function<'a> {
         v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
         v.v3(V::Andps, d, d, S1);
         if !std::mem::take(&mut self.range_known) {
+            self.record_range();
             self.a.pmaxsd_into(RANGE, S2);
+        }
+    }
+
+    /// The fast run is about to accumulate into [`RANGE`]: where it first
+    /// does, RANGE is reset. The fast run is straight-line code, so this
+    /// first write runs before every later one.
+    fn record_range(&mut self) {
+        if !std::mem::replace(&mut self.range_written, true) {
+            self.a.v().constant(RANGE, 0);
         }
     }
 
@@ -793,10 +821,10 @@ impl<'a> Function<'a> {
             // (`arith::mul_rule`); RANGE (0 as the region starts) becomes
             // all ones, itself a NaN, in such a lane and stays so.
             LaneOp::Binary(BinOp::PicaMul, _, _) if self.deferring => {
-                let mut v = self.a.v();
-                v.v3(V::Mulps, d, r[0], r[1]);
+                self.a.v().v3(V::Mulps, d, r[0], r[1]);
                 if !self.nan_later {
-                    v.v3(V::Cmpps(3), RANGE, RANGE, d);
+                    self.record_range();
+                    self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
                 }
                 self.deferred_products = true;
             }
@@ -804,6 +832,7 @@ impl<'a> Function<'a> {
             // has none to canonicalise; the products whose NaN tests it
             // stands for made no test of their own.
             LaneOp::Unary(UnOp::Canonicalize, _) if self.deferring => {
+                self.record_range();
                 let mut v = self.a.v();
                 v.v3(V::Cmpps(3), RANGE, RANGE, r[0]);
                 v.copy(d, r[0]);
@@ -1167,21 +1196,31 @@ mod tests {
                 && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
         };
         assert_eq!(one.iter().filter(|i| flag_test(i)).count(), 1);
-        // The fast run: from the flag's test to the region's check.
+        // The fast run: from the flag's test to the jump to the join. It
+        // records nothing, so it has no check (no `RANGE` reset, compare
+        // or `vptest`): it always joins.
         let start = one.iter().position(flag_test).expect("a flag test");
         let end = start
             + (one[start..].iter())
-                .position(|i| i.mnemonic() == Mnemonic::Vptest)
-                .expect("the region's check");
+                .position(|i| i.mnemonic() == Mnemonic::Jmp)
+                .expect("the region's jump to its join");
         let fast = &one[start..end];
+        assert!(!fast.iter().any(|i| i.mnemonic() == Mnemonic::Vptest));
         let products = fast
             .iter()
             .filter(|i| i.mnemonic() == Mnemonic::Vmulps)
             .count();
         assert_eq!(products, 16);
-        // Three sums per `dp4`, each flushed, none recorded (§9.14), and
-        // the region's check.
-        assert_eq!(records_and_compares(fast), (0, 4 * 3 + 1));
+        // Three sums per `dp4`, each flushed, none recorded (§9.14).
+        assert_eq!(records_and_compares(fast), (0, 4 * 3));
+        // RANGE is neither reset nor read in the fast run.
+        let range = |i: &Instruction| {
+            (0..i.op_count()).any(|n| {
+                i.op_kind(n) == OpKind::Register
+                    && vector_number(i.op_register(n)) == Some(super::RANGE as u32)
+            })
+        };
+        assert!(!fast.iter().any(range));
         // The group's flag: written by the fused conversion's check (and
         // set to 1 by its exact run), the call's by the hoisting.
         let writes = |field: i32| {
