@@ -173,13 +173,20 @@ struct Function<'a> {
     /// The next fast float24 product is a bounded one
     /// ([`Target::bounded_product`]).
     bounded_next: Option<bool>,
-    /// The current deferred region's exact run, for groups whose operands
-    /// are not bounded ([`Target::require_bounded_operands`]).
+    /// The current deferred region's fast run without bounded products,
+    /// for groups whose operands are not bounded
+    /// ([`Target::require_bounded_operands`]).
     bounded_exact: Option<DynamicLabel>,
     /// The current deferred region's fast run has written [`RANGE`] (reset
     /// where first written, [`Function::record_range`]); a region that
     /// records nothing passes its check in every group, so it has none.
     range_written: bool,
+    /// The current deferred region's fast run without bounded products
+    /// is under way or done ([`Target::check_bounded_run`]): cold code.
+    unbounded_run: bool,
+    /// Where the exact run of a region with bounded products starts, for
+    /// its failed checks.
+    exact_entry: Option<DynamicLabel>,
 }
 
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
@@ -465,47 +472,38 @@ impl Target for Function<'_> {
     /// infinite, not NaN): the fast results are exact; otherwise the exact
     /// run follows.
     fn check_deferred(&mut self) {
-        let Some((gathered, join)) = self.deferred.as_ref() else {
+        if !self.fast_run_check() {
             return;
-        };
-        let join = *join;
-        self.gathered = gathered.clone();
-        if self.flag_loads {
-            self.write_input_bounds();
         }
-        if !self.range_written {
-            // Nothing recorded: RANGE would be 0 and the check would pass
-            // in every group. The exact run stays, for groups whose
-            // operands are not bounded (`Target::require_bounded_operands`).
-            self.deferred_products = false;
-            dynasm!(self.a.ops ; .arch x64 ; jmp =>join);
+        if !self.unbounded_run {
             self.cold_start = self.a.ops.offset().0;
-            self.start_exact_run();
-            return;
         }
-        if std::mem::take(&mut self.deferred_products) {
-            // RANGE is all ones in the lanes where some product was NaN.
-            self.a.v().test_zero(RANGE);
-            dynasm!(self.a.ops ; .arch x64 ; jz =>join);
-            self.cold_start = self.a.ops.offset().0;
-            self.start_exact_run();
-            return;
-        }
-        let mut v = self.a.v();
-        v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
-        if std::mem::take(&mut self.deferred_loads) {
-            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
-            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
-            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
-            const _: () = assert!(SPAN == 1 << 27);
-            v.u(U::Psrld(27), S2, LOADS_MIN);
-            v.v3c(V::Pcmpeqd, S2, S2, 0);
-            v.v3(V::Orps, S1, S1, S2);
-        }
-        v.test_zero(S1);
-        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
-        self.cold_start = self.a.ops.offset().0;
         self.start_exact_run();
+    }
+
+    /// The fast run of a region with bounded products passed its check
+    /// (to the join) or not (to the exact run); a group whose operands are
+    /// not bounded starts here, at the fast run without bounded products
+    /// (cold code, as the exact run).
+    fn check_bounded_run(&mut self) {
+        if !self.fast_run_check() {
+            return;
+        }
+        let exact = self.a.ops.new_dynamic_label();
+        if self.range_written {
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>exact);
+        }
+        self.exact_entry = Some(exact);
+        self.cold_start = self.a.ops.offset().0;
+        if let Some(unbounded) = self.bounded_exact.take() {
+            self.a.bind(unbounded);
+            self.a.forget_masks();
+        }
+        self.unbounded_run = true;
+        self.range_written = false;
+        self.nan_later = false;
+        self.range_known = false;
+        self.bounded_next = None;
     }
 
     fn defer_next(&mut self, fast: bool) {
@@ -599,7 +597,8 @@ impl Target for Function<'_> {
         self.hoisted_checked = true;
     }
 
-    /// A group whose flag is not 0 runs the region's exact run only.
+    /// A group whose flag is not 0 runs the region's fast run without
+    /// bounded products ([`Target::check_bounded_run`] binds the label).
     fn require_bounded_operands(&mut self) {
         let exact = self.a.ops.new_dynamic_label();
         dynasm!(self.a.ops
@@ -616,6 +615,7 @@ impl Target for Function<'_> {
 
     fn join_deferred(&mut self) {
         self.flag_loads = false;
+        self.unbounded_run = false;
         if let Some((_, join)) = self.deferred.take() {
             self.cold_bytes += self.a.ops.offset().0 - self.cold_start;
             self.a.bind(join);
@@ -625,6 +625,49 @@ impl Target for Function<'_> {
 }
 
 impl<'a> Function<'a> {
+    /// The end of a deferred region's fast run: the gathers are those of
+    /// the region's start again, and the group jumps to the join where
+    /// the run's check passes (always, where the run recorded nothing:
+    /// `RANGE` would be 0); false outside a deferred region.
+    fn fast_run_check(&mut self) -> bool {
+        let Some((gathered, join)) = self.deferred.as_ref() else {
+            return false;
+        };
+        let join = *join;
+        self.gathered = gathered.clone();
+        if self.flag_loads {
+            self.write_input_bounds();
+        }
+        if !self.range_written {
+            // Nothing recorded: RANGE would be 0 and the check would pass
+            // in every group. The exact run stays, for groups whose
+            // operands are not bounded (`Target::require_bounded_operands`).
+            self.deferred_products = false;
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>join);
+            return true;
+        }
+        if std::mem::take(&mut self.deferred_products) {
+            // RANGE is all ones in the lanes where some product was NaN.
+            self.a.v().test_zero(RANGE);
+            dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+            return true;
+        }
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
+        if std::mem::take(&mut self.deferred_loads) {
+            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
+            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
+            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
+            const _: () = assert!(SPAN == 1 << 27);
+            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.v3c(V::Pcmpeqd, S2, S2, 0);
+            v.v3(V::Orps, S1, S1, S2);
+        }
+        v.test_zero(S1);
+        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        true
+    }
+
     fn new(a: &'a mut WideAsm, mxcsr: super::fp_env::Constants) -> Function<'a> {
         let lanes = a.width.lanes();
         Function {
@@ -652,6 +695,8 @@ impl<'a> Function<'a> {
             bounded_next: None,
             bounded_exact: None,
             range_written: false,
+            unbounded_run: false,
+            exact_entry: None,
         }
     }
 
@@ -660,7 +705,7 @@ impl<'a> Function<'a> {
     /// and a fused conversion's exact run leaves the group's operands
     /// unbounded.
     fn start_exact_run(&mut self) {
-        if let Some(exact) = self.bounded_exact.take() {
+        if let Some(exact) = self.exact_entry.take() {
             self.a.bind(exact);
             self.a.forget_masks();
         }
@@ -1221,6 +1266,25 @@ mod tests {
             })
         };
         assert!(!fast.iter().any(range));
+        // A group whose operands are not bounded jumps from the flag's test
+        // to the fast run without bounded products (§9.14's: each product
+        // flushed and recorded, 16 records), under its own check, and on to
+        // the exact run only where that fails; not to the exact run.
+        let jne = &one[start + 1];
+        assert_eq!(jne.mnemonic(), Mnemonic::Jne);
+        let at = (one.iter())
+            .position(|i| i.ip() == jne.near_branch_target())
+            .expect("the unbounded run");
+        let check = at
+            + (one[at..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the unbounded run's check");
+        let unbounded = &one[at..check];
+        let count = |m: Mnemonic| unbounded.iter().filter(|i| i.mnemonic() == m).count();
+        assert_eq!(count(Mnemonic::Vmulps), 16);
+        // 16 products and 12 sums flushed, the records compared once.
+        assert_eq!(records_and_compares(unbounded), (16, 16 + 12 + 1));
+        assert_eq!(one[check + 1].mnemonic(), Mnemonic::Je);
         // The group's flag: written by the fused conversion's check (and
         // set to 1 by its exact run), the call's by the hoisting.
         let writes = |field: i32| {
