@@ -132,29 +132,49 @@ pub(crate) trait Driver: Target {
             })
             .collect();
         let zero_sign_free = zero_sign_unseen(block);
-        let known = match self.recorded_below_log2() {
+        let known_if = |target: &Self, bounded: &[bool]| match target.recorded_below_log2() {
             Some(log2) => {
                 let level = |k: usize| bounded[k].then_some(BOUNDED_PRODUCT_LOG2);
-                quantizations_in_range(&block.ops, region, |k| fast(self, k), level, log2)
+                quantizations_in_range(&block.ops, region, |k| fast(target, k), level, log2)
             }
             None => vec![false; region],
         };
+        let known = known_if(self, &bounded);
         let deferred = (0..region).filter(|&k| fast(self, k)).count();
         let mut first = 0;
         if deferred >= 2 && self.begin_deferred() {
-            if bounded.contains(&true) {
+            let any_bounded = bounded.contains(&true);
+            if any_bounded {
                 self.require_bounded_operands();
             }
             let start = self.allocation().clone();
-            for (k, op) in block.ops[..region].iter().enumerate() {
-                let fast = fast(self, k);
-                self.defer_next(fast);
-                self.nan_test_later(fast && later.tested_later[k]);
-                self.range_known(fast && known[k]);
-                self.bounded_product(bounded[k].then_some(zero_sign_free[k]));
-                self.lower(k as LaneRef, *op, &rows)?;
-            }
+            let fast_run = |target: &mut Self, bounded: &[bool], known: &[bool]| {
+                for (k, op) in block.ops[..region].iter().enumerate() {
+                    let fast = fast(target, k);
+                    target.defer_next(fast);
+                    target.nan_test_later(fast && later.tested_later[k]);
+                    target.range_known(fast && known[k]);
+                    target.bounded_product(bounded[k].then_some(zero_sign_free[k]));
+                    target.lower(k as LaneRef, *op, &rows)?;
+                }
+                Ok::<(), JitError>(())
+            };
+            fast_run(self, &bounded, &known)?;
             let joined = self.allocation().clone();
+            if any_bounded {
+                // A group whose operands are not bounded runs the fast
+                // forms without bounded products (§9.14's, recorded) under
+                // their own check, not the exact run straight away.
+                self.check_bounded_run();
+                *self.allocation() = start.clone();
+                let none = vec![false; region];
+                fast_run(self, &none, &known_if(self, &none))?;
+                if *self.allocation() != joined {
+                    return Err(JitError::Lowering(
+                        "the unbounded run of a deferred region allocated differently".into(),
+                    ));
+                }
+            }
             self.check_deferred();
             *self.allocation() = start;
             for (k, op) in block.ops[..region].iter().enumerate() {

@@ -328,6 +328,14 @@ pub(crate) trait Target {
     /// operands passed their bounds check.
     fn require_bounded_operands(&mut self) {}
 
+    /// After the fast run of a region with bounded products: its check
+    /// (to the join where it passes, else to the exact run); the code
+    /// emitted next, up to [`check_deferred`](Self::check_deferred), is the
+    /// region's fast run without bounded products, where a group whose
+    /// operands are not bounded starts
+    /// ([`require_bounded_operands`](Self::require_bounded_operands)).
+    fn check_bounded_run(&mut self) {}
+
     /// Inside a deferred region, before the next operation (a fast
     /// float24 product whose operands are [`bounded_row`](Self::bounded_row)s,
     /// `Some`): its product is zero or of magnitude within [2^-62, 2^58]

@@ -173,9 +173,20 @@ struct Function<'a> {
     /// The next fast float24 product is a bounded one
     /// ([`Target::bounded_product`]).
     bounded_next: Option<bool>,
-    /// The current deferred region's exact run, for groups whose operands
-    /// are not bounded ([`Target::require_bounded_operands`]).
+    /// The current deferred region's fast run without bounded products,
+    /// for groups whose operands are not bounded
+    /// ([`Target::require_bounded_operands`]).
     bounded_exact: Option<DynamicLabel>,
+    /// The current deferred region's fast run has written [`RANGE`] (reset
+    /// where first written, [`Function::record_range`]); a region that
+    /// records nothing passes its check in every group, so it has none.
+    range_written: bool,
+    /// The current deferred region's fast run without bounded products
+    /// is under way or done ([`Target::check_bounded_run`]): cold code.
+    unbounded_run: bool,
+    /// Where the exact run of a region with bounded products starts, for
+    /// its failed checks.
+    exact_entry: Option<DynamicLabel>,
 }
 
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
@@ -346,6 +357,7 @@ impl Target for Function<'_> {
                     self.quantize_product(d);
                 } else {
                     if !self.nan_later {
+                        self.record_range();
                         self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
                     }
                     self.deferred_products = true;
@@ -451,7 +463,8 @@ impl Target for Function<'_> {
         let join = self.a.ops.new_dynamic_label();
         self.deferred = Some((self.gathered.clone(), join));
         self.deferring = true;
-        self.a.v().constant(RANGE, 0);
+        // RANGE is reset where the fast run first records (none may).
+        self.range_written = false;
         true
     }
 
@@ -459,37 +472,38 @@ impl Target for Function<'_> {
     /// infinite, not NaN): the fast results are exact; otherwise the exact
     /// run follows.
     fn check_deferred(&mut self) {
-        let Some((gathered, join)) = self.deferred.as_ref() else {
+        if !self.fast_run_check() {
             return;
-        };
-        let join = *join;
-        self.gathered = gathered.clone();
-        if self.flag_loads {
-            self.write_input_bounds();
         }
-        if std::mem::take(&mut self.deferred_products) {
-            // RANGE is all ones in the lanes where some product was NaN.
-            self.a.v().test_zero(RANGE);
-            dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        if !self.unbounded_run {
             self.cold_start = self.a.ops.offset().0;
-            self.start_exact_run();
+        }
+        self.start_exact_run();
+    }
+
+    /// The fast run of a region with bounded products passed its check
+    /// (to the join) or not (to the exact run); a group whose operands are
+    /// not bounded starts here, at the fast run without bounded products
+    /// (cold code, as the exact run).
+    fn check_bounded_run(&mut self) {
+        if !self.fast_run_check() {
             return;
         }
-        let mut v = self.a.v();
-        v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
-        if std::mem::take(&mut self.deferred_loads) {
-            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
-            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
-            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
-            const _: () = assert!(SPAN == 1 << 27);
-            v.u(U::Psrld(27), S2, LOADS_MIN);
-            v.v3c(V::Pcmpeqd, S2, S2, 0);
-            v.v3(V::Orps, S1, S1, S2);
+        let exact = self.a.ops.new_dynamic_label();
+        if self.range_written {
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>exact);
         }
-        v.test_zero(S1);
-        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        self.exact_entry = Some(exact);
         self.cold_start = self.a.ops.offset().0;
-        self.start_exact_run();
+        if let Some(unbounded) = self.bounded_exact.take() {
+            self.a.bind(unbounded);
+            self.a.forget_masks();
+        }
+        self.unbounded_run = true;
+        self.range_written = false;
+        self.nan_later = false;
+        self.range_known = false;
+        self.bounded_next = None;
     }
 
     fn defer_next(&mut self, fast: bool) {
@@ -517,6 +531,7 @@ impl Target for Function<'_> {
         let join = self.a.ops.new_dynamic_label();
         self.deferred = Some((self.gathered.clone(), join));
         self.deferred_loads = true;
+        self.range_written = true;
         let mut v = self.a.v();
         v.constant(RANGE, 0);
         v.constant(LOADS_MIN, u32::MAX);
@@ -582,7 +597,8 @@ impl Target for Function<'_> {
         self.hoisted_checked = true;
     }
 
-    /// A group whose flag is not 0 runs the region's exact run only.
+    /// A group whose flag is not 0 runs the region's fast run without
+    /// bounded products ([`Target::check_bounded_run`] binds the label).
     fn require_bounded_operands(&mut self) {
         let exact = self.a.ops.new_dynamic_label();
         dynasm!(self.a.ops
@@ -599,6 +615,7 @@ impl Target for Function<'_> {
 
     fn join_deferred(&mut self) {
         self.flag_loads = false;
+        self.unbounded_run = false;
         if let Some((_, join)) = self.deferred.take() {
             self.cold_bytes += self.a.ops.offset().0 - self.cold_start;
             self.a.bind(join);
@@ -608,6 +625,49 @@ impl Target for Function<'_> {
 }
 
 impl<'a> Function<'a> {
+    /// The end of a deferred region's fast run: the gathers are those of
+    /// the region's start again, and the group jumps to the join where
+    /// the run's check passes (always, where the run recorded nothing:
+    /// `RANGE` would be 0); false outside a deferred region.
+    fn fast_run_check(&mut self) -> bool {
+        let Some((gathered, join)) = self.deferred.as_ref() else {
+            return false;
+        };
+        let join = *join;
+        self.gathered = gathered.clone();
+        if self.flag_loads {
+            self.write_input_bounds();
+        }
+        if !self.range_written {
+            // Nothing recorded: RANGE would be 0 and the check would pass
+            // in every group. The exact run stays, for groups whose
+            // operands are not bounded (`Target::require_bounded_operands`).
+            self.deferred_products = false;
+            dynasm!(self.a.ops ; .arch x64 ; jmp =>join);
+            return true;
+        }
+        if std::mem::take(&mut self.deferred_products) {
+            // RANGE is all ones in the lanes where some product was NaN.
+            self.a.v().test_zero(RANGE);
+            dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+            return true;
+        }
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
+        if std::mem::take(&mut self.deferred_loads) {
+            // Subnormal lanes: `|x| - 2^-78` (unsigned) below
+            // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
+            const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
+            const _: () = assert!(SPAN == 1 << 27);
+            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.v3c(V::Pcmpeqd, S2, S2, 0);
+            v.v3(V::Orps, S1, S1, S2);
+        }
+        v.test_zero(S1);
+        dynasm!(self.a.ops ; .arch x64 ; jz =>join);
+        true
+    }
+
     fn new(a: &'a mut WideAsm, mxcsr: super::fp_env::Constants) -> Function<'a> {
         let lanes = a.width.lanes();
         Function {
@@ -634,6 +694,9 @@ impl<'a> Function<'a> {
             inputs_flagged: false,
             bounded_next: None,
             bounded_exact: None,
+            range_written: false,
+            unbounded_run: false,
+            exact_entry: None,
         }
     }
 
@@ -642,7 +705,7 @@ impl<'a> Function<'a> {
     /// and a fused conversion's exact run leaves the group's operands
     /// unbounded.
     fn start_exact_run(&mut self) {
-        if let Some(exact) = self.bounded_exact.take() {
+        if let Some(exact) = self.exact_entry.take() {
             self.a.bind(exact);
             self.a.forget_masks();
         }
@@ -737,7 +800,17 @@ impl<'a> Function<'a> {
         v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
         v.v3(V::Andps, d, d, S1);
         if !std::mem::take(&mut self.range_known) {
+            self.record_range();
             self.a.pmaxsd_into(RANGE, S2);
+        }
+    }
+
+    /// The fast run is about to accumulate into [`RANGE`]: where it first
+    /// does, RANGE is reset. The fast run is straight-line code, so this
+    /// first write runs before every later one.
+    fn record_range(&mut self) {
+        if !std::mem::replace(&mut self.range_written, true) {
+            self.a.v().constant(RANGE, 0);
         }
     }
 
@@ -793,10 +866,10 @@ impl<'a> Function<'a> {
             // (`arith::mul_rule`); RANGE (0 as the region starts) becomes
             // all ones, itself a NaN, in such a lane and stays so.
             LaneOp::Binary(BinOp::PicaMul, _, _) if self.deferring => {
-                let mut v = self.a.v();
-                v.v3(V::Mulps, d, r[0], r[1]);
+                self.a.v().v3(V::Mulps, d, r[0], r[1]);
                 if !self.nan_later {
-                    v.v3(V::Cmpps(3), RANGE, RANGE, d);
+                    self.record_range();
+                    self.a.v().v3(V::Cmpps(3), RANGE, RANGE, d);
                 }
                 self.deferred_products = true;
             }
@@ -804,6 +877,7 @@ impl<'a> Function<'a> {
             // has none to canonicalise; the products whose NaN tests it
             // stands for made no test of their own.
             LaneOp::Unary(UnOp::Canonicalize, _) if self.deferring => {
+                self.record_range();
                 let mut v = self.a.v();
                 v.v3(V::Cmpps(3), RANGE, RANGE, r[0]);
                 v.copy(d, r[0]);
@@ -1167,21 +1241,50 @@ mod tests {
                 && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
         };
         assert_eq!(one.iter().filter(|i| flag_test(i)).count(), 1);
-        // The fast run: from the flag's test to the region's check.
+        // The fast run: from the flag's test to the jump to the join. It
+        // records nothing, so it has no check (no `RANGE` reset, compare
+        // or `vptest`): it always joins.
         let start = one.iter().position(flag_test).expect("a flag test");
         let end = start
             + (one[start..].iter())
-                .position(|i| i.mnemonic() == Mnemonic::Vptest)
-                .expect("the region's check");
+                .position(|i| i.mnemonic() == Mnemonic::Jmp)
+                .expect("the region's jump to its join");
         let fast = &one[start..end];
+        assert!(!fast.iter().any(|i| i.mnemonic() == Mnemonic::Vptest));
         let products = fast
             .iter()
             .filter(|i| i.mnemonic() == Mnemonic::Vmulps)
             .count();
         assert_eq!(products, 16);
-        // Three sums per `dp4`, each flushed, none recorded (§9.14), and
-        // the region's check.
-        assert_eq!(records_and_compares(fast), (0, 4 * 3 + 1));
+        // Three sums per `dp4`, each flushed, none recorded (§9.14).
+        assert_eq!(records_and_compares(fast), (0, 4 * 3));
+        // RANGE is neither reset nor read in the fast run.
+        let range = |i: &Instruction| {
+            (0..i.op_count()).any(|n| {
+                i.op_kind(n) == OpKind::Register
+                    && vector_number(i.op_register(n)) == Some(super::RANGE as u32)
+            })
+        };
+        assert!(!fast.iter().any(range));
+        // A group whose operands are not bounded jumps from the flag's test
+        // to the fast run without bounded products (§9.14's: each product
+        // flushed and recorded, 16 records), under its own check, and on to
+        // the exact run only where that fails; not to the exact run.
+        let jne = &one[start + 1];
+        assert_eq!(jne.mnemonic(), Mnemonic::Jne);
+        let at = (one.iter())
+            .position(|i| i.ip() == jne.near_branch_target())
+            .expect("the unbounded run");
+        let check = at
+            + (one[at..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the unbounded run's check");
+        let unbounded = &one[at..check];
+        let count = |m: Mnemonic| unbounded.iter().filter(|i| i.mnemonic() == m).count();
+        assert_eq!(count(Mnemonic::Vmulps), 16);
+        // 16 products and 12 sums flushed, the records compared once.
+        assert_eq!(records_and_compares(unbounded), (16, 16 + 12 + 1));
+        assert_eq!(one[check + 1].mnemonic(), Mnemonic::Je);
         // The group's flag: written by the fused conversion's check (and
         // set to 1 by its exact run), the call's by the hoisting.
         let writes = |field: i32| {
