@@ -1295,3 +1295,84 @@ impl StateRows for Function<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::jit::wide::layout;
+    use crate::jit::wide::width::Width;
+    use crate::{Program, ShaderConfig};
+    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+
+    /// The AVX2 one-group vertex kernel of `text` (F32), decoded up to its
+    /// `ret` (the out-of-line tested stores included).
+    fn avx2_vertex_kernel(text: &str) -> Option<Vec<iced_x86::Instruction>> {
+        if !Width::available().contains(&Width::Avx2) {
+            return None;
+        }
+        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            ..ShaderConfig::default()
+        };
+        let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
+            .expect("compiles");
+        let (code, at) = wide.vertex_kernel_code(false).expect("a vertex kernel");
+        let mut decoder = Decoder::with_ip(64, code, at as u64, DecoderOptions::NONE);
+        let mut out = Vec::new();
+        while decoder.can_decode() {
+            let i = decoder.decode();
+            out.push(i);
+            if i.mnemonic() == Mnemonic::Ret {
+                break;
+            }
+        }
+        Some(out)
+    }
+
+    /// Loads of output rows (`vmovaps ymm, [rdi + row]`) in `code`.
+    fn output_row_loads(code: &[iced_x86::Instruction]) -> usize {
+        let rows: Vec<u64> = (layout::OUTPUT..layout::OUTPUT + 64)
+            .map(|row| layout::row_offset(row, 8) as u64)
+            .collect();
+        code.iter()
+            .filter(|i| {
+                i.mnemonic() == Mnemonic::Vmovaps
+                    && i.op_count() == 2
+                    && i.op1_kind() == OpKind::Memory
+                    && i.memory_base() == Register::RDI
+                    && rows.contains(&i.memory_displacement64())
+            })
+            .count()
+    }
+
+    /// Two outputs written whole by the one block: the usual mask's stores
+    /// transpose them from registers, so only the other masks' tested
+    /// stores load their rows (4 each); a partly written `o2` (its `zw`
+    /// from the starting state) is loaded on both paths. Without the direct
+    /// path (`direct_outputs` giving `None`) both paths load every row:
+    /// 24, not 16.
+    #[test]
+    fn outputs_written_whole_by_the_last_block_are_not_reloaded() {
+        let text = "
+.proc main
+    add o0, v0, v1
+    mul o1, v0, v1
+    mov o2.xy, v2
+    end
+.end
+";
+        let Some(code) = avx2_vertex_kernel(text) else {
+            return;
+        };
+        assert_eq!(output_row_loads(&code), 4 + 4 + 2 * 4);
+        let extracts = code
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Vextractf128)
+            .count();
+        // Four upper-half records per output and path: o0, o1 from
+        // registers, o2 from rows, and all three on the tested path.
+        assert_eq!(extracts, 4 * (2 + 1 + 3));
+    }
+}
