@@ -22,6 +22,9 @@ pub(crate) struct Allocation {
     registers: Registers<LaneRef>,
     /// The block's operations (to emit an evicted one again).
     ops: Vec<LaneOp>,
+    /// Values the next [`Allocation::start`] keeps live to the block's end
+    /// besides its exit's (see [`Allocation::keep_to_end`]).
+    keep: Vec<LaneRef>,
 }
 
 impl Allocation {
@@ -29,6 +32,7 @@ impl Allocation {
         Allocation {
             registers: Registers::new(Vec::new(), Vec::new(), Vec::new()),
             ops: Vec::new(),
+            keep: Vec::new(),
         }
     }
 
@@ -42,8 +46,10 @@ impl Allocation {
                 last_use[o as usize] = k as u32;
             }
         }
-        for v in block.exit_values() {
-            last_use[v as usize] = AT_EXIT;
+        for v in block.exit_values().chain(std::mem::take(&mut self.keep)) {
+            if let Some(at) = last_use.get_mut(v as usize) {
+                *at = AT_EXIT;
+            }
         }
         let remat = block
             .ops
@@ -57,6 +63,14 @@ impl Allocation {
         let spill_rows = (0..layout::SPILL_SLOTS as u16).rev().collect();
         self.registers = Registers::new(last_use, remat, spill_rows);
         self.ops = block.ops.clone();
+    }
+
+    /// Makes the next block [`Allocation::start`] begins keep `values` live
+    /// to its end (as its exit's values are), so that code emitted after
+    /// the block's operations finds them in registers (the vertex kernel's
+    /// outputs transposed straight from the registers holding them).
+    pub(crate) fn keep_to_end(&mut self, values: &[LaneRef]) {
+        self.keep = values.to_vec();
     }
 
     /// Whether nothing reads value `k`.

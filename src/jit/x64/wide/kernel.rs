@@ -244,14 +244,19 @@ impl Function<'_> {
             }
         }
         self.file_at(0);
-        self.steps(plan, blocks, copies)?;
+        let direct = match shape {
+            KernelShape::Vertices => self.direct_outputs(plan, blocks, &passed),
+            KernelShape::States => None,
+        };
+        self.steps(plan, blocks, copies, direct.as_ref())?;
+        let skipped = direct.as_ref().map_or(0, |d| d.mask());
         let mut pending = Vec::new();
         for copy in 0..copies {
             self.group_at(copy);
             match shape {
                 KernelShape::States => self.store_states(plan),
                 KernelShape::Vertices => {
-                    pending.extend(self.store_vertices(plan, &passed, convert_copies));
+                    pending.extend(self.store_vertices(plan, &passed, convert_copies, skipped));
                 }
             }
         }
@@ -289,7 +294,8 @@ impl Function<'_> {
                 self.load_group(plan, inputs, convert_inputs, raw_read, &RowSet::default());
             }
             self.file_at(0);
-            self.steps(plan, &hoisted, copies)?;
+            // (Its records are written: no output is stored from registers.)
+            self.steps(plan, &hoisted, copies, None)?;
             self.group_at(0);
         }
         self.a.bind(done);
@@ -447,6 +453,7 @@ impl Function<'_> {
         plan: &KernelPlan,
         passed: &[OutputCopy],
         convert: bool,
+        direct: u32,
     ) -> Option<OutOfLine> {
         let every = (0..16)
             .filter(|&n| plan.store.register(layout::OUTPUT, n) != 0)
@@ -454,7 +461,7 @@ impl Function<'_> {
         if every == 0 {
             // Nothing to store untested: the starting state's outputs the
             // mask asks for, in line.
-            self.store_outputs(plan, passed, convert, true);
+            self.store_outputs(plan, passed, convert, true, 0);
             return None;
         }
         let out = OutOfLine {
@@ -467,7 +474,7 @@ impl Function<'_> {
             ; cmp DWORD [rdi + layout::OUTPUT_MASK], every as i32
             ; jne =>out.start
         );
-        self.store_outputs(plan, passed, convert, false);
+        self.store_outputs(plan, passed, convert, false, direct);
         self.a.bind(out.back);
         Some(out)
     }
@@ -491,7 +498,7 @@ impl Function<'_> {
         for out in pending {
             self.a.bind(out.start);
             self.copy = out.at;
-            self.store_outputs(plan, passed, convert, true);
+            self.store_outputs(plan, passed, convert, true, 0);
             dynasm!(self.a.ops ; .arch x64 ; jmp =>out.back);
         }
         self.copy = now;
@@ -499,13 +506,15 @@ impl Function<'_> {
     }
 
     /// [`Self::store_vertices`]' stores, each output's under a test of the
-    /// output mask when `tested` (else every output the kernel writes).
+    /// output mask when `tested` (else every output the kernel writes but
+    /// those of `direct`, which the last block stored from registers).
     fn store_outputs(
         &mut self,
         plan: &KernelPlan,
         passed: &[OutputCopy],
         convert: bool,
         tested: bool,
+        direct: u32,
     ) {
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
         if convert && !passed.is_empty() {
@@ -540,6 +549,7 @@ impl Function<'_> {
         let written = |n: usize| {
             plan.store.register(layout::OUTPUT, n) != 0
                 && !passed.iter().any(|c| c.output as usize == n)
+                && direct >> n & 1 == 0
         };
         for n in (0..16).filter(|&n| written(n)) {
             let skip = self.skip_unless(tested, 1 << n);
@@ -670,10 +680,22 @@ impl Function<'_> {
         plan: &KernelPlan,
         blocks: &[LaneBlock],
         copies: usize,
+        direct: Option<&DirectOutputs>,
     ) -> Result<(), JitError> {
         // The first step of the loop body being emitted.
         let mut body_start = None;
-        for &step in &plan.steps {
+        let last = plan.steps.len().wrapping_sub(1);
+        for (at, &step) in plan.steps.iter().enumerate() {
+            if let (true, Some(direct), Step::Block(k)) = (at == last, direct, step) {
+                for copy in 0..copies {
+                    self.file_at(copy);
+                    self.allocation().keep_to_end(&direct.values());
+                    self.body(&blocks[k])?;
+                    self.outputs_from_registers(plan, direct, copy)?;
+                }
+                self.file_at(0);
+                continue;
+            }
             match (step, step.block()) {
                 (Step::LoopEnd, None) => {
                     let top = body_start.take().ok_or_else(|| {
@@ -1092,6 +1114,152 @@ impl Function<'_> {
     }
 }
 
+/// Output registers the kernel's last step (a [`Step::Block`]) writes
+/// whole, which the kernel transposes into the group's records straight from
+/// the registers holding their values at the block's end (under the usual
+/// output mask) instead of reloading the rows the block stored.
+pub(super) struct DirectOutputs {
+    /// Each output register and the values of its four components.
+    outputs: Vec<(usize, [crate::jit::wide::lanes::LaneRef; 4])>,
+}
+
+impl DirectOutputs {
+    /// The output registers (bit `n`: `o{n}`).
+    fn mask(&self) -> u32 {
+        self.outputs.iter().fold(0, |m, &(n, _)| m | 1 << n)
+    }
+
+    /// The values kept live to the block's end.
+    fn values(&self) -> Vec<crate::jit::wide::lanes::LaneRef> {
+        self.outputs.iter().flat_map(|(_, v)| *v).collect()
+    }
+}
+
+/// At most this many values are kept live to the last block's end for
+/// [`DirectOutputs`] (of 11 value registers; the rest stay for the block).
+const MAX_DIRECT_VALUES: usize = 8;
+
+impl Function<'_> {
+    /// The outputs [`DirectOutputs`] applies to: AVX2 (8 lanes, one `ymm`
+    /// transpose per output and group), the plan's last step a whole-lane
+    /// [`Step::Block`] that stores all four rows of the output (then they
+    /// hold those values at the group's end), not a copy of an input.
+    fn direct_outputs(
+        &self,
+        plan: &KernelPlan,
+        blocks: &[LaneBlock],
+        passed: &[OutputCopy],
+    ) -> Option<DirectOutputs> {
+        if self.a.width != crate::jit::wide::width::Width::Avx2 || self.lanes != 8 {
+            return None;
+        }
+        let Some(&Step::Block(k)) = plan.steps.last() else {
+            return None;
+        };
+        let block = blocks.get(k)?;
+        let mut stored: [Option<crate::jit::wide::lanes::LaneRef>; 64] = [None; 64];
+        for op in &block.ops {
+            if let LaneOp::Store(row, v) = *op {
+                let row = row as usize;
+                if (layout::OUTPUT..layout::OUTPUT + 64).contains(&row) {
+                    stored[row - layout::OUTPUT] = Some(v);
+                }
+            }
+        }
+        let mut outputs = Vec::new();
+        for n in 0..16 {
+            if plan.store.register(layout::OUTPUT, n) == 0
+                || passed.iter().any(|c| c.output as usize == n)
+            {
+                continue;
+            }
+            let [Some(x), Some(y), Some(z), Some(w)] = [0, 1, 2, 3].map(|c| stored[4 * n + c])
+            else {
+                continue;
+            };
+            if 4 * (outputs.len() + 1) > MAX_DIRECT_VALUES {
+                break;
+            }
+            outputs.push((n, [x, y, z, w]));
+        }
+        (!outputs.is_empty()).then_some(DirectOutputs { outputs })
+    }
+
+    /// After the last block of group `copy` (its values of `direct` kept
+    /// live): under the usual output mask (every output the kernel writes),
+    /// each output of `direct` transposed from the registers holding its
+    /// components into the group's records; the rows stay stored for the
+    /// other masks' stores from rows.
+    fn outputs_from_registers(
+        &mut self,
+        plan: &KernelPlan,
+        direct: &DirectOutputs,
+        copy: usize,
+    ) -> Result<(), JitError> {
+        let every = (0..16)
+            .filter(|&n| plan.store.register(layout::OUTPUT, n) != 0)
+            .fold(0u32, |m, n| m | 1 << n);
+        let skip = self.a.ops.new_dynamic_label();
+        dynasm!(self.a.ops
+            ; .arch x64
+            ; cmp DWORD [rdi + layout::OUTPUT_MASK], every as i32
+            ; jne =>skip
+        );
+        // `r11` is at the records of group `self.copy.records`.
+        let shift = (copy as i32 - self.copy.records as i32) * self.copy.stride;
+        for &(n, values) in &direct.outputs {
+            let mut regs = [0u8; 4];
+            for (r, &v) in regs.iter_mut().zip(&values) {
+                *r = self.reg_of(v, &values)?;
+            }
+            let [x, y, z, w] = regs;
+            let record = |lane: usize| {
+                let m = LaneSource::Outputs.record(lane, 16 * n);
+                (m.base, m.disp + shift)
+            };
+            // Scratch: the mask register and two of one primitive's (no
+            // value lives there between operations).
+            const T0: u8 = 0;
+            const T1: u8 = S1;
+            const O: u8 = S2;
+            for half in 0..2usize {
+                if half == 0 {
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; vunpcklps Ry(T0), Ry(x), Ry(y)
+                        ; vunpcklps Ry(T1), Ry(z), Ry(w)
+                    );
+                } else {
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; vunpckhps Ry(T0), Ry(x), Ry(y)
+                        ; vunpckhps Ry(T1), Ry(z), Ry(w)
+                    );
+                }
+                // Lanes 2 * half and 2 * half + 1 (and 4 above each).
+                for odd in 0..2usize {
+                    if odd == 0 {
+                        dynasm!(self.a.ops ; .arch x64 ; vunpcklpd Ry(O), Ry(T0), Ry(T1));
+                    } else {
+                        dynasm!(self.a.ops ; .arch x64 ; vunpckhpd Ry(O), Ry(T0), Ry(T1));
+                    }
+                    let lane = 2 * half + odd;
+                    let (lo_base, lo) = record(lane);
+                    let (hi_base, hi) = record(lane + 4);
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; vmovups [Rq(lo_base) + lo], Rx(O)
+                        ; vextractf128 [Rq(hi_base) + hi], Ry(O), 1
+                    );
+                }
+            }
+        }
+        self.a.bind(skip);
+        self.a.forget_masks();
+        Ok(())
+    }
+}
+
 impl StateRows for Function<'_> {
     fn load_register(&mut self, field: usize, row: usize) {
         self.load_lanes(LaneSource::States, field, row);
@@ -1125,5 +1293,86 @@ impl StateRows for Function<'_> {
                 dynasm!(self.a.ops ; .arch x64 ; mov [r8 + to], eax);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::jit::wide::layout;
+    use crate::jit::wide::width::Width;
+    use crate::{Program, ShaderConfig};
+    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+
+    /// The AVX2 one-group vertex kernel of `text` (F32), decoded up to its
+    /// `ret` (the out-of-line tested stores included).
+    fn avx2_vertex_kernel(text: &str) -> Option<Vec<iced_x86::Instruction>> {
+        if !Width::available().contains(&Width::Avx2) {
+            return None;
+        }
+        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
+        let program =
+            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
+        let config = ShaderConfig {
+            entry: shbin.dvles[0].main,
+            ..ShaderConfig::default()
+        };
+        let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
+            .expect("compiles");
+        let (code, at) = wide.vertex_kernel_code(false).expect("a vertex kernel");
+        let mut decoder = Decoder::with_ip(64, code, at as u64, DecoderOptions::NONE);
+        let mut out = Vec::new();
+        while decoder.can_decode() {
+            let i = decoder.decode();
+            out.push(i);
+            if i.mnemonic() == Mnemonic::Ret {
+                break;
+            }
+        }
+        Some(out)
+    }
+
+    /// Loads of output rows (`vmovaps ymm, [rdi + row]`) in `code`.
+    fn output_row_loads(code: &[iced_x86::Instruction]) -> usize {
+        let rows: Vec<u64> = (layout::OUTPUT..layout::OUTPUT + 64)
+            .map(|row| layout::row_offset(row, 8) as u64)
+            .collect();
+        code.iter()
+            .filter(|i| {
+                i.mnemonic() == Mnemonic::Vmovaps
+                    && i.op_count() == 2
+                    && i.op1_kind() == OpKind::Memory
+                    && i.memory_base() == Register::RDI
+                    && rows.contains(&i.memory_displacement64())
+            })
+            .count()
+    }
+
+    /// Two outputs written whole by the one block: the usual mask's stores
+    /// transpose them from registers, so only the other masks' tested
+    /// stores load their rows (4 each); a partly written `o2` (its `zw`
+    /// from the starting state) is loaded on both paths. Without the direct
+    /// path (`direct_outputs` giving `None`) both paths load every row:
+    /// 24, not 16.
+    #[test]
+    fn outputs_written_whole_by_the_last_block_are_not_reloaded() {
+        let text = "
+.proc main
+    add o0, v0, v1
+    mul o1, v0, v1
+    mov o2.xy, v2
+    end
+.end
+";
+        let Some(code) = avx2_vertex_kernel(text) else {
+            return;
+        };
+        assert_eq!(output_row_loads(&code), 4 + 4 + 2 * 4);
+        let extracts = code
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Vextractf128)
+            .count();
+        // Four upper-half records per output and path: o0, o1 from
+        // registers, o2 from rows, and all three on the tested path.
+        assert_eq!(extracts, 4 * (2 + 1 + 3));
     }
 }
