@@ -352,9 +352,17 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
 
 /// The operands of `op`, in order (the order `map_operands` visits them).
 pub fn operands(op: &Op) -> impl Iterator<Item = Value> + use<> {
-    // A direct match: every pass and both lowerings ask this of every node.
+    let (list, len) = operand_array(op);
+    list.into_iter().take(len)
+}
+
+/// [`operands`] as an array and its length (entries past the length are
+/// filler): a direct match, since every pass and both lowerings ask this of
+/// every node.
+#[inline]
+pub fn operand_array(op: &Op) -> ([Value; 3], usize) {
     let none = Value(u32::MAX);
-    let (list, len) = match *op {
+    match *op {
         Op::Const { .. }
         | Op::ReadInput(_)
         | Op::ReadTemp(_)
@@ -375,8 +383,7 @@ pub fn operands(op: &Op) -> impl Iterator<Item = Value> + use<> {
             ([a, b, none], 2)
         }
         Op::Select { cond, a, b } => ([cond, a, b], 3),
-    };
-    list.into_iter().take(len)
+    }
 }
 
 /// The values an exit uses.

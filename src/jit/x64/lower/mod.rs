@@ -185,33 +185,10 @@ fn real_operands(op: &Op, form: Form) -> Operands {
     }
 }
 
-/// [`crate::ir::opt::operands`] of `op` (the operands of `Form::Own`), as
-/// an array.
+/// [`crate::ir::opt::operands`] of `op` (the operands of `Form::Own`).
 #[inline]
 fn own_operands(op: &Op) -> Operands {
-    let none = Value(0);
-    let (list, len) = match *op {
-        Op::Const { .. }
-        | Op::ReadInput(_)
-        | Op::ReadTemp(_)
-        | Op::ReadConst(_)
-        | Op::ReadAddr(_)
-        | Op::ReadFlag(_)
-        | Op::ReadBoolUniform(_)
-        | Op::ReadIntUniform { .. } => ([none; 3], 0),
-        Op::ReadConstAt(v)
-        | Op::Store { value: v, .. }
-        | Op::WriteAddr(_, v)
-        | Op::WriteFlag(_, v)
-        | Op::Swizzle(v, _)
-        | Op::Extract(v, _)
-        | Op::Splat(v)
-        | Op::Unary(_, v) => ([v, none, none], 1),
-        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
-            ([a, b, none], 2)
-        }
-        Op::Select { cond, a, b } => ([cond, a, b], 3),
-    };
+    let (list, len) = crate::ir::opt::operand_array(op);
     Operands { list, len }
 }
 
