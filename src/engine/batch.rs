@@ -262,11 +262,14 @@ impl Shader {
                 outputs,
                 output_mask,
             };
-            let shaded = crate::jit::wide::batch::run_vertices(
+            let draw = crate::jit::wide::batch::VertexDraw {
                 wide,
-                self.program(),
-                self.config(),
-                unit_uniforms,
+                program: self.program(),
+                config: self.config(),
+                uniforms: unit_uniforms,
+            };
+            let shaded = crate::jit::wide::batch::run_vertices(
+                &draw,
                 batch,
                 policy == StatePolicy::Carry,
                 state,
@@ -282,36 +285,34 @@ impl Shader {
             summary.single_vertex_vertices = shaded.single_vertex;
             return Ok(summary);
         }
-        self.run_vertices_one_by_one(
-            unit_uniforms,
+        let batch = crate::jit::wide::batch::VertexBatch {
             inputs,
             input_mask,
             outputs,
             output_mask,
-            policy,
-            state,
-            sink,
-            summary,
-        )
+        };
+        self.run_vertices_one_by_one(unit_uniforms, batch, policy, state, sink, summary)
     }
 
     /// [`run_vertices`](Shader::run_vertices) without the wide engine: one
     /// vertex at a time, on `uniforms` as the unit sees them. Not inlined:
     /// its setup (a starting state's copy) would otherwise cost every call.
-    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn run_vertices_one_by_one(
         &self,
         uniforms: &Uniforms,
-        inputs: &[VertexRegisters],
-        input_mask: u16,
-        outputs: &mut [VertexRegisters],
-        output_mask: u16,
+        batch: crate::jit::wide::batch::VertexBatch<'_>,
         policy: StatePolicy,
         state: &mut UnitState,
         sink: &mut dyn EmitSink,
         mut summary: BatchSummary,
     ) -> Result<BatchSummary, BatchError> {
+        let crate::jit::wide::batch::VertexBatch {
+            inputs,
+            input_mask,
+            outputs,
+            output_mask,
+        } = batch;
         let mut resolved = None;
         let mut one_vertex = |state: &mut UnitState| {
             let code = *resolved.get_or_insert_with(|| self.batch_code());

@@ -540,6 +540,17 @@ fn set_fills(file: &mut LaneState, fills: &[(u16, u16)], carried: Option<&UnitSt
     }
 }
 
+/// What stays the same over a draw's [`run_vertices`] calls: the shader's
+/// wide code, its program and configuration, and the uniforms as the unit
+/// sees them.
+#[derive(Clone, Copy)]
+pub(crate) struct VertexDraw<'a> {
+    pub wide: &'a WideShader,
+    pub program: &'a Program,
+    pub config: &'a ShaderConfig,
+    pub uniforms: &'a Uniforms,
+}
+
 /// A batch in the emulator's layout (see [`crate::Shader::run_vertices`]).
 pub(crate) struct VertexBatch<'a> {
     pub inputs: &'a [Registers],
@@ -559,14 +570,17 @@ pub(crate) struct VertexBatch<'a> {
 /// code: under `Reset` lanes are independent, so one call over all groups
 /// equals its passes and padded tail.)
 fn reset_in_whole_groups<'a>(
-    wide: &WideShader,
-    program: &Program,
-    config: &ShaderConfig,
-    uniforms: &Uniforms,
+    draw: &VertexDraw<'_>,
     batch: VertexBatch<'a>,
     carry: bool,
     state: &UnitState,
 ) -> Result<usize, VertexBatch<'a>> {
+    let VertexDraw {
+        wide,
+        program,
+        config,
+        uniforms,
+    } = *draw;
     let lanes = wide.width().lanes();
     let len = batch.inputs.len();
     let applies = !carry
@@ -627,12 +641,8 @@ pub(crate) struct Shaded {
 /// in order; `sequential` runs one vertex from the state given on the
 /// single-vertex path (`Carry` groups whose lanes are not independent).
 /// Returns how many vertices the wide engine shaded.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_vertices(
-    wide: &WideShader,
-    program: &Program,
-    config: &ShaderConfig,
-    uniforms: &Uniforms,
+    draw: &VertexDraw<'_>,
     batch: VertexBatch<'_>,
     carry: bool,
     state: &mut UnitState,
@@ -640,9 +650,9 @@ pub(crate) fn run_vertices(
     sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Shaded {
     // The common case first, before any other setup.
-    let batch = match reset_in_whole_groups(wide, program, config, uniforms, batch, carry, state) {
+    let batch = match reset_in_whole_groups(draw, batch, carry, state) {
         Ok(shaded) => {
-            record(0..shaded, wide.kernel_stop());
+            record(0..shaded, draw.wide.kernel_stop());
             return Shaded {
                 wide: shaded,
                 single_vertex: 0,
@@ -650,27 +660,27 @@ pub(crate) fn run_vertices(
         }
         Err(batch) => batch,
     };
-    run_vertices_generally(
-        wide, program, config, uniforms, batch, carry, state, record, sequential,
-    )
+    run_vertices_generally(draw, batch, carry, state, record, sequential)
 }
 
 /// [`run_vertices`] past its short path. Not inlined into it: the setup
 /// here (its stack frame, the addresses it prepares) would otherwise run
 /// in every call, the short path's included.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run_vertices_generally(
-    wide: &WideShader,
-    program: &Program,
-    config: &ShaderConfig,
-    uniforms: &Uniforms,
+    draw: &VertexDraw<'_>,
     batch: VertexBatch<'_>,
     carry: bool,
     state: &mut UnitState,
     record: &mut dyn FnMut(std::ops::Range<usize>, Stop),
     sequential: &mut impl FnMut(&mut UnitState) -> Stop,
 ) -> Shaded {
+    let VertexDraw {
+        wide,
+        program,
+        config,
+        uniforms,
+    } = *draw;
     let lanes = wide.width().lanes();
     let invocation = Invocation::new(program, config, uniforms);
     let cx = RunContext {
