@@ -132,6 +132,46 @@ fn first_difference(got: &[u32], expected: &[u32], names: &dyn Fn(usize) -> Stri
     }
 }
 
+/// Asserts that a `run_vertices` call gave the reference's outputs and final
+/// state, bit for bit, naming the first difference.
+fn assert_same_outputs_and_state(
+    got: &[VertexRegisters],
+    expected: &[VertexRegisters],
+    got_state: &UnitState,
+    expected_state: &UnitState,
+    what: &dyn std::fmt::Display,
+) {
+    let diff = first_difference(&regs_bits(got), &regs_bits(expected), &regs_name);
+    assert!(diff.is_empty(), "{what}: outputs ({diff})");
+    let diff = first_difference(
+        &state_bits(got_state),
+        &state_bits(expected_state),
+        &state_name,
+    );
+    assert!(diff.is_empty(), "{what}: state ({diff})");
+}
+
+/// Asserts that every vertex's outputs equal the reference's, bit for bit,
+/// naming the first vertex that differs, its lane and its first inputs.
+fn assert_same_vertices(
+    got: &[VertexRegisters],
+    expected: &[VertexRegisters],
+    inputs: &[VertexRegisters],
+    lanes: usize,
+    what: &dyn std::fmt::Display,
+) {
+    assert_eq!(got.len(), expected.len(), "{what}: vertex counts");
+    for (k, (g, e)) in got.iter().zip(expected).enumerate() {
+        let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
+        assert!(
+            diff.is_empty(),
+            "{what}, vertex {k} (lane {}): {diff}\ninputs {:?}",
+            k % lanes,
+            &inputs[k][..3]
+        );
+    }
+}
+
 /// `run_batch` on copies of `states`, by the interpreter and by the wide
 /// shader: the interpreter's stops and states, the wide shader's, and how many
 /// vertices the vertex kernel shaded meanwhile.
@@ -386,18 +426,13 @@ fn compare_vertices_with_masks(
             inputs.len()
         )
     };
-    let diff = first_difference(
-        &regs_bits(got_out.as_slice()),
-        &regs_bits(&expected_out),
-        &regs_name,
+    assert_same_outputs_and_state(
+        got_out.as_slice(),
+        &expected_out,
+        &got_state,
+        &expected_state,
+        &context(),
     );
-    assert!(diff.is_empty(), "outputs ({diff}), {}", context());
-    let diff = first_difference(
-        &state_bits(&got_state),
-        &state_bits(&expected_state),
-        &state_name,
-    );
-    assert!(diff.is_empty(), "state ({diff}), {}", context());
     let strip = |s: BatchSummary| BatchSummary {
         wide_vertices: 0,
         wide_lanes: 0,
@@ -1434,15 +1469,13 @@ d:
                         .unwrap();
                     let shaded = wide::vertices_shaded() - shaded;
                     let handed = wide::vertices_handed_over() - handed;
-                    let diff =
-                        first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
-                    assert!(diff.is_empty(), "{what} call {call}: {diff}");
-                    let diff = first_difference(
-                        &state_bits(&state),
-                        &state_bits(&expected_state),
-                        &state_name,
+                    assert_same_outputs_and_state(
+                        &got,
+                        &expected,
+                        &state,
+                        &expected_state,
+                        &format_args!("{what} call {call}"),
                     );
-                    assert!(diff.is_empty(), "{what} call {call}: final state {diff}");
                     assert_eq!(summary.vertices, inputs.len(), "{what}");
                     assert_eq!(summary.wide_vertices, inputs.len(), "{what}: {summary:?}");
                     assert_eq!(summary.single_vertex_vertices as u64, handed, "{what}");
@@ -1952,15 +1985,13 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
                 inputs.len() as u64,
                 "{width:?} {precision:?}: the batch kernel shades every vertex"
             );
-            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
-                assert!(
-                    diff.is_empty(),
-                    "{width:?} {precision:?}, vertex {k} (lane {}): {diff}\ninputs {:?}",
-                    k % lanes,
-                    &inputs[k][..3]
-                );
-            }
+            assert_same_vertices(
+                &got,
+                &expected,
+                &inputs,
+                lanes,
+                &format_args!("{width:?} {precision:?}"),
+            );
             if precision == pica_jit::Precision::F24 {
                 // Spot checks of the rules themselves (lane 0 of the first
                 // cases): an infinite product makes `dp4` infinite, and the
@@ -2571,14 +2602,7 @@ fn run_vertices_short_path_is_exact_and_taken_where_it_applies() {
                     .unwrap();
                 let short = wide::short_path_calls() - before;
                 let what = format!("{width:?} {precision:?} call {call}");
-                let diff = first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
-                assert!(diff.is_empty(), "{what}: outputs ({diff})");
-                let diff = first_difference(
-                    &state_bits(&got_state),
-                    &state_bits(&expected_state),
-                    &state_name,
-                );
-                assert!(diff.is_empty(), "{what}: state ({diff})");
+                assert_same_outputs_and_state(&got, &expected, &got_state, &expected_state, &what);
                 assert_eq!(summary.vertices, expected_summary.vertices, "{what}");
                 assert_eq!(summary.ended, len, "{what}");
                 assert_eq!(summary.wide_vertices, len, "{what}: the wide engine ran");
@@ -2707,14 +2731,13 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
                 )
                 .expect("batch");
         }
-        for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-            let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
-            assert!(
-                diff.is_empty(),
-                "{width:?}, vertex {k}: {diff}\ninputs {:?}",
-                &inputs[k][..3]
-            );
-        }
+        assert_same_vertices(
+            &got,
+            &expected,
+            &inputs,
+            width.lanes(),
+            &format_args!("{width:?}"),
+        );
         let states: Vec<UnitState> = inputs
             .iter()
             .map(|r| UnitState {
@@ -2863,14 +2886,7 @@ fn run_vertices_prepares_uniforms_only_when_the_rows_read_change() {
                     .unwrap();
                 let prepared = pica_jit::uniform_preparations() - before;
                 let what = format!("{width:?} {precision:?} call {call}");
-                let diff = first_difference(&regs_bits(&got), &regs_bits(&expected), &regs_name);
-                assert!(diff.is_empty(), "{what}: outputs ({diff})");
-                let diff = first_difference(
-                    &state_bits(&got_state),
-                    &state_bits(&expected_state),
-                    &state_name,
-                );
-                assert!(diff.is_empty(), "{what}: state ({diff})");
+                assert_same_outputs_and_state(&got, &expected, &got_state, &expected_state, &what);
                 assert_eq!(summary.wide_vertices, len, "{what}: the wide engine ran");
                 if output_mask & 1 != 0 {
                     // o0.x = v0.x * c0.x: this call's uniform.
