@@ -2362,6 +2362,106 @@ fn outputs_copied_from_inputs(text: &str) {
     }
 }
 
+/// F24 outputs copying one input (`mov o_a, v1` three times, `mov o_b, v2`
+/// twice), which the vertex kernel converts once per record for all of
+/// them (on the usual output mask), with float24 edge values in the copied
+/// inputs: signed zeros, f32 subnormals, float24 subnormals (2^-78 and just
+/// below, just below 2^-62), 2^-62, just below and at 2^61 and 2^64,
+/// infinities, NaNs with payloads, mantissa bits below float24's. Groups of
+/// plain values (the fast conversion) and of edges (the exact one), both
+/// policies, every output mask shape, every width, against the interpreter
+/// bit for bit. (Storing every shared conversion to the first input's
+/// outputs only — `v2`'s copies from `v1` — fails it.)
+#[test]
+fn outputs_copying_one_input_match_the_interpreter() {
+    let text = "\
+.constf k(0.5, -0.5, 2.0, 0.25)
+.out o_a position
+.out o_b color
+.out o_c texcoord0
+.out o_d texcoord1
+.out o_e view
+.out o_f normalquat
+.proc main
+    mov o_a, v1
+    mov o_b, v2
+    mov o_c, v1
+    mul o_d, k, v0
+    mov o_e, v1
+    mov o_f, v2
+    end
+.end
+";
+    let (program, dvle) = assembled("one_input_copies.pica", text);
+    let mut rng = Rng(0x5eed_0f24);
+    let edges = [
+        0x0000_0000u32,
+        0x8000_0000,
+        0x0000_0001,
+        0x807f_ffff,
+        0x1880_0000, // 2^-78
+        0x187f_ffff,
+        0x9880_0001,
+        0x207f_ffff, // just below 2^-62
+        0x2080_0000, // 2^-62
+        0xa080_0000,
+        0x5dff_ffff, // just below 2^61
+        0x5e00_0000,
+        0x5f7f_ffff, // just below 2^64
+        0xdf80_0000, // -2^64
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc1_2345,
+        0xffc0_0001,
+        0x3f80_00ff,
+        0xbfc0_007f,
+    ];
+    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+        let config = pica_jit::ShaderConfig {
+            entry: dvle.main,
+            kind: dvle.kind,
+            precision,
+            ..Default::default()
+        };
+        let mut uniforms = pica_jit::Uniforms::default();
+        uniforms.apply_constants(&dvle.constants);
+        let states: Vec<UnitState> = (0..53)
+            .map(|i| {
+                let mut s = random_state(&mut rng);
+                // Vertices 16 to 40: edges in both copied inputs (every
+                // width has groups of plain values before them).
+                if (16..40).contains(&i) {
+                    for c in 0..4 {
+                        s.inputs[1][c] = f32::from_bits(edges[(4 * i + c) % edges.len()]);
+                        s.inputs[2][c] = f32::from_bits(edges[(4 * i + c + 7) % edges.len()]);
+                    }
+                }
+                s
+            })
+            .collect();
+        let case = TestCase {
+            program: program.clone(),
+            config,
+            uniforms,
+            states: states.clone(),
+            carry_state: false,
+        };
+        for width in widths() {
+            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                for output_mask in [0xffff, 0x003f, 0x0001, 0x0006, 0x0000] {
+                    let before = wide::kernel_vertices();
+                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
+                    assert_eq!(
+                        wide::kernel_vertices() - before,
+                        states.len() as u64,
+                        "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// `StatePolicy::Carry` in the vertex-layout kernel where an output is
 /// written on some paths only (per-vertex `ifc` and `jmpc`, whole registers
 /// and halves, in the then- or the else-part): a vertex that does not write

@@ -601,11 +601,22 @@ impl Function<'_> {
     /// lane, = `f24::load` of its input, record to record; by the fast form
     /// of a deferred region of loads when `fast`.
     /// Each under a test of the output mask when `tested`.
+    /// Untested (the usual mask: every output is stored), each input is
+    /// converted once for all the outputs copying it (`mov o1, v1` and
+    /// `mov o2, v1`): the conversion is a function of the input's bits, so
+    /// every such output gets the same bits. Tested, each output on its
+    /// own under its own test (out of the loop).
     fn convert_copies(&mut self, passed: &[OutputCopy], fast: bool, tested: bool) {
-        for &copy in passed {
-            let skip = self.skip_unless(tested, 1 << copy.output);
-            self.convert_copy(copy, fast);
-            self.bind_skip(skip);
+        if tested {
+            for &copy in passed {
+                let skip = self.skip_unless(tested, 1 << copy.output);
+                self.convert_copy(copy.input, &[copy.output], fast);
+                self.bind_skip(skip);
+            }
+            return;
+        }
+        for (input, outputs) in copies_by_input(passed) {
+            self.convert_copy(input, &outputs, fast);
         }
     }
 
@@ -631,17 +642,18 @@ impl Function<'_> {
         }
     }
 
-    /// F24: output `copy.output` of every lane = `f24::load` of its input
-    /// `copy.input`, record to record. The conversion works component by
+    /// F24: each of `outputs` of every lane = `f24::load` of its input
+    /// `input`, record to record (each record converted once, stored to
+    /// every output). The conversion works component by
     /// component, so it gives the bits the rows' conversion would; at 8
     /// lanes one `ymm` converts lanes `k` and `k + 4` (the `xmm` halves).
     /// Uses registers 1–4 and the conversion's scratch; `fast`: the
     /// deferred form (no test of its own), else the exact sequence (its
     /// rare cases out of line).
-    fn convert_copy(&mut self, copy: OutputCopy, fast: bool) {
+    fn convert_copy(&mut self, input: u8, outputs: &[u8], fast: bool) {
         let wide = self.lanes == 8;
         let vex = self.a.width != crate::jit::wide::width::Width::Sse41;
-        let (from, to) = (16 * copy.input as usize, 16 * copy.output as usize);
+        let from = 16 * input as usize;
         let registers = if wide { self.lanes / 2 } else { self.lanes };
         for k in 0..registers {
             let r = 1 + (k % 4) as u8;
@@ -663,13 +675,16 @@ impl Function<'_> {
             } else {
                 self.a.v().f24_load(r);
             }
-            self.store_vector(vex, false, LaneSource::Outputs.record(k, to), r);
-            if wide {
-                let hi = LaneSource::Outputs.record(k + 4, to);
-                dynasm!(self.a.ops
-                    ; .arch x64
-                    ; vextractf128 [Rq(hi.base) + hi.disp], Ry(r), 1
-                );
+            for &output in outputs {
+                let to = 16 * output as usize;
+                self.store_vector(vex, false, LaneSource::Outputs.record(k, to), r);
+                if wide {
+                    let hi = LaneSource::Outputs.record(k + 4, to);
+                    dynasm!(self.a.ops
+                        ; .arch x64
+                        ; vextractf128 [Rq(hi.base) + hi.disp], Ry(r), 1
+                    );
+                }
             }
         }
     }
@@ -1296,6 +1311,19 @@ impl StateRows for Function<'_> {
     }
 }
 
+/// The copied inputs of `passed`, each once (in order of first copy), with
+/// every output copying it.
+fn copies_by_input(passed: &[OutputCopy]) -> Vec<(u8, Vec<u8>)> {
+    let mut by_input: Vec<(u8, Vec<u8>)> = Vec::new();
+    for copy in passed {
+        match by_input.iter_mut().find(|(input, _)| *input == copy.input) {
+            Some((_, outputs)) => outputs.push(copy.output),
+            None => by_input.push((copy.input, vec![copy.output])),
+        }
+    }
+    by_input
+}
+
 #[cfg(test)]
 mod tests {
     use crate::jit::wide::layout;
@@ -1306,6 +1334,14 @@ mod tests {
     /// The AVX2 one-group vertex kernel of `text` (F32), decoded up to its
     /// `ret` (the out-of-line tested stores included).
     fn avx2_vertex_kernel(text: &str) -> Option<Vec<iced_x86::Instruction>> {
+        avx2_vertex_kernel_in(text, ShaderConfig::default().precision)
+    }
+
+    /// [`avx2_vertex_kernel`] in `precision`.
+    fn avx2_vertex_kernel_in(
+        text: &str,
+        precision: crate::Precision,
+    ) -> Option<Vec<iced_x86::Instruction>> {
         if !Width::available().contains(&Width::Avx2) {
             return None;
         }
@@ -1314,6 +1350,7 @@ mod tests {
             Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
         let config = ShaderConfig {
             entry: shbin.dvles[0].main,
+            precision,
             ..ShaderConfig::default()
         };
         let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
@@ -1374,5 +1411,54 @@ mod tests {
         // Four upper-half records per output and path: o0, o1 from
         // registers, o2 from rows, and all three on the tested path.
         assert_eq!(extracts, 4 * (2 + 1 + 3));
+    }
+
+    /// The input records of `v{input}` an AVX2 kernel loads (`[r8 + disp]`,
+    /// records of 256 bytes at 8 lanes: register `n` at `16 * n` in each).
+    fn input_record_loads(code: &[iced_x86::Instruction], input: u32) -> usize {
+        code.iter()
+            .filter(|i| {
+                (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory)
+                    && i.memory_base() == Register::R8
+                    && i.memory_displacement32() % 256 == 16 * input
+                    && i.op0_kind() == OpKind::Register
+            })
+            .count()
+    }
+
+    /// F24: three outputs copying `v1` and one copying `v2` (the blocks
+    /// read neither): on the untested path (the usual output mask) each
+    /// record pair of `v1` is loaded and converted once for its three
+    /// outputs, in the fast run and in the exact run; the tested path (out
+    /// of the loop) converts per output. A conversion of one input loads
+    /// 8 records (8 lanes: `vmovups` and `vinsertf128` into each of four
+    /// `ymm`). (Converting per output on the untested path too, as before,
+    /// fails it: 8 × (2 × 3 + 2 × 3) = 96 loads of `v1`.)
+    #[test]
+    fn f24_copies_of_one_input_convert_it_once() {
+        let text = "
+.proc main
+    dp4 o0.x, c0, v0
+    mov o1, v1
+    mov o2, v1
+    mov o3, v2
+    mov o4, v1
+    end
+.end
+";
+        let Some(code) = avx2_vertex_kernel_in(text, crate::Precision::F24) else {
+            return;
+        };
+        // Untested: fast and exact runs, once each; tested: both runs,
+        // once per output.
+        assert_eq!(input_record_loads(&code, 1), 8 * (2 + 2 * 3));
+        assert_eq!(input_record_loads(&code, 2), 8 * (2 + 2));
+        // Every copy is stored by both runs on both paths, `o0` (from
+        // rows) once per path: 4 upper halves per output, run and path.
+        let extracts = code
+            .iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Vextractf128)
+            .count();
+        assert_eq!(extracts, 4 * (2 * 2 * 4 + 2));
     }
 }
