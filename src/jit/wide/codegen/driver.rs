@@ -119,9 +119,12 @@ pub(crate) trait Driver: Target {
         });
         // Quantisations of the region whose bounds its check tests, so that
         // their products with bounded rows are bounded too (§9.23).
-        let checked = checked_operands(&block.ops, region, |k| fast(self, k), |v| {
-            bounded_operand(self, &block.ops, v)
-        });
+        let checked = checked_operands(
+            &block.ops,
+            region,
+            |k| fast(self, k),
+            |v| bounded_operand(self, &block.ops, v),
+        );
         // Fast float24 products of two bounded rows (§9.20), or of a bounded
         // row and a checked quantisation (§9.23): zero or within
         // [2^-62, 2^58] where the region's fast run runs.
