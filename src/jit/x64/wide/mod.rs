@@ -1353,7 +1353,7 @@ mod tests {
     /// (no flush, no record). A group failing that check falls through to
     /// the run without bounded products (no `jmp` to the exact run).
     /// Checking no computed operand (`checked_operands` never paying)
-    /// fails it: 16 more records and 16 more flush compares.
+    /// fails it: (16, 41) records and compares instead of (4, 29).
     #[test]
     fn products_of_checked_computed_values_neither_flush_nor_record() {
         let text = "
