@@ -3184,6 +3184,154 @@ fn bounded_products_match_the_interpreter_at_every_width() {
     assert!(any_width || Width::available().is_empty());
 }
 
+/// §9.24: products of a computed value (a `dp4` of bounded products,
+/// quantised) by hoisted uniform rows are bounded products where the
+/// region's check also finds every such value zero or within
+/// [2^-31, 2^29). Computed values on and around those bounds (2^-31 and
+/// just below, 2^-35 and 2^-62, which the products must flush, just below
+/// 2^29, 2^29 and 2^35, whose products by 2^28 overflow in the sums),
+/// zeros of both signs, one per group and mixed within groups, in every
+/// component, give the interpreter's bits at every width.
+#[test]
+fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
+    let source = "
+        dp4 r1.x, c0, v0
+        dp4 r1.y, c1, v0
+        dp4 r1.z, c2, v0
+        dp4 r1.w, c3, v0
+        dp4 o0.x, c4, r1
+        dp4 o0.y, c5, r1
+        dp4 o0.z, c4.wzyx, r1
+        dp4 o0.w, c5.yxwz, r1
+        mul o1, r1, c4
+        mad o2, r1, c5, v1
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let bits = f32::from_bits;
+    // Input components: in bounds for the inputs' own check, so that the
+    // computed values (the input times the diagonal's scale) decide.
+    let edges = [
+        0.0,
+        -0.0,
+        1.0,
+        -3.5,
+        p(-4),
+        p(-10),
+        -p(-10),
+        p(-6),
+        bits(0x3AFF_FF80), // just below 2^-9
+        p(20),
+        -p(20),
+        p(28),
+        bits(0x4DFF_FF80), // just below 2^29
+        1.75 * p(27),
+    ];
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [[x, -0.5 * x, 3.0, 0.75], [1.0, -x, 0.25, 2.0]]
+    };
+    let record = |v: [[f32; 4]; 2]| {
+        let mut r = [[0.0f32; 4]; 16];
+        r[..2].copy_from_slice(&v);
+        r
+    };
+    // Uniform sets: a diagonal matrix of scale `s` (so `r1 = s * v0`
+    // exactly: the other products are zeros), times factors `f`.
+    let uniforms = |s: f32, f: [f32; 4]| {
+        let mut u = pica_jit::Uniforms::default();
+        for r in 0..4 {
+            u.f[r] = std::array::from_fn(|c| if c == r { s } else { 0.0 });
+        }
+        u.f[4] = f;
+        u.f[5] = [-f[2], f[3], 0.5, -0.0];
+        u
+    };
+    let scales = [1.0, p(-22), p(-25), p(-52), p(1), p(15), -p(3)];
+    let factors = [
+        [1.0, -2.0, 0.5, 3.0],
+        [p(28), -p(28), p(27), 1.0],
+        [p(-28), p(-30), -p(-29), p(-31)],
+        [0.0, -0.0, p(28), p(-31)],
+    ];
+    let mut uniform_sets = Vec::new();
+    for &s in &scales {
+        for &f in &factors {
+            uniform_sets.push(uniforms(s, f));
+        }
+    }
+    let mut any_width = false;
+    for width in widths() {
+        any_width = true;
+        let lanes = width.lanes();
+        let mut inputs: Vec<VertexRegisters> = Vec::new();
+        for n in 0..2 * lanes {
+            inputs.push(record(ordinary(n)));
+        }
+        // One edge per group, in a different component per lane; then
+        // groups mixing every edge; then a partial group.
+        for &e in &edges {
+            for n in 0..lanes {
+                let mut v = ordinary(n);
+                v[0][n % 4] = e;
+                inputs.push(record(v));
+            }
+        }
+        for shift in 0..edges.len() {
+            for n in 0..lanes {
+                let mut v = ordinary(n);
+                v[0] = std::array::from_fn(|c| edges[(n + shift + 3 * c) % edges.len()]);
+                inputs.push(record(v));
+            }
+        }
+        for n in 0..lanes / 2 + 1 {
+            inputs.push(record(ordinary(n + 3)));
+        }
+        let config = pica_jit::ShaderConfig {
+            precision: pica_jit::Precision::F24,
+            ..Default::default()
+        };
+        let interp =
+            Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
+        let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+            .expect("jit")
+            .with_batch_width(Some(width))
+            .expect("width available");
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            let untouched = [[-7.5f32; 4]; 16];
+            let mut expected = vec![untouched; inputs.len()];
+            let mut got = vec![untouched; inputs.len()];
+            let before = wide::vertices_shaded();
+            for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
+                let mut state = UnitState::default();
+                shader
+                    .run_vertices(
+                        uniforms,
+                        &inputs,
+                        0xffff,
+                        out,
+                        0xffff,
+                        StatePolicy::Reset,
+                        &mut state,
+                        &mut (),
+                    )
+                    .expect("batch");
+            }
+            assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
+            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
+                assert!(
+                    diff.is_empty(),
+                    "{width:?}, uniforms {u}, vertex {k}: {diff}\ninputs {:?}",
+                    &inputs[k][..2]
+                );
+            }
+        }
+    }
+    assert!(any_width || Width::available().is_empty());
+}
+
 /// Outputs the vertex kernel's last block writes whole are transposed into
 /// the records straight from the registers holding them (under the DVLE's
 /// own output mask, every output the program writes), the others from their

@@ -117,15 +117,27 @@ pub(crate) trait Driver: Target {
             // A wild operation's checked form may run inside the fast run.
             (u >= region || !wild[u]) && self.reads_row_operand(block.ops[u], at)
         });
-        // Fast float24 products of two bounded rows (§9.20): zero or within
+        // Quantisations of the region whose bounds its check tests, so that
+        // their products with bounded rows are bounded too (§9.24).
+        let checked = checked_operands(
+            &block.ops,
+            region,
+            |k| fast(self, k),
+            |v| bounded_operand(self, &block.ops, v),
+        );
+        // Fast float24 products of two bounded rows (§9.20), or of a bounded
+        // row and a checked quantisation (§9.24): zero or within
         // [2^-62, 2^58] where the region's fast run runs.
         let bounded: Vec<bool> = (0..region)
             .map(|k| {
                 fast(self, k)
                     && match block.ops[k] {
                         LaneOp::Binary(BinOp::PicaMulF24, a, b) => {
-                            bounded_operand(self, &block.ops, a)
-                                && bounded_operand(self, &block.ops, b)
+                            let row = |v: LaneRef| bounded_operand(self, &block.ops, v);
+                            let is_checked = |v: LaneRef| checked[v as usize];
+                            (row(a) && row(b))
+                                || (row(a) && is_checked(b))
+                                || (is_checked(a) && row(b))
                         }
                         _ => false,
                     }
@@ -149,12 +161,15 @@ pub(crate) trait Driver: Target {
             }
             let start = self.allocation().clone();
             let fast_run = |target: &mut Self, bounded: &[bool], known: &[bool]| {
+                // Only the run with bounded products checks operand bounds.
+                let with_bounded = bounded.contains(&true);
                 for (k, op) in block.ops[..region].iter().enumerate() {
                     let fast = fast(target, k);
                     target.defer_next(fast);
                     target.nan_test_later(fast && later.tested_later[k]);
                     target.range_known(fast && known[k]);
                     target.bounded_product(bounded[k].then_some(zero_sign_free[k]));
+                    target.check_operand_bounds(with_bounded && checked[k]);
                     target.lower(k as LaneRef, *op, &rows)?;
                 }
                 Ok::<(), JitError>(())
@@ -398,6 +413,41 @@ fn bounded_operand<T: Target + ?Sized>(target: &T, ops: &[LaneOp], v: LaneRef) -
         }
         _ => false,
     }
+}
+
+/// Per operation of the first `region` of `ops`: a fast float24
+/// quantisation (`fast(k)`) whose bounds the region's check should test
+/// (`Target::check_operand_bounds`): one read by at least two fast
+/// products whose other operand is a bounded row (`row(v)`). The test costs
+/// about six instructions per lane vector; each product it makes bounded
+/// saves four (its flush compare, flush mask, magnitude and record).
+fn checked_operands(
+    ops: &[LaneOp],
+    region: usize,
+    fast: impl Fn(usize) -> bool,
+    row: impl Fn(LaneRef) -> bool,
+) -> Vec<bool> {
+    const READERS_THAT_PAY: u32 = 2;
+    let mut readers = vec![0u32; region];
+    for (u, op) in ops[..region].iter().enumerate() {
+        if let LaneOp::Binary(BinOp::PicaMulF24, a, b) = *op
+            && a != b
+            && fast(u)
+        {
+            for (v, other) in [(a, b), (b, a)] {
+                if row(other) {
+                    readers[v as usize] += 1;
+                }
+            }
+        }
+    }
+    (0..region)
+        .map(|k| {
+            matches!(ops[k], LaneOp::Unary(UnOp::F24Quantize, _))
+                && fast(k)
+                && readers[k] >= READERS_THAT_PAY
+        })
+        .collect()
 }
 
 /// Per operation of `block`: whether no reader can tell its zeros apart

@@ -347,6 +347,18 @@ pub(crate) trait Target {
         let _ = bounded;
     }
 
+    /// Inside a deferred region with bounded products, before the next
+    /// operation (a fast float24 quantisation some bounded products read,
+    /// `true`): its fast form also records, for the region's check, whether
+    /// its operand is below 2^29 in magnitude and, where it does not
+    /// quantise to +0, at least 2^-31: where the check passes, the
+    /// quantised value is zero or within the operand bounds of
+    /// [`bounded_row`](Self::bounded_row), as a bounded row's lanes are.
+    /// Nothing by default (a backend with no bounded rows is never asked).
+    fn check_operand_bounds(&mut self, checked: bool) {
+        let _ = checked;
+    }
+
     /// Ends the deferred region: the one range check, which jumps to the
     /// join when every lane passes; the code emitted next (up to
     /// [`join_deferred`](Self::join_deferred)) runs the region again with

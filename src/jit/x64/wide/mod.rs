@@ -187,6 +187,13 @@ struct Function<'a> {
     /// Where the exact run of a region with bounded products starts, for
     /// its failed checks.
     exact_entry: Option<DynamicLabel>,
+    /// The next fast float24 quantisation records its operand bounds
+    /// ([`Target::check_operand_bounds`]).
+    check_bounds_next: bool,
+    /// The current deferred region's bounded run checks operand bounds: a
+    /// group failing its check runs the fast run without bounded products
+    /// next, not the exact run.
+    checks_operands: bool,
 }
 
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
@@ -490,7 +497,10 @@ impl Target for Function<'_> {
             return;
         }
         let exact = self.a.ops.new_dynamic_label();
-        if self.range_written {
+        // A group failing the check of a run that checked operand bounds
+        // (most likely a computed operand out of them) falls through to
+        // the run without bounded products, which needs no such bound.
+        if self.range_written && !std::mem::take(&mut self.checks_operands) {
             dynasm!(self.a.ops ; .arch x64 ; jmp =>exact);
         }
         self.exact_entry = Some(exact);
@@ -613,6 +623,11 @@ impl Target for Function<'_> {
         self.bounded_next = bounded.filter(|_| self.deferring);
     }
 
+    fn check_operand_bounds(&mut self, checked: bool) {
+        self.check_bounds_next = checked && self.deferring && self.bounded_exact.is_some();
+        self.checks_operands |= self.check_bounds_next;
+    }
+
     fn join_deferred(&mut self) {
         self.flag_loads = false;
         self.unbounded_run = false;
@@ -697,6 +712,8 @@ impl<'a> Function<'a> {
             range_written: false,
             unbounded_run: false,
             exact_entry: None,
+            check_bounds_next: false,
+            checks_operands: false,
         }
     }
 
@@ -744,6 +761,8 @@ impl<'a> Function<'a> {
     /// The exact sequences from here on.
     fn deferring_off(&mut self) {
         self.deferring = false;
+        self.check_bounds_next = false;
+        self.checks_operands = false;
         self.nan_later = false;
         self.range_known = false;
         self.bounded_next = None;
@@ -803,6 +822,32 @@ impl<'a> Function<'a> {
             self.record_range();
             self.a.pmaxsd_into(RANGE, S2);
         }
+        if std::mem::take(&mut self.check_bounds_next) {
+            self.record_operand_bounds();
+        }
+    }
+
+    /// After [`Self::quantize_deferred`] (`S2` = `|a|`, `S1` = where
+    /// `|a| >= 2^-62`): records in [`RANGE`] a lane at or above
+    /// 2^[`RECORDED_BELOW_LOG2`] where `|a| >= 2^29` or
+    /// `2^-62 <= |a| < 2^-31` (§9.24). Where the region's check passes, the
+    /// quantised value is then +0 or within [2^-31, 2^29): a bounded
+    /// operand. `|a| * 2^32` (its bits plus 32 in the exponent) is below
+    /// 2^61 exactly where `|a|` is below 2^29, and it does not wrap: `|a|`
+    /// is either recorded itself (the check fails unless it is below 2^61)
+    /// or at most 2^63 wherever the check passes
+    /// (`codegen::driver::quantizations_in_range`). A tiny nonzero lane
+    /// gives `0x7FFF_FFFF`, above any finite bound.
+    fn record_operand_bounds(&mut self) {
+        const SCALE: u32 = (RECORDED_BELOW_LOG2 - OPERAND_BELOW_LOG2) << 23;
+        self.record_range();
+        let mut v = self.a.v();
+        v.v3c(V::Pcmpgtd, S3, S2, OPERAND_FROM_BITS - 1);
+        v.v3(V::Andnps, S3, S3, S1);
+        v.u(U::Psrld(1), S3, S3);
+        v.v3c(V::Paddd, S2, S2, SCALE);
+        v.v3(V::Orps, S2, S2, S3);
+        self.a.pmaxsd_into(RANGE, S2);
     }
 
     /// The fast run is about to accumulate into [`RANGE`]: where it first
@@ -1298,6 +1343,66 @@ mod tests {
         };
         assert_eq!(writes(layout::OPERANDS_UNBOUNDED), 2);
         assert_eq!(writes(layout::HOISTED_UNBOUNDED), 1);
+    }
+
+    /// §9.24: a position transformed twice (`m4x4` of `v0` by one uniform
+    /// matrix into `r1`, then of `r1` by another): the second sixteen
+    /// products read `r1`'s quantised components, each by four products,
+    /// so the region's check tests those four against the operand bounds
+    /// (one record and one more compare each) and the products are bounded
+    /// (no flush, no record). A group failing that check falls through to
+    /// the run without bounded products (no `jmp` to the exact run).
+    /// Checking no computed operand (`checked_operands` never paying)
+    /// fails it: (16, 41) records and compares instead of (4, 29).
+    #[test]
+    fn products_of_checked_computed_values_neither_flush_nor_record() {
+        let text = "
+.fvec m[4], n[4]
+.proc main
+    dp4 r1.x, m[0], v0
+    dp4 r1.y, m[1], v0
+    dp4 r1.z, m[2], v0
+    dp4 r1.w, m[3], v0
+    dp4 o0.x, n[0], r1
+    dp4 o0.y, n[1], r1
+    dp4 o0.z, n[2], r1
+    dp4 o0.w, n[3], r1
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        let flag_test = |i: &Instruction| {
+            i.mnemonic() == Mnemonic::Cmp
+                && i.op0_kind() == OpKind::Memory
+                && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
+        };
+        let start = one.iter().position(flag_test).expect("a flag test");
+        // The bounded fast run: from the flag's test to its check's `jz`.
+        let check = start
+            + (one[start..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the bounded run's check");
+        let fast = &one[start..check];
+        let count = |m: Mnemonic| fast.iter().filter(|i| i.mnemonic() == m).count();
+        assert_eq!(count(Mnemonic::Vmulps), 32);
+        // Records: the four checked values. Compares: 24 sums flushed,
+        // the four checked values' lower bounds, the check's.
+        assert_eq!(records_and_compares(fast), (4, 24 + 4 + 1));
+        assert_eq!(one[check + 1].mnemonic(), Mnemonic::Je);
+        // Failing, the group falls through to the run without bounded
+        // products, where the flag's `jne` also leads.
+        let jne = &one[start + 1];
+        assert_eq!(jne.mnemonic(), Mnemonic::Jne);
+        assert_eq!(one[check + 2].ip(), jne.near_branch_target());
+        let at = check + 2;
+        let end = at
+            + (one[at..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the unbounded run's check");
+        // There every product is flushed and recorded, as before §9.24.
+        assert_eq!(records_and_compares(&one[at..end]), (32, 32 + 24 + 1));
     }
 
     /// The vector register number (0–31) of `r`, if it is one.
