@@ -23,10 +23,13 @@
 mod apple_jit;
 #[cfg(all(unix, not(all(target_os = "macos", target_arch = "aarch64"))))]
 mod guarded;
-#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+#[cfg(any(test, not(all(target_os = "macos", target_arch = "aarch64"))))]
 mod icache;
 mod pool;
-#[cfg(any(test, not(any(unix, all(target_os = "macos", target_arch = "aarch64")))))]
+#[cfg(any(
+    test,
+    not(any(unix, all(target_os = "macos", target_arch = "aarch64")))
+))]
 mod portable;
 
 use pool::Pool;
@@ -381,7 +384,10 @@ mod tests {
         let start = a.as_ptr();
         assert_eq!(a.mapping_len(), MIN_CLASS_BYTES);
         // SAFETY: reading bytes of a live read+execute region.
-        assert_eq!(unsafe { std::slice::from_raw_parts(start, 3) }, [0xC3, 0x90, 0x17]);
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts(start, 3) },
+            [0xC3, 0x90, 0x17]
+        );
         #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
         assert_eq!(permissions(start as usize), "r-xp");
         drop(a);

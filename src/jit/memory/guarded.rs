@@ -6,8 +6,8 @@
 //! Why: `mprotect` of a mapping whose neighbour has the protection it switches
 //! to makes the kernel merge the two areas, and the next switch splits them
 //! again. That bookkeeping was most of a protection change's cost (callgrind
-//! cannot see it; thread CPU time on Linux 6.18, a 16 KiB mapping: about
-//! 3.5 µs a switch next to read+write neighbours, 1.5 µs between guard pages),
+//! cannot see it; thread CPU time on Linux 6.18, a 16 KiB mapping: 4.0–4.7 µs
+//! a switch among read+write neighbours, 1.4–2.0 µs between guard pages),
 //! and a compilation makes two switches (read+execute on install, read+write
 //! when retired). The guards are `PROT_NONE`: no protection change ever makes
 //! the mapping's area look like theirs.
@@ -66,10 +66,7 @@ impl Drop for GuardedMapping {
         // one after `ptr + len` (see `Guarded::map`); this value owns it and is
         // being dropped, so no code runs from it and nothing reads it.
         unsafe {
-            libc::munmap(
-                self.ptr.as_ptr().sub(page).cast(),
-                self.len + 2 * page,
-            );
+            libc::munmap(self.ptr.as_ptr().sub(page).cast(), self.len + 2 * page);
         }
     }
 }
