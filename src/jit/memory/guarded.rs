@@ -75,8 +75,8 @@ impl Drop for GuardedMapping {
 pub struct Blank(GuardedMapping);
 
 impl Blank {
-    /// Start of the mapping.
-    #[cfg(test)]
+    /// Start of the mapping (for the `/proc/self/maps` tests).
+    #[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.0.ptr.as_ptr()
     }
