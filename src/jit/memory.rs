@@ -5,11 +5,14 @@
 //! usually costs a copy and one protection change rather than a fresh map/unmap
 //! cycle. No mapping is ever writable and executable at once for any thread.
 //!
-//! Two backends provide the mappings:
-//! - [`portable`] (every host but Apple Silicon): `memmap2`'s mapping and
-//!   protection API (`mmap`/`mprotect` on Unix, `VirtualProtect` on Windows);
-//!   the code is copied in while the mapping is read+write, then the whole
-//!   mapping is switched to read+execute.
+//! Three backends provide the mappings:
+//! - [`guarded`] (every Unix host but Apple Silicon): `mmap`/`mprotect`; the
+//!   code is copied in while the mapping is read+write, then the whole
+//!   mapping is switched to read+execute. Each mapping lies between two
+//!   inaccessible guard pages, so a protection change never merges or splits
+//!   kernel memory areas (which made it cost twice as much).
+//! - [`portable`] (other hosts, Windows): the same discipline through
+//!   `memmap2`'s mapping and protection API (`VirtualProtect` on Windows).
 //! - [`apple_jit`] (macOS on AArch64): `MAP_JIT` mappings whose write
 //!   protection is switched per thread (`pthread_jit_write_protect_np`), as
 //!   Apple Silicon requires of hardened processes.
@@ -18,8 +21,15 @@
 
 #[cfg(any(test, all(target_os = "macos", target_arch = "aarch64")))]
 mod apple_jit;
+#[cfg(all(unix, not(all(target_os = "macos", target_arch = "aarch64"))))]
+mod guarded;
+#[cfg(any(test, not(all(target_os = "macos", target_arch = "aarch64"))))]
+mod icache;
 mod pool;
-#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+#[cfg(any(
+    test,
+    not(any(unix, all(target_os = "macos", target_arch = "aarch64")))
+))]
 mod portable;
 
 use pool::Pool;
@@ -27,7 +37,8 @@ use std::sync::Mutex;
 
 /// Mappings come in power-of-two sizes of at least this many bytes (a multiple
 /// of every page size in use: 4 KiB, and 16 KiB on Apple Silicon), so a freed
-/// mapping fits any later code of the same class.
+/// mapping fits any later code of the same class; a backend that knows the
+/// page size may start its classes there instead ([`Backend::min_class`]).
 const MIN_CLASS_BYTES: usize = 16 * 1024;
 
 /// Freed mappings kept per size class; beyond this they are unmapped.
@@ -58,6 +69,10 @@ pub trait Backend: Sync + 'static {
     /// A mapping holding code, executable.
     type Code: Send + Sync;
 
+    /// The smallest size class (a power of two, a multiple of the page size).
+    fn min_class(&self) -> usize {
+        MIN_CLASS_BYTES
+    }
     /// A fresh mapping of `len` bytes (a size class).
     fn map(&self, len: usize) -> Result<Self::Blank, MemoryError>;
     /// Copies `code` to the start of `blank` and makes it executable; on failure
@@ -92,7 +107,7 @@ impl<B: Backend> Provider<B> {
 
     /// Copies `code` into a recycled or fresh mapping and makes it executable.
     pub fn region(&'static self, code: &[u8]) -> Result<Region<B>, MemoryError> {
-        let class = size_class(code.len());
+        let class = size_class(code.len(), self.backend.min_class());
         let recycled = self.pool().take(class);
         let blank = match recycled {
             Some(blank) => blank,
@@ -132,6 +147,12 @@ impl<B: Backend> Region<B> {
     pub fn code_len(&self) -> usize {
         self.len
     }
+
+    /// Size of the mapping holding the code (its class).
+    #[cfg(test)]
+    pub(crate) fn mapping_len(&self) -> usize {
+        self.code.as_ref().map_or(0, B::mapping_len)
+    }
 }
 
 impl<B: Backend> std::fmt::Debug for Region<B> {
@@ -159,7 +180,9 @@ impl<B: Backend> Drop for Region<B> {
 
 #[cfg(all(target_os = "macos", target_arch = "aarch64"))]
 type HostBackend = apple_jit::AppleJit<apple_jit::Libc>;
-#[cfg(not(all(target_os = "macos", target_arch = "aarch64")))]
+#[cfg(all(unix, not(all(target_os = "macos", target_arch = "aarch64"))))]
+type HostBackend = guarded::Guarded;
+#[cfg(not(any(unix, all(target_os = "macos", target_arch = "aarch64"))))]
 type HostBackend = portable::Portable;
 
 static HOST: Provider<HostBackend> = Provider::new(HostBackend::HOST);
@@ -204,18 +227,21 @@ pub fn host_support() -> Result<(), &'static str> {
     }
 }
 
-fn size_class(len: usize) -> usize {
-    len.max(1).next_power_of_two().max(MIN_CLASS_BYTES)
+/// The mapping size for `len` bytes of code: a power of two of at least
+/// `min_class` bytes.
+fn size_class(len: usize, min_class: usize) -> usize {
+    len.max(1).next_power_of_two().max(min_class)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The permissions of the mapping holding `addr`, from `/proc/self/maps`
-    /// (x86-64 only: under qemu-user the file is the emulator's rendering).
+    /// The kernel memory area holding `addr` (start, end) and its permissions,
+    /// from `/proc/self/maps` (x86-64 only: under qemu-user the file is the
+    /// emulator's rendering).
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn permissions(addr: usize) -> String {
+    fn area(addr: usize) -> (usize, usize, String) {
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         maps.lines()
             .find_map(|line| {
@@ -223,9 +249,15 @@ mod tests {
                 let (start, end) = range.split_once('-')?;
                 let start = usize::from_str_radix(start, 16).ok()?;
                 let end = usize::from_str_radix(end, 16).ok()?;
-                (start <= addr && addr < end).then(|| rest[..4].to_string())
+                (start <= addr && addr < end).then(|| (start, end, rest[..4].to_string()))
             })
             .unwrap_or_else(|| panic!("{addr:#x} is not mapped"))
+    }
+
+    /// The permissions of the memory holding `addr`.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn permissions(addr: usize) -> String {
+        area(addr).2
     }
 
     #[test]
@@ -235,17 +267,85 @@ mod tests {
         let region = ExecRegion::new(&[0xC3; 100]).unwrap();
         assert_eq!(permissions(region.as_ptr() as usize), "r-xp");
         // The whole mapping, not only the code's first page.
-        let last = region.as_ptr() as usize + MIN_CLASS_BYTES - 1;
+        let last = region.as_ptr() as usize + region.mapping_len() - 1;
         assert_eq!(permissions(last), "r-xp");
     }
 
+    /// The Unix backend, with a pool of its own (other tests compile on other
+    /// threads of this process and would take mappings from the host's pool).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    static GUARDED: Provider<guarded::Guarded> = Provider::new(guarded::Guarded::HOST);
+
     #[test]
-    fn size_classes_are_powers_of_two_of_at_least_16_kib() {
-        assert_eq!(size_class(0), 16 * 1024);
-        assert_eq!(size_class(10), 16 * 1024);
-        assert_eq!(size_class(16 * 1024), 16 * 1024);
-        assert_eq!(size_class(16 * 1024 + 1), 32 * 1024);
-        assert_eq!(size_class(100_000), 128 * 1024);
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn a_mapping_is_written_only_while_not_executable_and_sits_between_guards() {
+        let page = guarded::Guarded::HOST.min_class();
+        // Blank: read+write, not executable.
+        let blank = guarded::Guarded::HOST.map(page).unwrap();
+        let region = GUARDED.region(&[0xC3; 100]).unwrap();
+        let start = region.as_ptr() as usize;
+        let len = region.mapping_len();
+        assert_eq!(len, page);
+        // Code: read+execute over the whole mapping, inaccessible guards on
+        // both sides.
+        assert_eq!(area(start), (start, start + len, "r-xp".to_string()));
+        assert_eq!(permissions(start - 1), "---p");
+        assert_eq!(permissions(start + len), "---p");
+        // SAFETY: the region holds `ret` at its start and is read+execute.
+        let ret: extern "C" fn() = unsafe { std::mem::transmute(region.as_ptr()) };
+        ret();
+        // Retired: read+write again, not executable, guards unchanged.
+        drop(region);
+        assert_eq!(area(start), (start, start + len, "rw-p".to_string()));
+        assert_eq!(permissions(start - 1), "---p");
+        assert_eq!(permissions(start + len), "---p");
+        drop(blank);
+        // The next code of the class goes into the retired mapping.
+        let again = GUARDED.region(&[0x90, 0xC3]).unwrap();
+        assert_eq!(again.as_ptr() as usize, start);
+        assert_eq!(area(start), (start, start + len, "r-xp".to_string()));
+        // SAFETY: as above (`nop; ret`).
+        let nop_ret: extern "C" fn() = unsafe { std::mem::transmute(again.as_ptr()) };
+        nop_ret();
+    }
+
+    #[test]
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn neighbouring_mappings_stay_kernel_areas_of_their_own() {
+        // Mapped one after the other, the kernel places them next to each
+        // other; without the guards the two read+write areas would be merged
+        // into one (and split again by the next protection change).
+        let page = guarded::Guarded::HOST.min_class();
+        let blanks: Vec<_> = (0..4)
+            .map(|_| guarded::Guarded::HOST.map(2 * page).unwrap())
+            .collect();
+        let code: Vec<_> = blanks
+            .into_iter()
+            .map(|blank| guarded::Guarded::HOST.install(blank, &[0xC3]).unwrap())
+            .collect();
+        for c in &code {
+            let start = guarded::Guarded::code_ptr(c) as usize;
+            assert_eq!(area(start), (start, start + 2 * page, "r-xp".to_string()));
+        }
+        let blanks: Vec<_> = code
+            .into_iter()
+            .map(|c| guarded::Guarded::HOST.retire(c).unwrap())
+            .collect();
+        for b in &blanks {
+            let start = b.as_ptr() as usize;
+            assert_eq!(area(start), (start, start + 2 * page, "rw-p".to_string()));
+        }
+    }
+
+    #[test]
+    fn size_classes_are_powers_of_two_of_at_least_the_smallest_class() {
+        assert_eq!(size_class(0, MIN_CLASS_BYTES), 16 * 1024);
+        assert_eq!(size_class(10, MIN_CLASS_BYTES), 16 * 1024);
+        assert_eq!(size_class(16 * 1024, MIN_CLASS_BYTES), 16 * 1024);
+        assert_eq!(size_class(16 * 1024 + 1, MIN_CLASS_BYTES), 32 * 1024);
+        assert_eq!(size_class(100_000, MIN_CLASS_BYTES), 128 * 1024);
+        assert_eq!(size_class(10, 4096), 4096);
+        assert_eq!(size_class(4097, 4096), 8192);
     }
 
     #[test]
@@ -275,5 +375,25 @@ mod tests {
             addresses.len()
         );
         assert!(HOST.pooled() >= 1);
+    }
+
+    #[test]
+    fn the_memmap2_backend_copies_the_code_and_reuses_mappings() {
+        static PORTABLE: Provider<portable::Portable> = Provider::new(portable::Portable::HOST);
+        let a = PORTABLE.region(&[0xC3, 0x90, 0x17]).unwrap();
+        let start = a.as_ptr();
+        assert_eq!(a.mapping_len(), MIN_CLASS_BYTES);
+        // SAFETY: reading bytes of a live read+execute region.
+        assert_eq!(
+            unsafe { std::slice::from_raw_parts(start, 3) },
+            [0xC3, 0x90, 0x17]
+        );
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        assert_eq!(permissions(start as usize), "r-xp");
+        drop(a);
+        let b = PORTABLE.region(&[0x42]).unwrap();
+        assert_eq!(b.as_ptr(), start);
+        // SAFETY: as above.
+        assert_eq!(unsafe { *b.as_ptr() }, 0x42);
     }
 }

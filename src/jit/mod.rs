@@ -45,6 +45,7 @@ use frame::{
 };
 use memory::ExecRegion;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex, Weak};
 use thiserror::Error;
 
@@ -237,19 +238,43 @@ fn compile_cached(
     };
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(shader) = map.get(&key).and_then(Weak::upgrade) {
-        return Ok(shader);
-    }
-    let shader = Arc::new(compile_with(program, config, features)?);
+    // One lookup (the key hashed once) finds the shared code or the place for
+    // new code: hashing the program's words was a tenth of what a compilation
+    // costs outside `compile_with`.
+    let shader = match map.entry(key) {
+        Entry::Occupied(mut entry) => {
+            if let Some(shader) = entry.get().upgrade() {
+                return Ok(shader);
+            }
+            // Its shaders were dropped: compile again in its place.
+            let shader = Arc::new(compile_with(program, config, features)?);
+            entry.insert(Arc::downgrade(&shader));
+            shader
+        }
+        Entry::Vacant(entry) => {
+            let shader = Arc::new(compile_with(program, config, features)?);
+            entry.insert(Arc::downgrade(&shader));
+            shader
+        }
+    };
+    // Entries of code nobody holds any more go on each compilation, so that
+    // the map stays the size of the live set.
     map.retain(|_, weak| weak.strong_count() > 0);
-    map.insert(key, Arc::downgrade(&shader));
     Ok(shader)
 }
 
 /// Environment variable that makes every compilation fail, so that tests can check
 /// how a failed compilation is reported (the shader runs on the interpreter and
-/// says so).
+/// says so). Read once per process, at its first compilation.
 pub const FORCE_COMPILE_ERROR: &str = "PICA_JIT_FORCE_COMPILE_ERROR";
+
+/// Whether [`FORCE_COMPILE_ERROR`] is set (asked of the environment once: a
+/// lookup locks the environment and copies the value, about 600 host
+/// instructions, on every compilation otherwise).
+fn compile_error_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var_os(FORCE_COMPILE_ERROR).is_some())
+}
 
 /// Compiles without consulting the cache (benchmarks measure this).
 pub fn compile_uncached(
@@ -271,7 +296,7 @@ pub fn compile_with(
         return Err(JitError::Unsupported("AVX requested on a host without it"));
     }
     host_support().map_err(JitError::Unsupported)?;
-    if std::env::var_os(FORCE_COMPILE_ERROR).is_some() {
+    if compile_error_forced() {
         return Err(JitError::Assemble(format!(
             "{FORCE_COMPILE_ERROR} is set (a fault injected for testing)"
         )));
@@ -521,5 +546,53 @@ impl CompiledShader {
             }
             other => unreachable!("generated code returned unknown exit code {other}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+    use crate::isa::{Instruction, encode};
+
+    /// A program no other test compiles (its own cache entry): `nop` × 5, `end`.
+    fn program() -> Program {
+        let mut code = vec![encode(&Instruction::Nop).unwrap(); 5];
+        code.push(encode(&Instruction::End).unwrap());
+        Program::new(code, vec![0x0123_4567]).unwrap()
+    }
+
+    #[test]
+    fn code_is_shared_while_held_and_compiled_again_in_place_once_dropped() {
+        if host_support().is_err() {
+            println!("SKIPPED: no JIT on this host");
+            return;
+        }
+        let (first, second) = (program(), program());
+        let config = ShaderConfig::default();
+        let a = compile(&first, &config).unwrap();
+        let b = compile(&second, &config).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "equal programs share their code");
+        drop((a, b));
+        // The entry is dead: the next compilation replaces it, and the one
+        // after shares the new code.
+        let c = compile(&first, &config).unwrap();
+        let d = compile(&second, &config).unwrap();
+        assert!(Arc::ptr_eq(&c, &d), "recompiled code is shared again");
+        // Other tests on other threads compile and drop their own shaders at
+        // any time: only this program's entry is checked.
+        let key_is_live = CACHE
+            .lock()
+            .unwrap()
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|(key, _)| key.code == first.code())
+            .map(|(_, weak)| weak.upgrade().is_some_and(|s| Arc::ptr_eq(&s, &c)))
+            .collect::<Vec<_>>();
+        assert_eq!(
+            key_is_live,
+            [true],
+            "one entry for the program, the live code"
+        );
     }
 }
