@@ -1326,10 +1326,9 @@ fn copies_by_input(passed: &[OutputCopy]) -> Vec<(u8, Vec<u8>)> {
 
 #[cfg(test)]
 mod tests {
+    use crate::ShaderConfig;
     use crate::jit::wide::layout;
-    use crate::jit::wide::width::Width;
-    use crate::{Program, ShaderConfig};
-    use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+    use iced_x86::{Mnemonic, OpKind, Register};
 
     /// The AVX2 one-group vertex kernel of `text` (F32), decoded up to its
     /// `ret` (the out-of-line tested stores included).
@@ -1337,35 +1336,13 @@ mod tests {
         avx2_vertex_kernel_in(text, ShaderConfig::default().precision)
     }
 
-    /// [`avx2_vertex_kernel`] in `precision`.
+    /// [`avx2_vertex_kernel`] in `precision` (the one-group kernel of
+    /// `super::tests::avx2_vertex_kernels_in`, which skips visibly without AVX2).
     fn avx2_vertex_kernel_in(
         text: &str,
         precision: crate::Precision,
     ) -> Option<Vec<iced_x86::Instruction>> {
-        if !Width::available().contains(&Width::Avx2) {
-            return None;
-        }
-        let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
-        let program =
-            Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone()).expect("loads");
-        let config = ShaderConfig {
-            entry: shbin.dvles[0].main,
-            precision,
-            ..ShaderConfig::default()
-        };
-        let wide = crate::jit::wide::WideShader::compile(&program, &config, Width::Avx2)
-            .expect("compiles");
-        let (code, at) = wide.vertex_kernel_code(false).expect("a vertex kernel");
-        let mut decoder = Decoder::with_ip(64, code, at as u64, DecoderOptions::NONE);
-        let mut out = Vec::new();
-        while decoder.can_decode() {
-            let i = decoder.decode();
-            out.push(i);
-            if i.mnemonic() == Mnemonic::Ret {
-                break;
-            }
-        }
-        Some(out)
+        super::super::tests::avx2_vertex_kernels_in(text, precision).map(|[one_group, _]| one_group)
     }
 
     /// Loads of output rows (`vmovaps ymm, [rdi + row]`) in `code`.

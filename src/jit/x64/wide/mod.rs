@@ -1156,12 +1156,27 @@ mod tests {
         avx2_vertex_kernels_in(text, Precision::F32)
     }
 
+    /// Whether this CPU runs AVX2 kernels. Where it does not, the calling
+    /// test says so on stdout (a `SKIPPED` line naming it), or fails under
+    /// `PICA_REQUIRE_AVX2=1` (CI on an AVX2 host), never passing silently.
+    pub(super) fn avx2_available() -> bool {
+        if Width::available().contains(&Width::Avx2) {
+            return true;
+        }
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        if std::env::var_os("PICA_REQUIRE_AVX2").is_some_and(|v| v == "1") {
+            panic!("{test}: PICA_REQUIRE_AVX2=1 but this CPU lacks AVX2");
+        }
+        println!("SKIPPED {test}: this CPU lacks AVX2 (PICA_REQUIRE_AVX2=1 makes this a failure)");
+        false
+    }
+
     /// [`avx2_vertex_kernels`] in `precision`.
-    fn avx2_vertex_kernels_in(
+    pub(super) fn avx2_vertex_kernels_in(
         text: &str,
         precision: Precision,
     ) -> Option<[Vec<iced_x86::Instruction>; 2]> {
-        if !Width::available().contains(&Width::Avx2) {
+        if !avx2_available() {
             return None;
         }
         let shbin = crate::asm::assemble_str("case.pica", text).expect("assembles");
