@@ -3158,14 +3158,13 @@ fn bounded_products_match_the_interpreter_at_every_width() {
                     .expect("batch");
             }
             assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
-            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
-                assert!(
-                    diff.is_empty(),
-                    "{width:?}, uniforms {u}, vertex {k}: {diff}\ninputs {:?}",
-                    &inputs[k][..3]
-                );
-            }
+            assert_same_vertices(
+                &got,
+                &expected,
+                &inputs,
+                width.lanes(),
+                &format_args!("{width:?}, uniforms {u}"),
+            );
         }
         let states: Vec<UnitState> = inputs
             .iter()
@@ -3319,14 +3318,13 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
                     .expect("batch");
             }
             assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
-            for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
-                let diff = first_difference(&regs_bits(&[*g]), &regs_bits(&[*e]), &regs_name);
-                assert!(
-                    diff.is_empty(),
-                    "{width:?}, uniforms {u}, vertex {k}: {diff}\ninputs {:?}",
-                    &inputs[k][..2]
-                );
-            }
+            assert_same_vertices(
+                &got,
+                &expected,
+                &inputs,
+                width.lanes(),
+                &format_args!("{width:?}, uniforms {u}"),
+            );
         }
     }
     assert!(any_width || Width::available().is_empty());
