@@ -15,6 +15,8 @@
 //! `--dump DIR` writes each shader's machine code to `DIR/<file>#<dvle>.<prec>.bin`
 //! (to compare code before and after a change: `objdump -D -b binary
 //! -mi386:x86-64`, with 64-bit immediates, which hold addresses, masked).
+//! `--print-ir` prints each shader's IR as built and optimised (to count
+//! node kinds: `grep -o '= [a-z_0-9]*'`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,6 +30,7 @@ struct Options {
     only: Option<String>,
     precision: Option<String>,
     dump: Option<PathBuf>,
+    print_ir: bool,
     files: Vec<PathBuf>,
 }
 
@@ -37,6 +40,7 @@ fn options() -> Options {
         only: None,
         precision: None,
         dump: None,
+        print_ir: false,
         files: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -47,6 +51,7 @@ fn options() -> Options {
             "--only" => o.only = Some(value()),
             "--prec" => o.precision = Some(value()),
             "--dump" => o.dump = Some(PathBuf::from(value())),
+            "--print-ir" => o.print_ir = true,
             _ => {
                 let path = PathBuf::from(arg);
                 if path.is_dir() {
@@ -120,6 +125,15 @@ fn main() {
                     std::fs::write(&path, code.code()).expect("writable dump folder");
                 }
                 let ir = Ir::build(&program, dvle.main, ShaderKind::Vertex, precision);
+                if o.print_ir {
+                    println!("# {name}#{index}/{tag} as built");
+                    ir.blocks.iter().for_each(|b| println!("{b}"));
+                    println!("# {name}#{index}/{tag} optimised");
+                    opt::optimize(&ir)
+                        .blocks
+                        .iter()
+                        .for_each(|b| println!("{b}"));
+                }
                 rows.push((
                     best,
                     format!(

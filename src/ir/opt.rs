@@ -552,10 +552,12 @@ fn forward(
             let lane_mask = |lane: u8| 8 >> (lane & 3);
             let op = match op {
                 Op::Swizzle(v, lanes) => {
+                    let (v, lanes) = through_swizzles(&mut out, seen, v, lanes);
                     let need = lanes.iter().fold(0, |m, &l| m | lane_mask(l));
                     Op::Swizzle(strip(&mut out, seen, v, need), lanes)
                 }
                 Op::Extract(v, lane) => {
+                    let (v, [lane, ..]) = through_swizzles(&mut out, seen, v, [lane; 4]);
                     Op::Extract(strip(&mut out, seen, v, lane_mask(lane)), lane)
                 }
                 op => op,
@@ -1050,6 +1052,27 @@ fn strip(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
     }
 }
 
+/// The lanes `lanes` of `v` read from the value `v` moves lanes of: a swizzle
+/// of a swizzle is one swizzle, and an extract of a swizzle one extract (the
+/// inner swizzle goes away when nothing else uses it, and the two
+/// comparisons of a `cmp` whose operands are broadcasts become one by CSE).
+/// Blends that give no needed lane are stripped first, so a swizzle under
+/// them is found too.
+#[inline(always)]
+fn through_swizzles(
+    out: &mut Rebuild,
+    seen: &mut OpTable,
+    v: Value,
+    lanes: [u8; 4],
+) -> (Value, [u8; 4]) {
+    let need = lanes.iter().fold(0, |m, &l| m | 8 >> (l & 3));
+    let v = strip(out, seen, v, need);
+    match out.op(v) {
+        Op::Swizzle(inner, outer) => (inner, lanes.map(|l| outer[l as usize & 3])),
+        _ => (v, lanes),
+    }
+}
+
 /// [`strip`] of a blend.
 fn strip_blend(out: &mut Rebuild, seen: &mut OpTable, v: Value, need: u8) -> Value {
     let Op::Blend { a, b, take_b } = out.op(v) else {
@@ -1113,7 +1136,15 @@ fn simplify(out: &Rebuild, op: Op) -> Simplified {
         // and the product of two other values is never NaN.
         Op::Binary(BinOp::PicaMul, _, _) => Keep(CANONICAL),
         Op::Binary(BinOp::PicaMulF24, _, _) => Keep(QUANTIZED),
-        Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => Keep(f(v)),
+        // Lane movement that moves nothing: an identity swizzle (of a
+        // swizzle that another one undoes), any lanes of a broadcast.
+        Op::Swizzle(v, [0, 1, 2, 3]) => To(v),
+        Op::Swizzle(v, _) if matches!(out.op(v), Op::Splat(_)) => To(v),
+        Op::Extract(v, _) => match out.op(v) {
+            Op::Splat(s) => To(s),
+            _ => Keep(f(v)),
+        },
+        Op::Swizzle(v, _) | Op::Splat(v) => Keep(f(v)),
         Op::Blend { a, b, .. }
         | Op::Select { a, b, .. }
         | Op::Binary(BinOp::PicaMax | BinOp::PicaMin, a, b) => Keep(f(a) & f(b)),

@@ -684,3 +684,104 @@ fn reading_written_lanes_of_a_partly_written_register_reads_no_earlier_contents(
         assert_eq!(b.outputs[0][3], 1.5, "{precision:?}: r0.w = c1.w");
     }
 }
+
+/// Lane movement of lane movement is one step after optimisation: a swizzle
+/// of a swizzle is one swizzle (lanes composed), an extract of a swizzle one
+/// extract, an extract of a broadcast the scalar; so the two comparisons of
+/// `cmp r0.xxxx, eq, eq, …` compare the same lanes and are one node.
+/// `mov r0, v0.yzwx; mov o0, r0.wzxx; cmp r0.xxxx, eq, eq, v1.wwww;
+/// rcp r1, v0; rsq o1, r1.y`.
+#[test]
+fn lane_movement_of_lane_movement_is_one_step_after_optimisation() {
+    let swizzled =
+        |lanes| OperandDescriptor::new(WriteMask::ALL, [(false, Swizzle::from_lanes(lanes)); 3]);
+    let cmp_desc = OperandDescriptor::new(
+        WriteMask::ALL,
+        [
+            (false, Swizzle::from_lanes([0; 4])),
+            (false, Swizzle::from_lanes([3; 4])),
+            ID,
+        ],
+    );
+    let with = |i: Instruction, d: u8| match i {
+        Instruction::Unary { op, dst, src, .. } => Instruction::Unary {
+            op,
+            dst,
+            src,
+            desc: d,
+        },
+        other => other,
+    };
+    let code = [
+        with(unary(UnaryOp::Mov, DstReg::Temp(0), SrcReg::Input(0)), 1),
+        with(unary(UnaryOp::Mov, DstReg::Output(0), SrcReg::Temp(0)), 2),
+        Instruction::Cmp {
+            src1: Source::direct(SrcReg::Temp(0)),
+            src2: Source::direct(SrcReg::Input(1)),
+            x: CmpOp::Eq,
+            y: CmpOp::Eq,
+            desc: 3,
+        },
+        unary(UnaryOp::Rcp, DstReg::Temp(1), SrcReg::Input(0)),
+        with(unary(UnaryOp::Rsq, DstReg::Output(1), SrcReg::Temp(1)), 4),
+        Instruction::End,
+    ];
+    let p = program(
+        &code,
+        &[
+            plain(),
+            swizzled([1, 2, 3, 0]),
+            swizzled([3, 2, 0, 0]),
+            cmp_desc,
+            swizzled([1; 4]),
+        ],
+    );
+    for precision in [Precision::F32, Precision::F24] {
+        let ir = build(&p, precision);
+        let optimised = opt::optimize(&ir);
+        optimised.verify().unwrap();
+        let nodes = &optimised.blocks[0].nodes;
+        let op = |v: Value| nodes[v.0 as usize].op;
+        for node in nodes {
+            if let Op::Swizzle(v, _) | Op::Extract(v, _) = node.op {
+                assert!(
+                    !matches!(op(v), Op::Swizzle(..) | Op::Splat(_)),
+                    "{precision:?}: {}",
+                    optimised.blocks[0]
+                );
+            }
+        }
+        let compares = nodes
+            .iter()
+            .filter(|n| matches!(n.op, Op::FCmp(..)))
+            .count();
+        // One for the `cmp`, one for each of rcp's and rsq's zero tests.
+        assert_eq!(compares, 3, "{precision:?}: {}", optimised.blocks[0]);
+        let mut state = UnitState::default();
+        state.inputs[0] = [4.0, 2.0, -1.0, 8.0];
+        state.inputs[1] = [0.0, 0.0, 0.0, 2.0];
+        let mut again = state.clone();
+        let stop = eval::run(&ir, 100, &Uniforms::default(), &mut state, &mut ());
+        let stop_optimised = eval::run_optimized(
+            &optimised,
+            &ir,
+            100,
+            &Uniforms::default(),
+            &mut again,
+            &mut (),
+        );
+        assert_eq!((stop, stop_optimised), (Stop::End, Stop::End));
+        // o0 = v0.yzwx.wzxx = v0.xwyy; cmp: v0.y == v1.w in both lanes;
+        // o1 = rsq(rcp(4)) = 2.
+        let bits = |v: [f32; 4]| v.map(f32::to_bits);
+        for s in [&state, &again] {
+            assert_eq!(
+                bits(s.outputs[0]),
+                bits([4.0, 8.0, 2.0, 2.0]),
+                "{precision:?}"
+            );
+            assert_eq!(s.cmp, [true, true], "{precision:?}");
+            assert_eq!(bits(s.outputs[1]), [2.0f32.to_bits(); 4], "{precision:?}");
+        }
+    }
+}
