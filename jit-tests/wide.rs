@@ -172,6 +172,58 @@ fn assert_same_vertices(
     }
 }
 
+/// The float24 interpreter and wide JIT (at `width`) of `program`, after
+/// asserting that `run_vertices` (`Reset`, every input and output) on
+/// `inputs` gives the interpreter's bits with each of `uniform_sets`, every
+/// vertex shaded by the wide engine.
+fn assert_f24_vertices_match_for_each_uniform_set(
+    program: &std::sync::Arc<pica_jit::Program>,
+    width: Width,
+    inputs: &[VertexRegisters],
+    uniform_sets: &[pica_jit::Uniforms],
+) -> (Shader, Shader) {
+    let config = pica_jit::ShaderConfig {
+        precision: pica_jit::Precision::F24,
+        ..Default::default()
+    };
+    let interp =
+        Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
+    let jit = Shader::new(program.clone(), config, EngineKind::Jit)
+        .expect("jit")
+        .with_batch_width(Some(width))
+        .expect("width available");
+    for (u, uniforms) in uniform_sets.iter().enumerate() {
+        let untouched = [[-7.5f32; 4]; 16];
+        let mut expected = vec![untouched; inputs.len()];
+        let mut got = vec![untouched; inputs.len()];
+        let before = wide::vertices_shaded();
+        for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
+            let mut state = UnitState::default();
+            shader
+                .run_vertices(
+                    uniforms,
+                    inputs,
+                    0xffff,
+                    out,
+                    0xffff,
+                    StatePolicy::Reset,
+                    &mut state,
+                    &mut (),
+                )
+                .expect("batch");
+        }
+        assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
+        assert_same_vertices(
+            &got,
+            &expected,
+            inputs,
+            width.lanes(),
+            &format_args!("{width:?}, uniforms {u}"),
+        );
+    }
+    (interp, jit)
+}
+
 /// `run_batch` on copies of `states`, by the interpreter and by the wide
 /// shader: the interpreter's stops and states, the wide shader's, and how many
 /// vertices the vertex kernel shaded meanwhile.
@@ -3127,45 +3179,8 @@ fn bounded_products_match_the_interpreter_at_every_width() {
         for n in 0..lanes / 2 + 1 {
             inputs.push(record(ordinary(n + 3)));
         }
-        let config = pica_jit::ShaderConfig {
-            precision: pica_jit::Precision::F24,
-            ..Default::default()
-        };
-        let interp =
-            Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
-        let jit = Shader::new(program.clone(), config, EngineKind::Jit)
-            .expect("jit")
-            .with_batch_width(Some(width))
-            .expect("width available");
-        for (u, uniforms) in uniform_sets.iter().enumerate() {
-            let untouched = [[-7.5f32; 4]; 16];
-            let mut expected = vec![untouched; inputs.len()];
-            let mut got = vec![untouched; inputs.len()];
-            let before = wide::vertices_shaded();
-            for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
-                let mut state = UnitState::default();
-                shader
-                    .run_vertices(
-                        uniforms,
-                        &inputs,
-                        0xffff,
-                        out,
-                        0xffff,
-                        StatePolicy::Reset,
-                        &mut state,
-                        &mut (),
-                    )
-                    .expect("batch");
-            }
-            assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
-            assert_same_vertices(
-                &got,
-                &expected,
-                &inputs,
-                width.lanes(),
-                &format_args!("{width:?}, uniforms {u}"),
-            );
-        }
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
         let states: Vec<UnitState> = inputs
             .iter()
             .map(|r| UnitState {
@@ -3287,45 +3302,7 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
         for n in 0..lanes / 2 + 1 {
             inputs.push(record(ordinary(n + 3)));
         }
-        let config = pica_jit::ShaderConfig {
-            precision: pica_jit::Precision::F24,
-            ..Default::default()
-        };
-        let interp =
-            Shader::new(program.clone(), config, EngineKind::Interpreter).expect("interpreter");
-        let jit = Shader::new(program.clone(), config, EngineKind::Jit)
-            .expect("jit")
-            .with_batch_width(Some(width))
-            .expect("width available");
-        for (u, uniforms) in uniform_sets.iter().enumerate() {
-            let untouched = [[-7.5f32; 4]; 16];
-            let mut expected = vec![untouched; inputs.len()];
-            let mut got = vec![untouched; inputs.len()];
-            let before = wide::vertices_shaded();
-            for (shader, out) in [(&interp, &mut expected), (&jit, &mut got)] {
-                let mut state = UnitState::default();
-                shader
-                    .run_vertices(
-                        uniforms,
-                        &inputs,
-                        0xffff,
-                        out,
-                        0xffff,
-                        StatePolicy::Reset,
-                        &mut state,
-                        &mut (),
-                    )
-                    .expect("batch");
-            }
-            assert_eq!(wide::vertices_shaded() - before, inputs.len() as u64);
-            assert_same_vertices(
-                &got,
-                &expected,
-                &inputs,
-                width.lanes(),
-                &format_args!("{width:?}, uniforms {u}"),
-            );
-        }
+        assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
     }
     assert!(any_width || Width::available().is_empty());
 }

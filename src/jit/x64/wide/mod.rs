@@ -1171,6 +1171,15 @@ mod tests {
         false
     }
 
+    /// The vertex kernel's test of the group's operands-unbounded flag
+    /// (`cmp [rdi + OPERANDS_UNBOUNDED], …`), which starts a region with
+    /// bounded products.
+    fn operands_flag_test(i: &Instruction) -> bool {
+        i.mnemonic() == Mnemonic::Cmp
+            && i.op0_kind() == OpKind::Memory
+            && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
+    }
+
     /// [`avx2_vertex_kernels`] in `precision`.
     pub(super) fn avx2_vertex_kernels_in(
         text: &str,
@@ -1295,16 +1304,14 @@ mod tests {
         let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
             return;
         };
-        let flag_test = |i: &Instruction| {
-            i.mnemonic() == Mnemonic::Cmp
-                && i.op0_kind() == OpKind::Memory
-                && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
-        };
-        assert_eq!(one.iter().filter(|i| flag_test(i)).count(), 1);
+        assert_eq!(one.iter().filter(|i| operands_flag_test(i)).count(), 1);
         // The fast run: from the flag's test to the jump to the join. It
         // records nothing, so it has no check (no `RANGE` reset, compare
         // or `vptest`): it always joins.
-        let start = one.iter().position(flag_test).expect("a flag test");
+        let start = one
+            .iter()
+            .position(operands_flag_test)
+            .expect("a flag test");
         let end = start
             + (one[start..].iter())
                 .position(|i| i.mnemonic() == Mnemonic::Jmp)
@@ -1388,12 +1395,10 @@ mod tests {
         let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
             return;
         };
-        let flag_test = |i: &Instruction| {
-            i.mnemonic() == Mnemonic::Cmp
-                && i.op0_kind() == OpKind::Memory
-                && i.memory_displacement64() == layout::OPERANDS_UNBOUNDED as u64
-        };
-        let start = one.iter().position(flag_test).expect("a flag test");
+        let start = one
+            .iter()
+            .position(operands_flag_test)
+            .expect("a flag test");
         // The bounded fast run: from the flag's test to its check's `jz`.
         let check = start
             + (one[start..].iter())
