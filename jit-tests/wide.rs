@@ -224,6 +224,29 @@ fn assert_f24_vertices_match_for_each_uniform_set(
     (interp, jit)
 }
 
+/// `run_batch` over states holding `inputs` (and defaults elsewhere) gives
+/// the interpreter's stops and final states, bit for bit.
+fn assert_run_batch_matches(
+    interp: &Shader,
+    jit: &Shader,
+    uniforms: &pica_jit::Uniforms,
+    inputs: &[VertexRegisters],
+    width: Width,
+) {
+    let states: Vec<UnitState> = inputs
+        .iter()
+        .map(|r| UnitState {
+            inputs: *r,
+            ..Default::default()
+        })
+        .collect();
+    let (expected_stops, expected, stops, got, _) = batch_on_both(interp, jit, uniforms, &states);
+    assert_eq!(stops, expected_stops, "{width:?}");
+    assert_same_states(&got, &expected, |k, diff| {
+        format!("{width:?} run_batch, state {k}: {diff}")
+    });
+}
+
 /// `run_batch` on copies of `states`, by the interpreter and by the wide
 /// shader: the interpreter's stops and states, the wide shader's, and how many
 /// vertices the vertex kernel shaded meanwhile.
@@ -2890,19 +2913,7 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
             width.lanes(),
             &format_args!("{width:?}"),
         );
-        let states: Vec<UnitState> = inputs
-            .iter()
-            .map(|r| UnitState {
-                inputs: *r,
-                ..Default::default()
-            })
-            .collect();
-        let (expected_stops, expected, stops, got, _) =
-            batch_on_both(&interp, &jit, &Default::default(), &states);
-        assert_eq!(stops, expected_stops, "{width:?}");
-        assert_same_states(&got, &expected, |k, diff| {
-            format!("{width:?} run_batch, state {k}: {diff}")
-        });
+        assert_run_batch_matches(&interp, &jit, &Default::default(), &inputs, width);
     }
     assert!(any_width || Width::available().is_empty());
 }
@@ -3181,19 +3192,7 @@ fn bounded_products_match_the_interpreter_at_every_width() {
         }
         let (interp, jit) =
             assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
-        let states: Vec<UnitState> = inputs
-            .iter()
-            .map(|r| UnitState {
-                inputs: *r,
-                ..Default::default()
-            })
-            .collect();
-        let (expected_stops, expected, stops, got, _) =
-            batch_on_both(&interp, &jit, &uniform_sets[0], &states);
-        assert_eq!(stops, expected_stops, "{width:?}");
-        assert_same_states(&got, &expected, |k, diff| {
-            format!("{width:?} run_batch, state {k}: {diff}")
-        });
+        assert_run_batch_matches(&interp, &jit, &uniform_sets[0], &inputs, width);
     }
     assert!(any_width || Width::available().is_empty());
 }
