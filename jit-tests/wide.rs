@@ -2375,14 +2375,6 @@ fn outputs_copied_from_inputs_match_the_interpreter() {
 }
 
 fn outputs_copied_from_inputs(text: &str) {
-    let (program, dvle) = assembled("copies.pica", text);
-    let mut rng = Rng(0x5eed_0023);
-    let odd = [
-        f32::from_bits(0x7fc1_2345),
-        -0.0,
-        f32::from_bits(0x0000_0001),
-        1e30,
-    ];
     // A float24 subnormal, infinity and a NaN (each sends a group's F24
     // conversion of copied inputs out of line), and a negative value F24
     // flushes to +0.
@@ -2392,6 +2384,80 @@ fn outputs_copied_from_inputs(text: &str) {
         f32::from_bits(0xffc0_0001),
         -1e-25,
     ];
+    outputs_match_the_interpreter(&OutputsDrive {
+        file: "copies.pica",
+        text,
+        seed: 0x5eed_0023,
+        edge_inputs: &[
+            EdgeInputs {
+                period: 5,
+                phase: 0,
+                shift: 0,
+                registers: 8,
+                values: ODD_INPUT,
+            },
+            EdgeInputs {
+                period: 7,
+                phase: 3,
+                shift: 1,
+                registers: 8,
+                values: rare,
+            },
+        ],
+        states: 45,
+        lens: &[45],
+        with_dvle_mask: false,
+        output_masks: &[0xffff, 0x0001, 0x00fe, 0x0005],
+        every_vertex_in_kernel: true,
+    });
+}
+
+/// A NaN with a payload, a negative zero, an f32 subnormal and a large value.
+const ODD_INPUT: [f32; 4] = [
+    f32::from_bits(0x7fc1_2345),
+    -0.0,
+    f32::from_bits(0x0000_0001),
+    1e30,
+];
+
+/// Edge values written into one input register of every `period`-th state.
+struct EdgeInputs {
+    period: usize,
+    phase: usize,
+    /// Input `(i / period + shift) % registers` of state `i` gets `values`.
+    shift: usize,
+    registers: usize,
+    values: [f32; 4],
+}
+
+/// How [`outputs_match_the_interpreter`] drives a program's outputs.
+struct OutputsDrive<'a> {
+    file: &'a str,
+    text: &'a str,
+    seed: u64,
+    edge_inputs: &'a [EdgeInputs],
+    states: usize,
+    /// Runs over the first `len` states for each `len`: whole groups, two groups per pass,
+    /// partial tails.
+    lens: &'a [usize],
+    /// Also runs with the DVLE's own output mask.
+    with_dvle_mask: bool,
+    output_masks: &'a [u16],
+    /// Asserts that the vertex kernel shaded every vertex of every run.
+    every_vertex_in_kernel: bool,
+}
+
+/// Random states (`v0.x` one of -0.5, 0, 0.5, 1: the branch condition of the
+/// tests' programs) with edge inputs, run through `run_vertices` at every width,
+/// both precisions and policies and every output mask of `drive`, bit for bit
+/// against the interpreter.
+fn outputs_match_the_interpreter(drive: &OutputsDrive) {
+    let (program, dvle) = assembled(drive.file, drive.text);
+    let mut rng = Rng(drive.seed);
+    let mut output_masks = drive.output_masks.to_vec();
+    if drive.with_dvle_mask {
+        output_masks.insert(0, dvle.output_mask);
+    }
     for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
         let config = pica_jit::ShaderConfig {
             entry: dvle.main,
@@ -2401,36 +2467,47 @@ fn outputs_copied_from_inputs(text: &str) {
         };
         let mut uniforms = pica_jit::Uniforms::default();
         uniforms.apply_constants(&dvle.constants);
-        let states: Vec<UnitState> = (0..45)
+        let all: Vec<UnitState> = (0..drive.states)
             .map(|i| {
                 let mut s = random_state(&mut rng);
-                if i % 5 == 0 {
-                    s.inputs[(i / 5) % 8] = odd;
-                }
-                if i % 7 == 3 {
-                    s.inputs[(i / 7 + 1) % 8] = rare;
+                for edge in drive.edge_inputs {
+                    if i % edge.period == edge.phase {
+                        s.inputs[(i / edge.period + edge.shift) % edge.registers] = edge.values;
+                    }
                 }
                 s.inputs[0][0] = rng.below(4) as f32 * 0.5 - 0.5;
                 s
             })
             .collect();
-        let case = TestCase {
-            program: program.clone(),
-            config,
-            uniforms,
-            states: states.clone(),
-            carry_state: false,
-        };
-        for width in widths() {
-            for policy in [StatePolicy::Reset, StatePolicy::Carry] {
-                for output_mask in [0xffff, 0x0001, 0x00fe, 0x0005] {
-                    let before = wide::kernel_vertices();
-                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, output_mask);
-                    assert_eq!(
-                        wide::kernel_vertices() - before,
-                        states.len() as u64,
-                        "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
-                    );
+        for &len in drive.lens {
+            let states = &all[..len];
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms: uniforms.clone(),
+                states: states.to_vec(),
+                carry_state: false,
+            };
+            for width in widths() {
+                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    for &output_mask in &output_masks {
+                        let before = wide::kernel_vertices();
+                        compare_vertices_with_masks(
+                            &case,
+                            states,
+                            width,
+                            policy,
+                            0xffff,
+                            output_mask,
+                        );
+                        if drive.every_vertex_in_kernel {
+                            assert_eq!(
+                                wide::kernel_vertices() - before,
+                                len as u64,
+                                "{precision:?} {width:?} {policy:?}: every vertex in the kernel"
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -3313,7 +3390,8 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
 /// one path of a branch, the same value in every component (`dp4`), more
 /// than the registers kept for the direct path; every width, both
 /// precisions and policies, whole groups, two groups per pass and partial
-/// tails, the DVLE's mask and others, against the interpreter bit for bit.
+/// tails, the DVLE's mask and others, against the interpreter bit for bit,
+/// every vertex shaded by the vertex kernel.
 #[test]
 fn outputs_stored_from_registers_match_the_interpreter() {
     let straight = "\
@@ -3357,56 +3435,21 @@ fn outputs_stored_from_registers_match_the_interpreter() {
 }
 
 fn outputs_stored_from_registers(text: &str) {
-    let (program, dvle) = assembled("direct.pica", text);
-    let mut rng = Rng(0x5eed_0031);
-    let odd = [
-        f32::from_bits(0x7fc1_2345),
-        -0.0,
-        f32::from_bits(0x0000_0001),
-        1e30,
-    ];
-    for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
-        let config = pica_jit::ShaderConfig {
-            entry: dvle.main,
-            kind: dvle.kind,
-            precision,
-            ..Default::default()
-        };
-        let mut uniforms = pica_jit::Uniforms::default();
-        uniforms.apply_constants(&dvle.constants);
-        let all: Vec<UnitState> = (0..48)
-            .map(|i| {
-                let mut s = random_state(&mut rng);
-                if i % 5 == 0 {
-                    s.inputs[(i / 5) % 6] = odd;
-                }
-                s.inputs[0][0] = rng.below(4) as f32 * 0.5 - 0.5;
-                s
-            })
-            .collect();
-        for len in [8, 16, 32, 48, 13, 3] {
-            let states = &all[..len];
-            let case = TestCase {
-                program: program.clone(),
-                config,
-                uniforms: uniforms.clone(),
-                states: states.to_vec(),
-                carry_state: false,
-            };
-            for width in widths() {
-                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
-                    for output_mask in [dvle.output_mask, 0xffff, 0x0001, 0x0006, 0x0005] {
-                        compare_vertices_with_masks(
-                            &case,
-                            states,
-                            width,
-                            policy,
-                            0xffff,
-                            output_mask,
-                        );
-                    }
-                }
-            }
-        }
-    }
+    outputs_match_the_interpreter(&OutputsDrive {
+        file: "direct.pica",
+        text,
+        seed: 0x5eed_0031,
+        edge_inputs: &[EdgeInputs {
+            period: 5,
+            phase: 0,
+            shift: 0,
+            registers: 6,
+            values: ODD_INPUT,
+        }],
+        states: 48,
+        lens: &[8, 16, 32, 48, 13, 3],
+        with_dvle_mask: true,
+        output_masks: &[0xffff, 0x0001, 0x0006, 0x0005],
+        every_vertex_in_kernel: true,
+    });
 }

@@ -575,12 +575,7 @@ fn reset_in_whole_groups<'a>(
     carry: bool,
     state: &UnitState,
 ) -> Result<usize, VertexBatch<'a>> {
-    let VertexDraw {
-        wide,
-        program,
-        config,
-        uniforms,
-    } = *draw;
+    let (wide, program, config) = (draw.wide, draw.program, draw.config);
     let lanes = wide.width().lanes();
     let len = batch.inputs.len();
     let applies = !carry
@@ -602,7 +597,7 @@ fn reset_in_whole_groups<'a>(
     let ran = with_short_path_files(lanes, wide.vertex_kernel_files(), |file| {
         wide.run_vertex_kernel(
             file,
-            uniforms,
+            draw.uniforms,
             state,
             inputs,
             outputs,
