@@ -511,19 +511,31 @@ fn constant_facts(elem: Elem, lanes: u8, bits: [u32; 4]) -> Facts {
     if elem != Elem::F32 {
         return 0;
     }
+    let lanes = &bits[..usize::from(lanes).min(4)];
     let mut facts = QUANTIZED | LOADED | CANONICAL;
-    for &b in &bits[..lanes as usize] {
-        let x = f32::from_bits(b);
-        let same = |y: f32| y.to_bits() == b;
-        if !same(f24::quantize_result(x)) {
-            facts &= !QUANTIZED;
+    for (i, &b) in lanes.iter().enumerate() {
+        // (A lane equal to the one before has its facts: broadcasts are common.)
+        if i == 0 || b != lanes[i - 1] {
+            facts &= lane_facts(b);
         }
-        if !same(f24::load(x)) {
-            facts &= !LOADED;
-        }
-        if !same(arith::canonicalize(x)) {
-            facts &= !CANONICAL;
-        }
+    }
+    facts
+}
+
+/// The facts of an `f32` lane of bits `b`.
+#[inline]
+fn lane_facts(b: u32) -> Facts {
+    let x = f32::from_bits(b);
+    let same = |y: f32| y.to_bits() == b;
+    let mut facts = QUANTIZED | LOADED | CANONICAL;
+    if !same(f24::quantize_result(x)) {
+        facts &= !QUANTIZED;
+    }
+    if !same(f24::load(x)) {
+        facts &= !LOADED;
+    }
+    if !same(arith::canonicalize(x)) {
+        facts &= !CANONICAL;
     }
     facts
 }
@@ -694,6 +706,11 @@ fn forward(
                     out.push(Node { op, ty: None }, 0)
                 }
                 Op::Blend { a, b, take_b } => blend(&mut out, seen, a, b, take_b.0),
+                // A constant's facts are worked out only for its first node
+                // (recipes make the same constants again and again).
+                Op::Const { ty, bits } => intern_with(&mut out, seen, op, node.ty, || {
+                    constant_facts(ty.elem, ty.lanes, bits)
+                }),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
                     Simplified::Keep(facts) => {
@@ -944,13 +961,12 @@ fn estimated_writes(
     for node in &block.nodes {
         let of = |v: Value| lanes[v.0 as usize];
         let facts: [Facts; 4] = match node.op {
+            Op::Const { ty, .. } if ty.elem != Elem::F32 => [0; 4],
             // (A scalar, or a broadcast, is one lane's facts four times.)
             Op::Const { ty, bits } if ty.lanes == 1 || bits.iter().all(|&b| b == bits[0]) => {
-                [constant_facts(ty.elem, 1, [bits[0], 0, 0, 0]); 4]
+                [lane_facts(bits[0]); 4]
             }
-            Op::Const { ty, bits } => {
-                std::array::from_fn(|i| constant_facts(ty.elem, 1, [bits[i], 0, 0, 0]))
-            }
+            Op::Const { bits, .. } => bits.map(lane_facts),
             Op::ReadTemp(n) => {
                 *temps[n as usize & 15].get_or_insert([temp_facts.get(n as usize & 15); 4])
             }
@@ -1048,10 +1064,24 @@ fn intern(
     ty: Option<super::Ty>,
     facts: Facts,
 ) -> Value {
+    intern_with(out, seen, op, ty, || facts)
+}
+
+/// [`intern`], with the facts of a new node from `facts` (not called when
+/// an equal node exists).
+#[inline(always)]
+fn intern_with(
+    out: &mut Rebuild,
+    seen: &mut OpTable,
+    op: Op,
+    ty: Option<super::Ty>,
+    facts: impl FnOnce() -> Facts,
+) -> Value {
     let hash = OpTable::hash(&op);
     match seen.find(&out.nodes, &op, hash) {
         Ok(v) => v,
         Err(slot) => {
+            let facts = facts();
             // (Every `canonicalize` and `f24_quantize` is interned.)
             out.steps |= step_of(&out.nodes, &op);
             let v = out.push(Node { op, ty }, closed(facts));
