@@ -1608,6 +1608,12 @@ mod tests {
     /// The F24 IRs of every vertex shader of the corpora beside the
     /// repository (none without them).
     fn corpus_f24_irs() -> Vec<(String, Ir)> {
+        corpus_irs(crate::Precision::F24)
+    }
+
+    /// The IRs in `precision` of every vertex shader of the corpora beside
+    /// the repository (none without them).
+    fn corpus_irs(precision: crate::Precision) -> Vec<(String, Ir)> {
         let mut out = Vec::new();
         for dir in ["../shared/corpus", "../shared/asm-corpus/expected"] {
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -1631,12 +1637,8 @@ mod tests {
                     if dvle.kind == crate::ShaderKind::Vertex
                         && (dvle.main as usize) < program.len()
                     {
-                        let ir = Ir::build(
-                            &program,
-                            dvle.main,
-                            crate::ShaderKind::Vertex,
-                            crate::Precision::F24,
-                        );
+                        let ir =
+                            Ir::build(&program, dvle.main, crate::ShaderKind::Vertex, precision);
                         out.push((format!("{}#{}", file.display(), dvle.main), ir));
                     }
                 }
@@ -1816,5 +1818,95 @@ mod tests {
         }
         // Not a vacuous comparison: most shaders keep facts of temporaries.
         assert!(with_facts > 0 || corpus_f24_irs().is_empty());
+    }
+
+    /// `optimize` skips `nan_payloads` and `fuse_f24_products` on a block
+    /// whose [`Steps`] lack their bit: the bits must cover every
+    /// `canonicalize` and every `f24_quantize` of a `pica_mul` of the
+    /// rewritten block, in both precisions, whatever the facts assumed.
+    #[test]
+    fn forward_steps_cover_every_node_the_later_passes_rewrite() {
+        let mut scratch = Scratch::default();
+        let mut seen: Steps = 0;
+        for precision in [crate::Precision::F24, crate::Precision::F32] {
+            for (name, ir) in corpus_irs(precision) {
+                let converted = converted_temps(&ir);
+                for assumed in [top_facts(converted), [0; 16]] {
+                    for block in &ir.blocks {
+                        let (rewritten, _, steps) =
+                            forward(block, &assumed, &[0; 16], &mut scratch);
+                        let mut present: Steps = 0;
+                        for node in &rewritten.nodes {
+                            present |= match node.op {
+                                Op::Unary(UnOp::Canonicalize, _) => CANONICALIZES,
+                                Op::Unary(UnOp::F24Quantize, p) => {
+                                    match rewritten.nodes[p.0 as usize].op {
+                                        Op::Binary(BinOp::PicaMul, ..) => QUANTIZED_PRODUCTS,
+                                        _ => 0,
+                                    }
+                                }
+                                _ => 0,
+                            };
+                        }
+                        assert_eq!(
+                            steps & present,
+                            present,
+                            "{name} block {}: steps {steps:#b}, present {present:#b}",
+                            block.start
+                        );
+                        seen |= present;
+                    }
+                }
+            }
+        }
+        // Not vacuous: the corpus canonicalises (F32 products, F24 negations).
+        assert!(
+            seen & CANONICALIZES != 0 || corpus_f24_irs().is_empty(),
+            "{seen:#b}"
+        );
+        // The recipes quantise their products themselves (`pica_mul_f24`):
+        // a quantised `pica_mul` by hand, and a `pica_mul` left alone.
+        use crate::ir::Ty;
+        let node = |op: Op, ty: Option<Ty>| Node { op, ty };
+        let nodes = vec![
+            node(Op::ReadInput(0), Some(Ty::F32X4)),
+            node(
+                Op::Binary(BinOp::PicaMul, Value(0), Value(0)),
+                Some(Ty::F32X4),
+            ),
+            node(Op::Unary(UnOp::F24Quantize, Value(1)), Some(Ty::F32X4)),
+            node(
+                Op::Store {
+                    dst: DstReg::Output(0),
+                    mask: WriteMask::ALL,
+                    value: Value(2),
+                },
+                None,
+            ),
+        ];
+        let block = |nodes: Vec<Node>| Block {
+            start: 0,
+            last: 0,
+            instrs: vec![InstrSpan {
+                pc: 0,
+                first: 0,
+                end: nodes.len() as u32,
+            }],
+            nodes,
+            exit: Exit::End,
+            stack_check: false,
+        };
+        let quantized = block(nodes.clone());
+        let (_, _, steps) = forward(&quantized, &[0; 16], &[0; 16], &mut scratch);
+        assert_eq!(steps, QUANTIZED_PRODUCTS);
+        let mut plain = nodes;
+        plain.remove(2);
+        plain[2].op = Op::Store {
+            dst: DstReg::Output(0),
+            mask: WriteMask::ALL,
+            value: Value(1),
+        };
+        let (_, _, steps) = forward(&block(plain), &[0; 16], &[0; 16], &mut scratch);
+        assert_eq!(steps, 0);
     }
 }
