@@ -1314,6 +1314,9 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     for v in exit_operands(&block.exit) {
         observed[v.0 as usize] = true;
     }
+    // The first `canonicalize` dropped: when the walk reaches a node, all
+    // its users were seen, so whether it is observed is settled.
+    let mut first_dropped = None;
     for u in (0..n).rev() {
         let op = &block.nodes[u].op;
         let passes = match payload_use(op) {
@@ -1326,16 +1329,18 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
                 observed[v.0 as usize] = true;
             }
         }
+        if matches!(op, Op::Unary(UnOp::Canonicalize, _)) && !observed[u] {
+            first_dropped = Some(u);
+        }
     }
-    let dropped =
-        |k: usize| matches!(block.nodes[k].op, Op::Unary(UnOp::Canonicalize, _)) && !observed[k];
-    if !(0..n).any(dropped) {
+    let Some(first_dropped) = first_dropped else {
         return;
-    }
+    };
+    // The nodes before it keep their operands.
     let remap = &mut scratch.remap;
     remap.clear();
     remap.extend((0..n as u32).map(Value));
-    for k in 0..n {
+    for k in first_dropped..n {
         let op = map_operands(block.nodes[k].op, |v| remap[v.0 as usize]);
         block.nodes[k].op = op;
         if let Op::Unary(UnOp::Canonicalize, v) = op
