@@ -149,9 +149,18 @@ pub fn optimize(ir: &Ir) -> Ir {
         let mut scratch = Scratch::for_blocks(&ir.blocks);
         let blocks = forward_with_temp_facts(ir, &mut scratch)
             .into_iter()
-            .map(|mut block| {
-                nan_payloads(&mut block, &mut scratch);
-                fuse_f24_products(&mut block, &mut scratch);
+            .map(|(mut block, steps)| {
+                // A pass runs only on a block that has what it rewrites
+                // (most F24 blocks canonicalise nothing, most F32 ones
+                // quantise nothing): each would otherwise walk every node
+                // to find that out.
+                if steps & CANONICALIZES != 0 {
+                    nan_payloads(&mut block, &mut scratch);
+                }
+                // (`nan_payloads` changes operands: after it, look again.)
+                if steps & (QUANTIZED_PRODUCTS | CANONICALIZES) != 0 {
+                    fuse_f24_products(&mut block, &mut scratch);
+                }
                 dead_code(&mut block, &mut scratch);
                 block
             })
@@ -250,11 +259,39 @@ fn rebuilt_capacity(nodes: usize) -> usize {
     nodes + nodes / 4 + 8
 }
 
+/// What a rewritten block holds that a later pass rewrites (a bit set): a
+/// superset (a node counted may end up unused), so a pass skipped for a
+/// block that lacks its bit would have changed nothing.
+type Steps = u8;
+/// A `canonicalize` ([`nan_payloads`]).
+const CANONICALIZES: Steps = 1;
+/// An `f24_quantize` of a `pica_mul` ([`fuse_f24_products`]).
+const QUANTIZED_PRODUCTS: Steps = 2;
+
+/// The [`Steps`] bit of `op`, a node pushed after the nodes of `nodes`.
+#[inline(always)]
+fn step_of(nodes: &[Node], op: &Op) -> Steps {
+    match *op {
+        Op::Unary(UnOp::Canonicalize, _) => CANONICALIZES,
+        Op::Unary(UnOp::F24Quantize, p)
+            if matches!(
+                nodes.get(p.0 as usize).map(|n| n.op),
+                Some(Op::Binary(BinOp::PicaMul, ..))
+            ) =>
+        {
+            QUANTIZED_PRODUCTS
+        }
+        _ => 0,
+    }
+}
+
 /// Rebuilds a block node by node, remapping operands.
 struct Rebuild {
     nodes: Vec<Node>,
     instrs: Vec<InstrSpan>,
     facts: Vec<Facts>,
+    /// The [`Steps`] of the nodes interned so far.
+    steps: Steps,
 }
 
 impl Rebuild {
@@ -267,6 +304,7 @@ impl Rebuild {
             nodes: super::spare::nodes(room),
             instrs: super::spare::spans(block.instrs.len()),
             facts,
+            steps: 0,
         }
     }
 
@@ -279,13 +317,19 @@ impl Rebuild {
         });
     }
 
+    /// Ends the span [`Rebuild::begin`] started at the last node pushed.
+    fn end(&mut self) {
+        let end = self.nodes.len() as u32;
+        if let Some(span) = self.instrs.last_mut() {
+            span.end = end;
+        }
+    }
+
+    /// Appends `node` (to the span begun last: [`Rebuild::end`] closes it).
     fn push(&mut self, node: Node, facts: Facts) -> Value {
         let value = Value(self.nodes.len() as u32);
         self.nodes.push(node);
         self.facts.push(facts);
-        if let Some(span) = self.instrs.last_mut() {
-            span.end = self.nodes.len() as u32;
-        }
         value
     }
 
@@ -299,6 +343,11 @@ impl Rebuild {
 
     /// The rebuilt block, and the facts buffer for the next one.
     fn finish(self, block: &Block, exit: Exit) -> (Block, Vec<Facts>) {
+        debug_assert!(
+            self.instrs
+                .last()
+                .is_none_or(|s| s.end as usize == self.nodes.len())
+        );
         let rebuilt = Block {
             start: block.start,
             last: block.last,
@@ -462,19 +511,31 @@ fn constant_facts(elem: Elem, lanes: u8, bits: [u32; 4]) -> Facts {
     if elem != Elem::F32 {
         return 0;
     }
+    let lanes = &bits[..usize::from(lanes).min(4)];
     let mut facts = QUANTIZED | LOADED | CANONICAL;
-    for &b in &bits[..lanes as usize] {
-        let x = f32::from_bits(b);
-        let same = |y: f32| y.to_bits() == b;
-        if !same(f24::quantize_result(x)) {
-            facts &= !QUANTIZED;
+    for (i, &b) in lanes.iter().enumerate() {
+        // (A lane equal to the one before has its facts: broadcasts are common.)
+        if i == 0 || b != lanes[i - 1] {
+            facts &= lane_facts(b);
         }
-        if !same(f24::load(x)) {
-            facts &= !LOADED;
-        }
-        if !same(arith::canonicalize(x)) {
-            facts &= !CANONICAL;
-        }
+    }
+    facts
+}
+
+/// The facts of an `f32` lane of bits `b`.
+#[inline]
+fn lane_facts(b: u32) -> Facts {
+    let x = f32::from_bits(b);
+    let same = |y: f32| y.to_bits() == b;
+    let mut facts = QUANTIZED | LOADED | CANONICAL;
+    if !same(f24::quantize_result(x)) {
+        facts &= !QUANTIZED;
+    }
+    if !same(f24::load(x)) {
+        facts &= !LOADED;
+    }
+    if !same(arith::canonicalize(x)) {
+        facts &= !CANONICAL;
     }
     facts
 }
@@ -505,14 +566,15 @@ fn addr_index(reg: AddrReg) -> usize {
 /// `temp_facts[n]` the facts every read of `r<n>` by an instruction
 /// satisfies, and `kept_facts[n]` those of its earlier contents that a
 /// partial write keeps (which may be the caller's bits, never read). Returns
-/// the block and, per temporary, the facts every value an instruction of the
-/// block writes to it satisfies (all facts where none does).
+/// the block, per temporary the facts every value an instruction of the
+/// block writes to it satisfies (all facts where none does), and the
+/// [`Steps`] of the block.
 fn forward(
     block: &Block,
     temp_facts: &[Facts; 16],
     kept_facts: &[Facts; 16],
     scratch: &mut Scratch,
-) -> (Block, [Facts; 16]) {
+) -> (Block, [Facts; 16], Steps) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
     let mut out = Rebuild::new(block, std::mem::take(&mut scratch.facts));
     let remap = &mut scratch.remap;
@@ -644,6 +706,11 @@ fn forward(
                     out.push(Node { op, ty: None }, 0)
                 }
                 Op::Blend { a, b, take_b } => blend(&mut out, seen, a, b, take_b.0),
+                // A constant's facts are worked out only for its first node
+                // (recipes make the same constants again and again).
+                Op::Const { ty, bits } => intern_with(&mut out, seen, op, node.ty, || {
+                    constant_facts(ty.elem, ty.lanes, bits)
+                }),
                 _ => match simplify(&out, op) {
                     Simplified::To(v) => v,
                     Simplified::Keep(facts) => {
@@ -654,11 +721,13 @@ fn forward(
             };
             remap.push(value);
         }
+        out.end();
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    let steps = out.steps;
     let (rebuilt, facts) = out.finish(block, exit);
     scratch.facts = facts;
-    (rebuilt, stored)
+    (rebuilt, stored, steps)
 }
 
 /// [`forward`] on every block, with the facts each temporary holds at every
@@ -688,7 +757,7 @@ fn forward(
 /// and the first one usually confirms it. Only that check decides what is
 /// assumed, so the estimate changes how long compiling takes, never what
 /// is sound.
-fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
+fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<(Block, Steps)> {
     let none = [0; 16];
     let mut converted = 0u16;
     for node in &ir.prologue.nodes {
@@ -704,7 +773,10 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
         return ir
             .blocks
             .iter()
-            .map(|block| forward(block, &none, &none, scratch).0)
+            .map(|block| {
+                let (block, _, steps) = forward(block, &none, &none, scratch);
+                (block, steps)
+            })
             .collect();
     }
     let top: [Facts; 16] = std::array::from_fn(|n| {
@@ -733,11 +805,15 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
         return ir
             .blocks
             .iter()
-            .map(|block| forward(block, &top, &none, scratch).0)
+            .map(|block| {
+                let (block, _, steps) = forward(block, &top, &none, scratch);
+                (block, steps)
+            })
             .collect();
     }
     let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
-    let mut done: Vec<Option<(Block, [Facts; 16])>> = ir.blocks.iter().map(|_| None).collect();
+    let mut done: Vec<Option<(Block, [Facts; 16], Steps)>> =
+        ir.blocks.iter().map(|_| None).collect();
     let mut done_with: [Facts; 16] = [0; 16];
     let mut all_blocks = |facts: &[Facts; 16]| -> [Facts; 16] {
         let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
@@ -746,11 +822,11 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
         for ((block, slot), &read) in ir.blocks.iter().zip(&mut done).zip(&reads) {
             if slot.is_none() || read & changed != 0 {
                 let rewritten = forward(block, facts, &kept, scratch);
-                if let Some((stale, _)) = slot.replace(rewritten) {
+                if let Some((stale, _, _)) = slot.replace(rewritten) {
                     super::spare::keep_block(stale);
                 }
             }
-            let written = slot.as_ref().map_or([0; 16], |(_, w)| *w);
+            let written = slot.as_ref().map_or([0; 16], |(_, w, _)| *w);
             for (s, w) in stored.iter_mut().zip(written) {
                 *s &= w;
             }
@@ -772,7 +848,10 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<Block> {
         all_blocks(&none);
     }
     // Every block was rewritten in the first round.
-    done.into_iter().flatten().map(|(block, _)| block).collect()
+    done.into_iter()
+        .flatten()
+        .map(|(block, _, steps)| (block, steps))
+        .collect()
 }
 
 /// The facts of each temporary at every read, as the greatest assignment
@@ -882,10 +961,12 @@ fn estimated_writes(
     for node in &block.nodes {
         let of = |v: Value| lanes[v.0 as usize];
         let facts: [Facts; 4] = match node.op {
-            Op::Const { ty, bits } => std::array::from_fn(|i| {
-                let lane = if ty.lanes == 1 { 0 } else { i };
-                constant_facts(ty.elem, 1, [bits[lane], 0, 0, 0])
-            }),
+            Op::Const { ty, .. } if ty.elem != Elem::F32 => [0; 4],
+            // (A scalar, or a broadcast, is one lane's facts four times.)
+            Op::Const { ty, bits } if ty.lanes == 1 || bits.iter().all(|&b| b == bits[0]) => {
+                [lane_facts(bits[0]); 4]
+            }
+            Op::Const { bits, .. } => bits.map(lane_facts),
             Op::ReadTemp(n) => {
                 *temps[n as usize & 15].get_or_insert([temp_facts.get(n as usize & 15); 4])
             }
@@ -983,10 +1064,26 @@ fn intern(
     ty: Option<super::Ty>,
     facts: Facts,
 ) -> Value {
+    intern_with(out, seen, op, ty, || facts)
+}
+
+/// [`intern`], with the facts of a new node from `facts` (not called when
+/// an equal node exists).
+#[inline(always)]
+fn intern_with(
+    out: &mut Rebuild,
+    seen: &mut OpTable,
+    op: Op,
+    ty: Option<super::Ty>,
+    facts: impl FnOnce() -> Facts,
+) -> Value {
     let hash = OpTable::hash(&op);
     match seen.find(&out.nodes, &op, hash) {
         Ok(v) => v,
         Err(slot) => {
+            let facts = facts();
+            // (Every `canonicalize` and `f24_quantize` is interned.)
+            out.steps |= step_of(&out.nodes, &op);
             let v = out.push(Node { op, ty }, closed(facts));
             seen.insert_at(slot, hash, v);
             v
@@ -1204,13 +1301,10 @@ fn payload_use(op: &Op) -> Payload {
 /// use ignores it, or passes it on to uses that ignore it (a dot product's
 /// partial sums in F32 are canonicalised once, at the end).
 fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
+    // (Most F24 blocks canonicalise nothing, their float24 steps give
+    // canonical NaNs: `optimize` runs this only where `forward` made a
+    // `canonicalize`.)
     let n = block.nodes.len();
-    // Most F24 blocks canonicalise nothing (their float24 steps give
-    // canonical NaNs): nothing to drop, no use to trace.
-    let canonicalizes = |node: &Node| matches!(node.op, Op::Unary(UnOp::Canonicalize, _));
-    if !block.nodes.iter().any(canonicalizes) {
-        return;
-    }
     // observed[k]: the NaN payload of node k's value may reach an observer.
     // Users come after their operands, so a reverse walk sees every user of
     // a node before the node.
@@ -1220,6 +1314,9 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     for v in exit_operands(&block.exit) {
         observed[v.0 as usize] = true;
     }
+    // The first `canonicalize` dropped: when the walk reaches a node, all
+    // its users were seen, so whether it is observed is settled.
+    let mut first_dropped = None;
     for u in (0..n).rev() {
         let op = &block.nodes[u].op;
         let passes = match payload_use(op) {
@@ -1232,16 +1329,18 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
                 observed[v.0 as usize] = true;
             }
         }
+        if matches!(op, Op::Unary(UnOp::Canonicalize, _)) && !observed[u] {
+            first_dropped = Some(u);
+        }
     }
-    let dropped =
-        |k: usize| matches!(block.nodes[k].op, Op::Unary(UnOp::Canonicalize, _)) && !observed[k];
-    if !(0..n).any(dropped) {
+    let Some(first_dropped) = first_dropped else {
         return;
-    }
+    };
+    // The nodes before it keep their operands.
     let remap = &mut scratch.remap;
     remap.clear();
     remap.extend((0..n as u32).map(Value));
-    for k in 0..n {
+    for k in first_dropped..n {
         let op = map_operands(block.nodes[k].op, |v| remap[v.0 as usize]);
         block.nodes[k].op = op;
         if let Op::Unary(UnOp::Canonicalize, v) = op
@@ -1514,6 +1613,12 @@ mod tests {
     /// The F24 IRs of every vertex shader of the corpora beside the
     /// repository (none without them).
     fn corpus_f24_irs() -> Vec<(String, Ir)> {
+        corpus_irs(crate::Precision::F24)
+    }
+
+    /// The IRs in `precision` of every vertex shader of the corpora beside
+    /// the repository (none without them).
+    fn corpus_irs(precision: crate::Precision) -> Vec<(String, Ir)> {
         let mut out = Vec::new();
         for dir in ["../shared/corpus", "../shared/asm-corpus/expected"] {
             let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -1537,12 +1642,8 @@ mod tests {
                     if dvle.kind == crate::ShaderKind::Vertex
                         && (dvle.main as usize) < program.len()
                     {
-                        let ir = Ir::build(
-                            &program,
-                            dvle.main,
-                            crate::ShaderKind::Vertex,
-                            crate::Precision::F24,
-                        );
+                        let ir =
+                            Ir::build(&program, dvle.main, crate::ShaderKind::Vertex, precision);
                         out.push((format!("{}#{}", file.display(), dvle.main), ir));
                     }
                 }
@@ -1660,7 +1761,7 @@ mod tests {
                     }
                 });
                 for block in &ir.blocks {
-                    let (_, derived) = forward(block, &assumed, &kept, &mut scratch);
+                    let (_, derived, _) = forward(block, &assumed, &kept, &mut scratch);
                     let (assumed, kept) = (TempFacts::pack(&assumed), TempFacts::pack(&kept));
                     let estimated =
                         estimated_writes(block, assumed, kept, &mut scratch.lanes).unpack();
@@ -1700,7 +1801,7 @@ mod tests {
                 let mut narrowed = assumed;
                 let mut blocks = Vec::new();
                 for block in &ir.blocks {
-                    let (rewritten, written) = forward(block, &assumed, &kept, &mut scratch);
+                    let (rewritten, written, _) = forward(block, &assumed, &kept, &mut scratch);
                     blocks.push(rewritten);
                     for (a, w) in narrowed.iter_mut().zip(written) {
                         *a &= w;
@@ -1713,11 +1814,104 @@ mod tests {
             };
             with_facts += usize::from(assumed.iter().any(|&f| f != 0));
             assert!(
-                forward_with_temp_facts(&ir, &mut scratch) == reference,
+                forward_with_temp_facts(&ir, &mut scratch)
+                    .into_iter()
+                    .map(|(block, _)| block)
+                    .eq(reference),
                 "{name}: facts {assumed:?}"
             );
         }
         // Not a vacuous comparison: most shaders keep facts of temporaries.
         assert!(with_facts > 0 || corpus_f24_irs().is_empty());
+    }
+
+    /// `optimize` skips `nan_payloads` and `fuse_f24_products` on a block
+    /// whose [`Steps`] lack their bit: the bits must cover every
+    /// `canonicalize` and every `f24_quantize` of a `pica_mul` of the
+    /// rewritten block, in both precisions, whatever the facts assumed.
+    #[test]
+    fn forward_steps_cover_every_node_the_later_passes_rewrite() {
+        let mut scratch = Scratch::default();
+        let mut seen: Steps = 0;
+        for precision in [crate::Precision::F24, crate::Precision::F32] {
+            for (name, ir) in corpus_irs(precision) {
+                let converted = converted_temps(&ir);
+                for assumed in [top_facts(converted), [0; 16]] {
+                    for block in &ir.blocks {
+                        let (rewritten, _, steps) =
+                            forward(block, &assumed, &[0; 16], &mut scratch);
+                        let mut present: Steps = 0;
+                        for node in &rewritten.nodes {
+                            present |= match node.op {
+                                Op::Unary(UnOp::Canonicalize, _) => CANONICALIZES,
+                                Op::Unary(UnOp::F24Quantize, p) => {
+                                    match rewritten.nodes[p.0 as usize].op {
+                                        Op::Binary(BinOp::PicaMul, ..) => QUANTIZED_PRODUCTS,
+                                        _ => 0,
+                                    }
+                                }
+                                _ => 0,
+                            };
+                        }
+                        assert_eq!(
+                            steps & present,
+                            present,
+                            "{name} block {}: steps {steps:#b}, present {present:#b}",
+                            block.start
+                        );
+                        seen |= present;
+                    }
+                }
+            }
+        }
+        // Not vacuous: the corpus canonicalises (F32 products, F24 negations).
+        assert!(
+            seen & CANONICALIZES != 0 || corpus_f24_irs().is_empty(),
+            "{seen:#b}"
+        );
+        // The recipes quantise their products themselves (`pica_mul_f24`):
+        // a quantised `pica_mul` by hand, and a `pica_mul` left alone.
+        use crate::ir::Ty;
+        let node = |op: Op, ty: Option<Ty>| Node { op, ty };
+        let nodes = vec![
+            node(Op::ReadInput(0), Some(Ty::F32X4)),
+            node(
+                Op::Binary(BinOp::PicaMul, Value(0), Value(0)),
+                Some(Ty::F32X4),
+            ),
+            node(Op::Unary(UnOp::F24Quantize, Value(1)), Some(Ty::F32X4)),
+            node(
+                Op::Store {
+                    dst: DstReg::Output(0),
+                    mask: WriteMask::ALL,
+                    value: Value(2),
+                },
+                None,
+            ),
+        ];
+        let block = |nodes: Vec<Node>| Block {
+            start: 0,
+            last: 0,
+            instrs: vec![InstrSpan {
+                pc: 0,
+                first: 0,
+                end: nodes.len() as u32,
+            }],
+            nodes,
+            exit: Exit::End,
+            stack_check: false,
+        };
+        let quantized = block(nodes.clone());
+        let (_, _, steps) = forward(&quantized, &[0; 16], &[0; 16], &mut scratch);
+        assert_eq!(steps, QUANTIZED_PRODUCTS);
+        let mut plain = nodes;
+        plain.remove(2);
+        plain[2].op = Op::Store {
+            dst: DstReg::Output(0),
+            mask: WriteMask::ALL,
+            value: Value(1),
+        };
+        let (_, _, steps) = forward(&block(plain), &[0; 16], &[0; 16], &mut scratch);
+        assert_eq!(steps, 0);
     }
 }
