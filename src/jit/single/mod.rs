@@ -94,8 +94,11 @@ impl<'p, X> Lowering<'p, X> {
     /// At `pc`: takes up the IR block that starts there, if any.
     fn start_at(&mut self, pc: u32) {
         if let Some((block, 0)) = self.ir.locate(pc) {
-            // Blocks are in address order; this one starts at `pc`.
-            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
+            // `block` is an element of `ir.blocks`: its index from the
+            // addresses (rather than a search of the blocks by start).
+            let at = block as *const crate::ir::Block as usize;
+            let index = (at - self.ir.blocks.as_ptr() as usize)
+                / std::mem::size_of::<crate::ir::Block>();
             self.current = self.blocks.get_mut(index).and_then(Option::take);
         }
     }
