@@ -97,8 +97,8 @@ impl<'p, X> Lowering<'p, X> {
             // `block` is an element of `ir.blocks`: its index from the
             // addresses (rather than a search of the blocks by start).
             let at = block as *const crate::ir::Block as usize;
-            let index = (at - self.ir.blocks.as_ptr() as usize)
-                / std::mem::size_of::<crate::ir::Block>();
+            let index =
+                (at - self.ir.blocks.as_ptr() as usize) / std::mem::size_of::<crate::ir::Block>();
             self.current = self.blocks.get_mut(index).and_then(Option::take);
         }
     }
