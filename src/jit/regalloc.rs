@@ -77,10 +77,25 @@ impl ValueState {
 pub(crate) struct Registers<V> {
     /// Per value: where it is, its last use, whether it may be emitted again.
     values: Vec<ValueState>,
-    /// The value each register holds (indexed by register number).
-    holder: [Option<V>; 32],
+    /// Bit `r`: register `r` holds a value (the one [`Registers::holder`]
+    /// names). The allocator finds a free register in this one word rather
+    /// than by reading a holder per value register, once or twice per
+    /// lowered operation.
+    occupied: u32,
+    /// The index of the value each register holds (indexed by register
+    /// number; meaningless where [`Registers::occupied`] has no bit). An
+    /// index rather than an `Option<V>`: half the bytes, and a block's
+    /// state is moved whole a few times before it is lowered.
+    holder: [u32; 32],
+    /// The value registers' bits, learnt at the first allocation (0 before
+    /// it), and whether the target takes them in ascending order (then the
+    /// first free one is the lowest bit of `value_mask & !occupied`).
+    value_mask: u32,
+    ascending: bool,
     /// Free spill slots, taken from the end.
     free_slots: Vec<u16>,
+    /// How the allocator's callers name values (the holders are indices).
+    value: std::marker::PhantomData<V>,
 }
 
 impl<V: ValueIndex> Registers<V> {
@@ -100,9 +115,74 @@ impl<V: ValueIndex> Registers<V> {
     pub(crate) fn of_values(values: Vec<ValueState>, free_slots: Vec<u16>) -> Self {
         Registers {
             values,
-            holder: [None; 32],
+            occupied: 0,
+            holder: [0; 32],
+            value_mask: 0,
+            ascending: false,
             free_slots,
+            value: std::marker::PhantomData,
         }
+    }
+
+    /// The first of `regs` (the target's value registers, each below 32, in
+    /// the order it takes them) that holds no value.
+    #[inline]
+    fn first_free(&mut self, regs: &[u8]) -> Option<u8> {
+        if self.value_mask == 0 {
+            self.learn_value_regs(regs);
+        }
+        let free = self.value_mask & !self.occupied;
+        if self.ascending {
+            (free != 0).then(|| free.trailing_zeros() as u8)
+        } else {
+            regs.iter().copied().find(|&r| free >> r & 1 != 0)
+        }
+    }
+
+    /// Learns the value registers' bits and order (once per block).
+    #[cold]
+    fn learn_value_regs(&mut self, regs: &[u8]) {
+        let (mut mask, mut ascending) = (0u32, true);
+        for &r in regs {
+            // Ascending so far: no register at or above `r` seen yet.
+            ascending &= mask >> (r & 31) == 0;
+            mask |= 1 << (r & 31);
+        }
+        (self.value_mask, self.ascending) = (mask, ascending);
+    }
+
+    /// The common case of lowering an operation that reads `operands`
+    /// (at most three): when every operand is in a register and (if
+    /// `result`) a register is free, their registers and the result's, the
+    /// registers [`Alloc::reg_of`] and [`Alloc::alloc`] would give; else
+    /// `None` (something must be reloaded, emitted again or evicted).
+    #[inline]
+    pub(crate) fn in_registers(
+        &mut self,
+        operands: &[V],
+        result: bool,
+        regs: &[u8],
+    ) -> Option<([u8; 3], u8)> {
+        let mut found = [0u8; 3];
+        for (k, &o) in operands.iter().enumerate() {
+            match self.values[o.index()].loc {
+                Loc::Reg(r) => found[k] = r,
+                _ => return None,
+            }
+        }
+        let d = if result { self.first_free(regs)? } else { 0 };
+        Some((found, d))
+    }
+
+    /// The value register `r` holds, if any.
+    fn held(&self, r: u8) -> Option<u32> {
+        (self.occupied >> r & 1 != 0).then(|| self.holder[r as usize])
+    }
+
+    /// Register `r` holds nothing.
+    #[inline]
+    fn vacate(&mut self, r: u8) {
+        self.occupied &= !(1 << r);
     }
 
     /// What the allocator knows of the value of operation `index`.
@@ -128,7 +208,8 @@ impl<V: ValueIndex> Registers<V> {
 
     /// Records that register `r` now holds `v`.
     pub(crate) fn assign(&mut self, v: V, r: u8) {
-        self.holder[r as usize] = Some(v);
+        self.holder[r as usize] = v.index() as u32;
+        self.occupied |= 1 << r;
         self.values[v.index()].loc = Loc::Reg(r);
     }
 
@@ -148,7 +229,7 @@ impl<V: ValueIndex> Registers<V> {
     /// Frees value `v`'s register at once (nothing reads it).
     pub(crate) fn drop_value(&mut self, v: V) {
         if let Loc::Reg(r) = self.values[v.index()].loc {
-            self.holder[r as usize] = None;
+            self.vacate(r);
         }
         self.values[v.index()].loc = Loc::None;
     }
@@ -156,13 +237,14 @@ impl<V: ValueIndex> Registers<V> {
     /// Frees the places of the `operands` whose last use is operation `at`.
     pub(crate) fn release(&mut self, operands: &[V], at: u32) {
         for &v in operands {
-            if self.values[v.index()].last_use == at {
-                match self.values[v.index()].loc {
-                    Loc::Reg(r) => self.holder[r as usize] = None,
+            let value = &mut self.values[v.index()];
+            if value.last_use == at {
+                let loc = std::mem::replace(&mut value.loc, Loc::None);
+                match loc {
+                    Loc::Reg(r) => self.vacate(r),
                     Loc::Spill(slot) => self.free_slots.push(slot),
                     Loc::None | Loc::Remat => {}
                 }
-                self.values[v.index()].loc = Loc::None;
             }
         }
     }
@@ -199,9 +281,8 @@ pub(crate) trait Alloc: Evict {
     #[inline]
     fn alloc(&mut self, keep: &[Self::Value]) -> Result<u8, JitError> {
         let regs = self.value_regs();
-        let ra = self.registers();
-        match regs.iter().find(|&&r| ra.holder[r as usize].is_none()) {
-            Some(&r) => Ok(r),
+        match self.registers().first_free(regs) {
+            Some(r) => Ok(r),
             None => self.evict(keep),
         }
     }
@@ -215,22 +296,22 @@ pub(crate) trait Alloc: Evict {
         let ra = self.registers();
         let victim = regs
             .iter()
-            .filter_map(|&r| ra.holder[r as usize].map(|v| (r, v)))
-            .filter(|(_, v)| !keep.contains(v))
-            .max_by_key(|&(_, v)| (ra.values[v.index()].remat, ra.values[v.index()].last_use));
+            .filter_map(|&r| ra.held(r).map(|v| (r, v as usize)))
+            .filter(|&(_, v)| !keep.iter().any(|k| k.index() == v))
+            .max_by_key(|&(_, v)| (ra.values[v].remat, ra.values[v].last_use));
         // At most three values are kept, and every target has more registers.
         let Some((r, v)) = victim else {
             return Err(JitError::Lowering("no register to evict".into()));
         };
-        ra.holder[r as usize] = None;
-        if ra.values[v.index()].remat {
-            ra.values[v.index()].loc = Loc::Remat;
+        ra.vacate(r);
+        if ra.values[v].remat {
+            ra.values[v].loc = Loc::Remat;
         } else {
             // Every block has as many slots as it can need.
             let slot = ra.free_slots.pop().ok_or_else(|| {
                 JitError::Lowering("more live values than the block's spill slots".into())
             })?;
-            ra.values[v.index()].loc = Loc::Spill(slot);
+            ra.values[v].loc = Loc::Spill(slot);
             self.spill(slot, r);
         }
         Ok(r)
@@ -262,3 +343,113 @@ pub(crate) trait Alloc: Evict {
 }
 
 impl<T: Evict + ?Sized> Alloc for T {}
+
+#[cfg(test)]
+mod tests {
+    use super::{Alloc, Evict, JitError, NEVER, Registers};
+
+    /// A target with `regs` as its value registers that records its
+    /// spills and rematerialisations.
+    struct Toy {
+        regs: &'static [u8],
+        ra: Registers<u32>,
+        events: Vec<String>,
+    }
+
+    impl Evict for Toy {
+        type Value = u32;
+        fn value_regs(&mut self) -> &'static [u8] {
+            self.regs
+        }
+        fn registers(&mut self) -> &mut Registers<u32> {
+            &mut self.ra
+        }
+        fn spill(&mut self, slot: u16, reg: u8) {
+            self.events.push(format!("spill r{reg} to {slot}"));
+        }
+        fn reload(&mut self, reg: u8, slot: u16) {
+            self.events.push(format!("reload r{reg} from {slot}"));
+        }
+        fn rematerialise(&mut self, v: u32, reg: u8) -> Result<(), JitError> {
+            self.events.push(format!("remat {v} into r{reg}"));
+            Ok(())
+        }
+    }
+
+    /// Lowers operations `0..n`, operation `k` reading `reads(k)` and
+    /// computing a value: the register each gets, and the target's events.
+    fn lower(
+        regs: &'static [u8],
+        last_use: Vec<u32>,
+        remat: Vec<bool>,
+        reads: impl Fn(u32) -> Vec<u32>,
+    ) -> (Vec<u8>, Vec<String>) {
+        let n = last_use.len() as u32;
+        let mut t = Toy {
+            regs,
+            ra: Registers::new(last_use, remat, vec![1, 0]),
+            events: Vec::new(),
+        };
+        let mut dests = Vec::new();
+        for k in 0..n {
+            let operands = reads(k);
+            for &o in &operands {
+                t.reg_of(o, &operands).expect("operand in a register");
+            }
+            let d = t.alloc(&operands).expect("a register");
+            t.registers().assign(k, d);
+            t.registers().release(&operands, k);
+            if t.registers().last_use(k) == NEVER {
+                t.registers().drop_value(k);
+            }
+            dests.push(d);
+        }
+        (dests, t.events)
+    }
+
+    #[test]
+    fn free_registers_are_taken_in_the_targets_order_and_reused_once_released() {
+        // Operation k reads k - 1 (a chain): each value dies at its reader,
+        // so two registers alternate, the first two of the order.
+        let chain = |k: u32| if k == 0 { vec![] } else { vec![k - 1] };
+        let last = |n: u32| {
+            (0..n)
+                .map(|k| if k + 1 < n { k + 1 } else { NEVER })
+                .collect()
+        };
+        let (d, events) = lower(&[1, 2, 3, 4], last(5), vec![false; 5], chain);
+        assert_eq!(d, [1, 2, 1, 2, 1]);
+        assert!(events.is_empty());
+        let (d, _) = lower(&[9, 3, 30, 1], last(5), vec![false; 5], chain);
+        assert_eq!(d, [9, 3, 9, 3, 9]);
+    }
+
+    #[test]
+    fn a_full_register_set_evicts_the_value_used_last_emitted_again_first() {
+        // Registers 7, 5, 2 in that order. Operation 3 reads 2, 4 reads 0
+        // and 3, 5 reads 1; 4 and 5 compute values nothing reads.
+        let reads = |k: u32| match k {
+            3 => vec![2],
+            4 => vec![0, 3],
+            5 => vec![1],
+            _ => vec![],
+        };
+        let last_use = vec![4, 5, 3, 4, NEVER, NEVER];
+        // Operation 3 finds every register full and evicts value 1 (used
+        // last) to slot 0; 4 takes r2 (freed by 3's release of value 2);
+        // 5 reloads value 1 into r7 (the first free register again).
+        let (d, events) = lower(&[7, 5, 2], last_use.clone(), vec![false; 6], reads);
+        assert_eq!(d, [7, 5, 2, 5, 2, 5]);
+        assert_eq!(events, ["spill r5 to 0", "reload r7 from 0"]);
+        // Value 0 may be emitted again: operation 3 evicts it (no spill)
+        // although value 1 is used later, and 4 emits it again into r2.
+        let mut remat = vec![false; 6];
+        remat[0] = true;
+        let (d, events) = lower(&[7, 5, 2], last_use, remat, reads);
+        assert_eq!(d, [7, 5, 2, 7, 5, 5]);
+        assert_eq!(
+            events,
+            ["remat 0 into r2", "spill r5 to 0", "reload r7 from 0"]
+        );
+    }
+}

@@ -94,8 +94,11 @@ impl<'p, X> Lowering<'p, X> {
     /// At `pc`: takes up the IR block that starts there, if any.
     fn start_at(&mut self, pc: u32) {
         if let Some((block, 0)) = self.ir.locate(pc) {
-            // Blocks are in address order; this one starts at `pc`.
-            let index = self.ir.blocks.partition_point(|b| b.start < block.start);
+            // `block` is an element of `ir.blocks`: its index from the
+            // addresses (rather than a search of the blocks by start).
+            let at = block as *const crate::ir::Block as usize;
+            let index =
+                (at - self.ir.blocks.as_ptr() as usize) / std::mem::size_of::<crate::ir::Block>();
             self.current = self.blocks.get_mut(index).and_then(Option::take);
         }
     }
@@ -210,12 +213,46 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     has_result: bool,
     emit: impl FnOnce(&mut T, u8, &[u8]) -> Result<(), JitError>,
 ) -> Result<(), JitError> {
+    let values = &mut t.cx().lowering.block_mut().values;
+    let value_regs = values.value_regs();
+    let ra = values.registers();
+    // Mostly every operand is in a register and one is free: no spill,
+    // reload or rematerialisation to emit, one look-up of the block.
+    let (regs, d) = match ra.in_registers(operands, has_result, value_regs) {
+        Some((regs, d)) => {
+            if has_result {
+                ra.assign(v, d);
+            }
+            (regs, d)
+        }
+        None => allocate(t, v, operands, has_result)?,
+    };
+    emit(t, d, &regs[..operands.len()])?;
+    let ra = t.cx().lowering.block_mut().values.registers();
+    ra.release(operands, v.0);
+    if has_result && ra.last_use(v) == NEVER {
+        // Computed for nothing (kept alive by a write of a span lowered
+        // elsewhere): free at once.
+        ra.drop_value(v);
+    }
+    Ok(())
+}
+
+/// [`lower_value`]'s registers where an operand must be reloaded or
+/// emitted again, or a register freed: the operands' registers (in
+/// order) and the result's (assigned to `v`; 0 without a result).
+#[inline(never)]
+fn allocate<'p, T: SingleTarget<'p>>(
+    t: &mut T,
+    v: Value,
+    operands: &[Value],
+    has_result: bool,
+) -> Result<([u8; 3], u8), JitError> {
     let mut a = Allocating(t);
     let mut regs = [0u8; 3];
     for (k, &o) in operands.iter().enumerate() {
         regs[k] = a.reg_of(o, operands)?;
     }
-    let regs = &regs[..operands.len()];
     // The result never shares a register with an operand (sequences may
     // write it before reading every operand).
     let d = if has_result {
@@ -225,15 +262,7 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     } else {
         0
     };
-    emit(a.0, d, regs)?;
-    let ra = a.registers();
-    ra.release(operands, v.0);
-    if has_result && ra.last_use(v) == NEVER {
-        // Computed for nothing (kept alive by a write of a span lowered
-        // elsewhere): free at once.
-        ra.drop_value(v);
-    }
-    Ok(())
+    Ok((regs, d))
 }
 
 /// The code of the instruction at `pc`: its label, the budget charge at a

@@ -230,7 +230,9 @@ pub(crate) fn compile(
     }
     consts::emit(&mut e.ops, e.labels.ones);
     e.fp.emit(&mut e.ops);
-    e.vector().emit_pool();
+    // The constant operands' displacements are written into the finished
+    // code below.
+    let pool = e.vector().place_pool();
     // The dispatch table: one i32 per PC, the code offset relative to the table.
     // PCs that do not start a block go to `resume` (the interpreter continues
     // there), which keeps the budget exact.
@@ -244,7 +246,8 @@ pub(crate) fn compile(
     for entry in entries {
         e.ops.push_i32(entry);
     }
-    let code = e.ops.take().map_err(assemble)?;
+    let mut code = e.ops.take().map_err(assemble)?;
+    e.vector.patch_pool_refs(&mut code, pool)?;
     keep_assembler(std::mem::replace(&mut e.ops, Asm::new(0)));
     Ok(Compiled {
         code,

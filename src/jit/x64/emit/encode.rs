@@ -20,20 +20,25 @@
 /// One instruction's bytes (at most 11 here).
 #[derive(Clone, Copy)]
 pub(in crate::jit::x64) struct Code {
-    bytes: [u8; 12],
+    /// Room for 16 so that [`Code::byte`] indexes it with the length's low
+    /// four bits: no bounds check (and panic path) per byte, which where
+    /// the length depends on the operands (a prefix, a SIB byte, an
+    /// immediate) was most of an encoding's cost.
+    bytes: [u8; 16],
     len: u8,
 }
 
 impl Code {
     fn new() -> Code {
         Code {
-            bytes: [0; 12],
+            bytes: [0; 16],
             len: 0,
         }
     }
 
     fn byte(mut self, b: u8) -> Code {
-        self.bytes[usize::from(self.len)] = b;
+        // Never more than 11 bytes: the mask never wraps.
+        self.bytes[usize::from(self.len & 15)] = b;
         self.len += 1;
         self
     }

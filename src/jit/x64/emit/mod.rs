@@ -39,6 +39,7 @@ pub(in crate::jit::x64) use ops::{K, U, V, z};
 pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowPath};
 
 use super::Asm;
+use crate::jit::JitError;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
 
 /// Register width and instruction encoding.
@@ -124,6 +125,22 @@ impl VectorState {
         self.pool_refs.reserve(refs);
         self.pool.reserve(patterns);
         self.slow.reserve(slow);
+    }
+
+    /// Writes the displacement of every constant operand into `code`, the
+    /// finished buffer whose pool [`Vector::place_pool`] placed at `base`.
+    pub fn patch_pool_refs(&mut self, code: &mut [u8], base: usize) -> Result<(), JitError> {
+        let entry = self.encoding.register_bytes();
+        for r in self.pool_refs.drain(..) {
+            // The code and its pool are far below 2 GiB apart.
+            let target = base + entry * r.entry as usize;
+            let disp = (target as i64 - i64::from(r.end)) as i32;
+            let at = r.disp_at as usize;
+            code.get_mut(at..at + 4)
+                .ok_or_else(|| JitError::Assemble("constant operand past the code".into()))?
+                .copy_from_slice(&disp.to_le_bytes());
+        }
+        Ok(())
     }
 
     /// The emitter writing into `ops`.
@@ -267,8 +284,27 @@ impl Vector<'_> {
         self.pool_label_lanes([bits; 4])
     }
 
-    /// Emits the constant pool.
+    /// Emits the constant pool, and writes the constant operands'
+    /// displacements into the buffer.
     pub fn emit_pool(&mut self) {
+        let entry = self.st.encoding.register_bytes();
+        let base = self.place_pool();
+        let mut code = self.ops.alter();
+        for r in self.st.pool_refs.drain(..) {
+            // The code and its pool are far below 2 GiB apart.
+            let target = base + entry * r.entry as usize;
+            let disp = target as i64 - i64::from(r.end);
+            code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
+            code.push_i32(disp as i32);
+        }
+    }
+
+    /// Emits the constant pool and returns its offset; the constant
+    /// operands' displacements are left for [`VectorState::patch_pool_refs`]
+    /// to write into the finished code (a slice: a few instructions per
+    /// operand, where the assembler's modifier checks and stores byte by
+    /// byte).
+    pub fn place_pool(&mut self) -> usize {
         let entry = self.st.encoding.register_bytes();
         match entry {
             16 => dynasm!(self.ops ; .arch x64 ; .align 16),
@@ -283,14 +319,7 @@ impl Vector<'_> {
                 dynasm!(self.ops ; .arch x64 ; .u32 bits[0], bits[1], bits[2], bits[3]);
             }
         }
-        let mut code = self.ops.alter();
-        for r in self.st.pool_refs.drain(..) {
-            // The code and its pool are far below 2 GiB apart.
-            let target = base + entry * r.entry as usize;
-            let disp = target as i64 - i64::from(r.end);
-            code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
-            code.push_i32(disp as i32);
-        }
+        base
     }
 
     /// Binds `label` here: code may arrive from elsewhere, so nothing is

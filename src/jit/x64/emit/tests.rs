@@ -501,3 +501,51 @@ fn constant_operands_read_their_own_pattern_from_the_pool() {
         assert_eq!(read, expected, "{encoding:?}");
     }
 }
+
+/// The compiler's way of placing the pool (`place_pool`, then
+/// `patch_pool_refs` on the finished code) gives the bytes `emit_pool`
+/// writes through the assembler, in every encoding with constant operands.
+#[test]
+fn pool_patched_in_the_finished_code_matches_the_pool_emitted_in_place() {
+    let emit = |v: &mut super::Vector| {
+        for (k, &bits) in [0x3F80_0000u32, 7, 0x3F80_0000, 0x8000_0000]
+            .iter()
+            .enumerate()
+        {
+            v.v3c(V::Addps, 3, 4, bits);
+            v.v3c(V::Cmpps(k as i8), 5, 6, bits ^ 1);
+        }
+    };
+    for encoding in [Encoding::Sse41, Encoding::Vex128, Encoding::Vex256] {
+        let mut asm = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut asm);
+        emit(&mut v);
+        v.emit_pool();
+        let in_place = asm.finalize().expect("assembles");
+
+        let mut asm = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut asm);
+        emit(&mut v);
+        let base = v.place_pool();
+        let mut patched = asm.finalize().expect("assembles");
+        // Unpatched, every displacement is still 0.
+        assert_ne!(patched, in_place, "{encoding:?}");
+        state
+            .patch_pool_refs(&mut patched, base)
+            .expect("in the code");
+        assert_eq!(patched, in_place, "{encoding:?}");
+        // A displacement past the code is an error, not a panic.
+        let mut asm = Asm::new(0);
+        let mut v = state.on(&mut asm);
+        emit(&mut v);
+        let base = v.place_pool();
+        let code = asm.finalize().expect("assembles");
+        let mut short = code[..8].to_vec();
+        assert!(
+            state.patch_pool_refs(&mut short, base).is_err(),
+            "{encoding:?}"
+        );
+    }
+}
