@@ -240,7 +240,7 @@ pub(super) fn block_state<'p>(
 /// and the walk back of [`Values::new`], which settles each node's form
 /// (whether it runs is known only there) without a walk of its own. A
 /// node's form depends only on its own node and its operands' nodes
-/// ([`Patterns::form`]), so the walk back can pick it; only the matrices
+/// ([`Patterns::settle`]), so the walk back can pick it; only the matrices
 /// (a pattern across four sums) are found before, by a walk of their own
 /// in the few blocks that can have one.
 fn block_state_in<'p>(
@@ -291,35 +291,16 @@ fn block_state_in<'p>(
     // again.
     let mut inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
-        let op = &nodes[k].op;
-        let own = if !runs {
-            Form::Folded
-        } else if let Form::Matrix(part) = form[k] {
-            patterns.matrix(part)
-        } else {
-            patterns.form(k)
-        };
+        if !runs {
+            form[k] = Form::Folded;
+            return (false, Operands::NONE);
+        }
+        let (own, remat, operands) = patterns.settle(k, form[k]);
         form[k] = own;
-        if !matches!(own, Form::Own | Form::Folded) {
+        if own != Form::Own {
             inputs.note(own);
         }
-        let remat = match *op {
-            Op::Const { .. }
-            | Op::ReadInput(_)
-            | Op::ReadConst(_)
-            | Op::ReadIntUniform { .. }
-            | Op::ReadBoolUniform(_) => own == Form::Own,
-            // Reads of state no node of this block writes can be loaded
-            // again.
-            Op::ReadTemp(t) => own == Form::Own && !patterns.writes.temps.has(t),
-            Op::ReadAddr(r) => own == Form::Own && !patterns.writes.addrs.has(r as u8),
-            Op::ReadFlag(f) => own == Form::Own && !patterns.writes.flags.has(f),
-            Op::Unary(UnOp::F24Load, _) => matches!(own, Form::ConvertedInput(_)),
-            Op::Unary(UnOp::F24Flush, _) => matches!(own, Form::FlushedInput(..)),
-            Op::Swizzle(..) | Op::Extract(..) => matches!(own, Form::ShuffleMem(..)),
-            _ => false,
-        };
-        (remat, real_operands(op, own))
+        (remat, operands)
     };
     let values = Values::new(block, data, settle, &VALUE_REGS);
     let state = single::BlockState {
@@ -376,28 +357,75 @@ impl Patterns<'_> {
         self.block.nodes[v.0 as usize].op
     }
 
-    /// The form of node `k` (one that runs and is no matrix part): a
-    /// function of its own node and its operands' nodes alone.
-    fn form(&self, k: usize) -> Form {
+    /// The form of node `k` (one that runs; `noted` is its form so far,
+    /// [`Form::Matrix`] for a matrix part, else [`Form::Own`]): a function
+    /// of its own node and its operands' nodes alone. Also whether its
+    /// value can be emitted again (a read of state no node of the block
+    /// writes, a constant, or a pattern read from memory), and the operands
+    /// it then reads ([`real_operands`]): one match on the node for all
+    /// three, as every node asks them once.
+    fn settle(&self, k: usize, noted: Form) -> (Form, bool, Operands) {
         let (f24, block) = (self.f24, self.block);
-        match block.nodes[k].op {
-            Op::Unary(UnOp::F24Quantize, _) if f24 => {
-                single::dot_sums::dot_sum_at(&block.nodes, self.uses, k)
-                    .map_or(Form::Own, Form::DotSum)
+        let op = &block.nodes[k].op;
+        let one = |v: Value| Operands {
+            list: [v; 3],
+            len: 1,
+        };
+        let pattern = |form: Form| (form, false, pattern_operands(op, form));
+        if let Form::Matrix(part) = noted {
+            return pattern(self.matrix(part));
+        }
+        match *op {
+            Op::Const { .. }
+            | Op::ReadInput(_)
+            | Op::ReadConst(_)
+            | Op::ReadIntUniform { .. }
+            | Op::ReadBoolUniform(_) => (Form::Own, true, Operands::NONE),
+            Op::ReadTemp(t) => (Form::Own, !self.writes.temps.has(t), Operands::NONE),
+            Op::ReadAddr(r) => (Form::Own, !self.writes.addrs.has(r as u8), Operands::NONE),
+            Op::ReadFlag(f) => (Form::Own, !self.writes.flags.has(f), Operands::NONE),
+            Op::Unary(UnOp::F24Quantize, x) if f24 => {
+                match single::dot_sums::dot_sum_at(&block.nodes, self.uses, k) {
+                    Some(sum) => pattern(Form::DotSum(sum)),
+                    None => (Form::Own, false, one(x)),
+                }
             }
-            Op::Unary(UnOp::F24Load, v) if f24 => self.loaded(v),
-            Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
+            Op::Unary(UnOp::F24Load, v) if f24 => match self.loaded(v) {
+                form @ Form::ConvertedInput(_) => (form, true, Operands::NONE),
+                form @ Form::Same(_) => (form, false, one(v)),
+                _ => (Form::Own, false, one(v)),
+            },
+            Op::ReadConstAt(slot) => match relative(block, slot) {
+                Some(form) => pattern(form),
+                None => (Form::Own, false, one(slot)),
+            },
             Op::Unary(UnOp::F24Flush, v) if f24 => {
-                flushed_load(block, v, self.preconverted_uniforms).unwrap_or(Form::Own)
+                match flushed_load(block, v, self.preconverted_uniforms) {
+                    Some(form @ Form::FlushedInput(..)) => (form, true, Operands::NONE),
+                    Some(form) => pattern(form),
+                    None => (Form::Own, false, one(v)),
+                }
             }
-            Op::Swizzle(v, lanes) => self
-                .memory_of(v)
-                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, lanes)),
-            Op::Extract(v, lane) => self
-                .memory_of(v)
-                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, [lane; 4])),
-            Op::Binary(op, a, b) => self.memory_operand(op, a, b).unwrap_or(Form::Own),
-            _ => Form::Own,
+            Op::Swizzle(v, lanes) => match self.memory_of(v) {
+                Some(mem) => (Form::ShuffleMem(mem, lanes), true, Operands::NONE),
+                None => (Form::Own, false, one(v)),
+            },
+            Op::Extract(v, lane) => match self.memory_of(v) {
+                Some(mem) => (Form::ShuffleMem(mem, [lane; 4]), true, Operands::NONE),
+                None => (Form::Own, false, one(v)),
+            },
+            Op::Binary(bin, a, b) => match self.memory_operand(bin, a, b) {
+                Some(form) => pattern(form),
+                None => (
+                    Form::Own,
+                    false,
+                    Operands {
+                        list: [a, b, b],
+                        len: 2,
+                    },
+                ),
+            },
+            _ => (Form::Own, false, own_operands(op)),
         }
     }
 
@@ -434,7 +462,7 @@ impl Patterns<'_> {
     /// the prologue converted (F24, [`Form::ConvertedInput`]), or the
     /// float24 load of a uniform the caller converted (F24, [`Form::Same`]).
     /// What `v`'s own form is then (the forms of reads and loads depend on
-    /// their nodes alone, [`Patterns::form`]).
+    /// their nodes alone, [`Patterns::settle`]).
     fn memory_of(&self, v: Value) -> Option<Mem> {
         let op = self.op(v);
         match op {
