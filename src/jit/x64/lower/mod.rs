@@ -227,14 +227,15 @@ pub(super) fn block_state<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> BlockState<'p> {
-    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new()).0
+    let mut inputs = InputUses::default();
+    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new(), &mut inputs)
 }
 
 /// [`block_state`] with a buffer for the use counts, reused across the
 /// blocks of a program (most blocks have a few dozen nodes, and an
 /// allocation per block is a noticeable part of their planning). Also
-/// returns the block's [`InputUses`], found as each node's form settles
-/// (no walk of its own).
+/// writes the block's [`InputUses`] into `inputs`, found as each node's
+/// form settles (no walk of its own).
 ///
 /// Two walks over the nodes: the use count (with the block's [`Census`]),
 /// and the walk back of [`Values::new`], which settles each node's form
@@ -249,7 +250,8 @@ fn block_state_in<'p>(
     f24: bool,
     preconverted_uniforms: bool,
     uses: &mut Vec<u32>,
-) -> (BlockState<'p>, InputUses) {
+    inputs: &mut InputUses,
+) -> BlockState<'p> {
     let nodes = &block.nodes[..];
     // How many times each node is read (one count for every pattern below),
     // the registers the block writes, and which patterns it can have at all.
@@ -289,7 +291,7 @@ fn block_state_in<'p>(
     // Which nodes run (writes of lowered spans and what they read; the
     // others fold away), their forms, and which values can be emitted
     // again.
-    let mut inputs = InputUses::default();
+    *inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
         if !runs {
             form[k] = Form::Folded;
@@ -303,13 +305,12 @@ fn block_state_in<'p>(
         (remat, operands)
     };
     let values = Values::new(block, data, settle, &VALUE_REGS);
-    let state = single::BlockState {
+    single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
         values,
         own: form,
-    };
-    (state, inputs)
+    }
 }
 
 /// What one walk over a block finds for its patterns: the registers it
@@ -554,12 +555,20 @@ pub(super) fn plan<'p>(
     // start) counts.
     let (mut planned, mut last) = (InputUses::default(), None::<(u32, InputUses)>);
     let plan = crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        let (state, inputs) = block_state_in(block, lowered, f24, preconverted_uniforms, &mut uses);
         match last {
             Some((start, _)) if start == block.start => {}
             Some((_, done)) => planned.join(done),
             None => {}
         }
+        let mut inputs = InputUses::default();
+        let state = block_state_in(
+            block,
+            lowered,
+            f24,
+            preconverted_uniforms,
+            &mut uses,
+            &mut inputs,
+        );
         last = Some((block.start, inputs));
         state
     })?;
