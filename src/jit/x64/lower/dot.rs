@@ -141,13 +141,12 @@ pub(crate) fn f32_dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<D
     let Op::Binary(crate::ir::BinOp::PicaMul, a, b) = op(t) else {
         return None;
     };
-    (c == u && s == t && used(crossed, 1) && used(u, 2) && used(swapped, 1) && used(t, 2)).then_some(
-        DotSum::Products {
+    (c == u && s == t && used(crossed, 1) && used(u, 2) && used(swapped, 1) && used(t, 2))
+        .then_some(DotSum::Products {
             a,
             b,
             clear_w: false,
-        },
-    )
+        })
 }
 
 /// One row operand of an F32 matrix half ([`super::Form::F32Half`]): a value

@@ -228,7 +228,14 @@ pub(super) fn block_state<'p>(
     preconverted_uniforms: bool,
 ) -> BlockState<'p> {
     let mut inputs = InputUses::default();
-    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new(), &mut inputs)
+    block_state_in(
+        block,
+        data,
+        f24,
+        preconverted_uniforms,
+        &mut Vec::new(),
+        &mut inputs,
+    )
 }
 
 /// [`block_state`] with a buffer for the use counts, reused across the
