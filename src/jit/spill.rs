@@ -51,18 +51,23 @@ pub(crate) fn plan<'p, S: SpillSlots>(
     let mut sized = |block: &'p Block| {
         lowered.clear();
         lowered.extend((block.start..=block.last).map(&data));
-        let state = state(block, &lowered);
-        let slots = state.spill_slots_needed();
-        (state, slots)
+        state(block, &lowered)
     };
     let mut spill_slots = 0;
-    let mut blocks = Vec::with_capacity(ir.blocks.len());
+    let mut blocks: Vec<Option<S>> = Vec::with_capacity(ir.blocks.len());
     for (block, plain) in ir.blocks.iter().zip(&unoptimised.blocks) {
         if !reachable(block.start) {
             blocks.push(None);
             continue;
         }
-        let (mut chosen, mut slots) = sized(block);
+        // Each state goes into the plan at once (a block's state is a few
+        // hundred bytes: moving it about was a noticeable part of planning
+        // a program of many small blocks).
+        blocks.push(Some(sized(block)));
+        let Some(chosen) = blocks.last_mut().and_then(Option::as_mut) else {
+            unreachable!("a state was just pushed")
+        };
+        let mut slots = chosen.spill_slots_needed();
         if slots > MAX_SPILL_SLOTS {
             if (plain.start, plain.last) != (block.start, block.last) {
                 return Err(JitError::Lowering(format!(
@@ -70,7 +75,8 @@ pub(crate) fn plan<'p, S: SpillSlots>(
                     block.start, block.last
                 )));
             }
-            (chosen, slots) = sized(plain);
+            *chosen = sized(plain);
+            slots = chosen.spill_slots_needed();
             if slots > MAX_SPILL_SLOTS {
                 return Err(JitError::Lowering(format!(
                     "the unoptimised block at {} needs {slots} spill slots",
@@ -80,8 +86,9 @@ pub(crate) fn plan<'p, S: SpillSlots>(
         }
         spill_slots = spill_slots.max(slots);
         // The block's lowering takes slots from the end.
-        *chosen.free_slots() = (0..slots as u16).rev().collect();
-        blocks.push(Some(chosen));
+        if slots > 0 {
+            *chosen.free_slots() = (0..slots as u16).rev().collect();
+        }
     }
     Ok(Plan {
         blocks,

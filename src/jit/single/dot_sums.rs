@@ -36,6 +36,7 @@ pub(crate) fn dot_sums(block: &Block) -> Vec<Option<DotSum>> {
 }
 
 /// [`dot_sums`] given the block's [`uses`] (which the caller needs too).
+#[cfg(any(test, target_arch = "aarch64"))]
 pub(crate) fn dot_sums_with(block: &Block, uses: &[u32]) -> Vec<Option<DotSum>> {
     (0..block.nodes.len())
         .map(|k| dot_sum_at(&block.nodes, uses, k))
@@ -68,7 +69,9 @@ pub(crate) fn count_uses(block: &Block, uses: &mut Vec<u32>, mut each: impl FnMu
     }
 }
 
-fn dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<DotSum> {
+/// The dot-product sum node `k` of `nodes` ends, if it does ([`dot_sums`]
+/// at one node: a lowering asks it of the `f24_quantize` nodes alone).
+pub(crate) fn dot_sum_at(nodes: &[Node], uses: &[u32], k: usize) -> Option<DotSum> {
     let op = |v: Value| nodes[v.0 as usize].op;
     let used = |v: Value, n: u32| uses[v.0 as usize] == n;
     let Op::Unary(UnOp::F24Quantize, r) = nodes[k].op else {

@@ -86,21 +86,21 @@ pub(crate) enum Form {
     /// the whole sum emitted as one sequence (its inner nodes run nowhere
     /// else, [`dot::dot_sums`]).
     DotSum(dot::DotSum),
-    /// A part of four dot products lowered together ([`dot::matrices`]).
+    /// A part of four dot products lowered together ([`dot::matrices_with`]).
     Matrix(dot::MatrixPart),
     /// F32: the [`dot::MatrixPart::Half`] of rows `b` of a matrix times the
-    /// vector `a` (`dp4`s, [`dot::f32_dot_sums`]): both rows' products and
+    /// vector `a` (`dp4`s, [`dot::f32_dot_sum_at`]): both rows' products and
     /// their first sums in one register, one NaN test for all eight
     /// products; a row in memory is read by its multiply.
     F32Half { a: Value, b: [dot::Row; 2] },
     /// A swizzle (or lane extract) of a vector the block never writes, whose
     /// bits are in memory for the whole block: one `pshufd` from memory
     /// instead of a load and a shuffle (the read itself then runs only if
-    /// something else reads it; [`memory_of`]).
+    /// something else reads it; [`Patterns::memory_of`]).
     ShuffleMem(Mem, [u8; 4]),
     /// `op(reg, mem)` (or `op(mem, reg)` for the multiply, whose result is
     /// the same both ways round), the vector in memory read by the
-    /// operation itself ([`memory_operand`]).
+    /// operation itself ([`Patterns::memory_operand`]).
     BinaryMem { op: BinOp, reg: Value, mem: Mem },
 }
 
@@ -227,135 +227,296 @@ pub(super) fn block_state<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> BlockState<'p> {
-    block_state_in(block, data, f24, preconverted_uniforms, &mut Vec::new()).0
+    let mut inputs = InputUses::default();
+    block_state_in(
+        block,
+        data,
+        f24,
+        preconverted_uniforms,
+        &mut Vec::new(),
+        &mut inputs,
+    )
 }
 
 /// [`block_state`] with a buffer for the use counts, reused across the
 /// blocks of a program (most blocks have a few dozen nodes, and an
 /// allocation per block is a noticeable part of their planning). Also
-/// returns the block's [`InputUses`], found as each node's form settles
-/// (no walk of its own).
+/// writes the block's [`InputUses`] into `inputs`, found as each node's
+/// form settles (no walk of its own).
+///
+/// Two walks over the nodes: the use count (with the block's [`Census`]),
+/// and the walk back of [`Values::new`], which settles each node's form
+/// (whether it runs is known only there) without a walk of its own. A
+/// node's form depends only on its own node and its operands' nodes
+/// ([`Patterns::settle`]), so the walk back can pick it; only the matrices
+/// (a pattern across four sums) are found before, by a walk of their own
+/// in the few blocks that can have one.
 fn block_state_in<'p>(
     block: &'p Block,
     data: &[bool],
     f24: bool,
     preconverted_uniforms: bool,
     uses: &mut Vec<u32>,
-) -> (BlockState<'p>, InputUses) {
-    let n = block.nodes.len();
-    let mut form = vec![Form::Own; n];
-    let op = |v: Value| block.nodes[v.0 as usize].op;
+    inputs: &mut InputUses,
+) -> BlockState<'p> {
+    let nodes = &block.nodes[..];
     // How many times each node is read (one count for every pattern below),
-    // the registers the block writes, and whether it quantises at all (most
-    // blocks have no dot product: no walk for its patterns then).
-    let mut writes = Writes::default();
-    let mut quantises = false;
-    let mut products = 0usize;
-    crate::jit::single::dot_sums::count_uses(block, uses, |node| {
-        writes.note(node);
-        quantises |= matches!(node.op, Op::Unary(UnOp::F24Quantize, _));
-        products += usize::from(matches!(node.op, Op::Binary(BinOp::PicaMul, ..)));
-    });
+    // the registers the block writes, and which patterns it can have at all.
+    let mut census = Census::default();
+    crate::jit::single::dot_sums::count_uses(block, uses, |node| census.note(node));
     let uses = &uses[..];
-    let sums = if f24 && quantises {
-        crate::jit::single::dot_sums::dot_sums_with(block, uses)
-    } else {
-        Vec::new()
+    let patterns = Patterns {
+        block,
+        uses,
+        writes: census.writes,
+        f24,
+        preconverted_uniforms,
     };
-    // An F32 matrix is four sums, each of its own product (used by its sum
+    let mut form = vec![Form::Own; nodes.len()];
+    // A matrix is four sums blended into x, y, z, w: only where a blend
+    // takes lane w. Its parts are noted first (the walk back settles them);
+    // an F32 matrix is four sums, each of its own product (used by its sum
     // alone): a block with fewer multiplies has none.
-    let matrices = if !f24 && products >= 4 {
-        dot::matrices(block, &dot::f32_dot_sums(block, uses), uses)
-    } else if !f24 {
-        Vec::new()
-    } else if sums.iter().any(Option::is_some) {
-        dot::matrices(block, &sums, uses)
-    } else {
-        Vec::new()
-    };
-    for (k, node) in block.nodes.iter().enumerate() {
-        if let Some(&Some(part)) = matrices.get(k) {
-            form[k] = match part {
-                dot::MatrixPart::Half { a, b0, b1 } if !f24 => {
-                    // A row nothing else reads, in memory for the whole
-                    // block: the multiply reads it there.
-                    let row = |b: Value| match memory_of(block, &form, &writes, b) {
-                        Some(mem) if uses[b.0 as usize] == 1 => dot::Row::Mem(mem),
-                        _ => dot::Row::Value(b),
-                    };
-                    Form::F32Half {
-                        a,
-                        b: [row(b0), row(b1)],
-                    }
-                }
-                _ => Form::Matrix(part),
-            };
-            continue;
+    if census.quads {
+        let mut note = |k: usize, part| form[k] = Form::Matrix(part);
+        if f24 && census.quantises {
+            dot::matrices_with(
+                nodes,
+                uses,
+                |s| single::dot_sums::dot_sum_at(nodes, uses, s.0 as usize),
+                &mut note,
+            );
+        } else if !f24 && census.products >= 4 {
+            dot::matrices_with(
+                nodes,
+                uses,
+                |s| dot::f32_dot_sum_at(nodes, uses, s.0 as usize),
+                &mut note,
+            );
         }
-        if let Some(&Some(sum)) = sums.get(k) {
-            form[k] = Form::DotSum(sum);
-            continue;
-        }
-        form[k] = match node.op {
-            Op::Unary(UnOp::F24Load, v) if f24 => match op(v) {
-                Op::ReadInput(i) => Form::ConvertedInput(i),
-                Op::ReadConst(_) | Op::ReadConstAt(_) if preconverted_uniforms => Form::Same(v),
-                _ => Form::Own,
-            },
-            Op::ReadConstAt(slot) => relative(block, slot).unwrap_or(Form::Own),
-            Op::Unary(UnOp::F24Flush, v) if f24 => {
-                flushed_load(block, v, preconverted_uniforms).unwrap_or(Form::Own)
-            }
-            Op::Swizzle(v, lanes) => memory_of(block, &form, &writes, v)
-                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, lanes)),
-            Op::Extract(v, lane) => memory_of(block, &form, &writes, v)
-                .map_or(Form::Own, |mem| Form::ShuffleMem(mem, [lane; 4])),
-            Op::Binary(op, a, b) => {
-                memory_operand(block, &form, &writes, uses, op, a, b).unwrap_or(Form::Own)
-            }
-            _ => Form::Own,
-        };
     }
-    // Reads of state no node of this block writes can be loaded again.
-    let written = |op: &Op| match *op {
-        Op::ReadTemp(t) => writes.temps.has(t),
-        Op::ReadAddr(r) => writes.addrs.has(r as u8),
-        Op::ReadFlag(f) => writes.flags.has(f),
-        _ => false,
-    };
     // Which nodes run (writes of lowered spans and what they read; the
-    // others fold away), and which values can be emitted again.
-    let mut inputs = InputUses::default();
+    // others fold away), their forms, and which values can be emitted
+    // again.
+    *inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
         if !runs {
             form[k] = Form::Folded;
+            return (false, Operands::NONE);
         }
-        inputs.note(form[k]);
-        let op = &block.nodes[k].op;
-        let remat = match *op {
-            Op::Const { .. }
-            | Op::ReadInput(_)
-            | Op::ReadConst(_)
-            | Op::ReadIntUniform { .. }
-            | Op::ReadBoolUniform(_) => form[k] == Form::Own,
-            ref read @ (Op::ReadTemp(_) | Op::ReadAddr(_) | Op::ReadFlag(_)) => {
-                form[k] == Form::Own && !written(read)
-            }
-            Op::Unary(UnOp::F24Load, _) => matches!(form[k], Form::ConvertedInput(_)),
-            Op::Unary(UnOp::F24Flush, _) => matches!(form[k], Form::FlushedInput(..)),
-            Op::Swizzle(..) | Op::Extract(..) => matches!(form[k], Form::ShuffleMem(..)),
-            _ => false,
-        };
-        (remat, real_operands(op, form[k]))
+        let (own, remat, operands) = patterns.settle(k, form[k]);
+        form[k] = own;
+        if own != Form::Own {
+            inputs.note(own);
+        }
+        (remat, operands)
     };
     let values = Values::new(block, data, settle, &VALUE_REGS);
-    let state = single::BlockState {
+    single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
         values,
         own: form,
-    };
-    (state, inputs)
+    }
+}
+
+/// What one walk over a block finds for its patterns: the registers it
+/// writes, and whether it can have a dot-product sum or a matrix at all
+/// (most blocks have none: no walk for those patterns then).
+#[derive(Default)]
+struct Census {
+    writes: Writes,
+    /// Some node is an `f24_quantize` (where every float24 sum ends).
+    quantises: bool,
+    /// How many PICA multiplies (F32: each row of a matrix has its own).
+    products: usize,
+    /// Some blend takes lane w alone (where every matrix ends).
+    quads: bool,
+}
+
+impl Census {
+    fn note(&mut self, node: &crate::ir::Node) {
+        match node.op {
+            Op::Store {
+                dst: crate::isa::DstReg::Temp(t),
+                ..
+            } => self.writes.temps.insert(t),
+            Op::WriteAddr(r, _) => self.writes.addrs.insert(r as u8),
+            Op::WriteFlag(f, _) => self.writes.flags.insert(f),
+            Op::Unary(UnOp::F24Quantize, _) => self.quantises = true,
+            Op::Binary(BinOp::PicaMul, ..) => self.products += 1,
+            Op::Blend { take_b, .. } => self.quads |= take_b.lane_bits() == 1 << 3,
+            _ => {}
+        }
+    }
+}
+
+/// What picking a node's form needs to know of its block.
+struct Patterns<'b> {
+    block: &'b Block,
+    uses: &'b [u32],
+    writes: Writes,
+    f24: bool,
+    preconverted_uniforms: bool,
+}
+
+impl Patterns<'_> {
+    fn op(&self, v: Value) -> Op {
+        self.block.nodes[v.0 as usize].op
+    }
+
+    /// The form of node `k` (one that runs; `noted` is its form so far,
+    /// [`Form::Matrix`] for a matrix part, else [`Form::Own`]): a function
+    /// of its own node and its operands' nodes alone. Also whether its
+    /// value can be emitted again (a read of state no node of the block
+    /// writes, a constant, or a pattern read from memory), and the operands
+    /// it then reads ([`real_operands`]): one match on the node for all
+    /// three, as every node asks them once.
+    fn settle(&self, k: usize, noted: Form) -> (Form, bool, Operands) {
+        let (f24, block) = (self.f24, self.block);
+        let op = &block.nodes[k].op;
+        let one = |v: Value| Operands {
+            list: [v; 3],
+            len: 1,
+        };
+        let pattern = |form: Form| (form, false, pattern_operands(op, form));
+        if let Form::Matrix(part) = noted {
+            return pattern(self.matrix(part));
+        }
+        match *op {
+            Op::Const { .. }
+            | Op::ReadInput(_)
+            | Op::ReadConst(_)
+            | Op::ReadIntUniform { .. }
+            | Op::ReadBoolUniform(_) => (Form::Own, true, Operands::NONE),
+            Op::ReadTemp(t) => (Form::Own, !self.writes.temps.has(t), Operands::NONE),
+            Op::ReadAddr(r) => (Form::Own, !self.writes.addrs.has(r as u8), Operands::NONE),
+            Op::ReadFlag(f) => (Form::Own, !self.writes.flags.has(f), Operands::NONE),
+            Op::Unary(UnOp::F24Quantize, x) if f24 => {
+                match single::dot_sums::dot_sum_at(&block.nodes, self.uses, k) {
+                    Some(sum) => pattern(Form::DotSum(sum)),
+                    None => (Form::Own, false, one(x)),
+                }
+            }
+            Op::Unary(UnOp::F24Load, v) if f24 => match self.loaded(v) {
+                form @ Form::ConvertedInput(_) => (form, true, Operands::NONE),
+                form @ Form::Same(_) => (form, false, one(v)),
+                _ => (Form::Own, false, one(v)),
+            },
+            Op::ReadConstAt(slot) => match relative(block, slot) {
+                Some(form) => pattern(form),
+                None => (Form::Own, false, one(slot)),
+            },
+            Op::Unary(UnOp::F24Flush, v) if f24 => {
+                match flushed_load(block, v, self.preconverted_uniforms) {
+                    Some(form @ Form::FlushedInput(..)) => (form, true, Operands::NONE),
+                    Some(form) => pattern(form),
+                    None => (Form::Own, false, one(v)),
+                }
+            }
+            Op::Swizzle(v, lanes) => match self.memory_of(v) {
+                Some(mem) => (Form::ShuffleMem(mem, lanes), true, Operands::NONE),
+                None => (Form::Own, false, one(v)),
+            },
+            Op::Extract(v, lane) => match self.memory_of(v) {
+                Some(mem) => (Form::ShuffleMem(mem, [lane; 4]), true, Operands::NONE),
+                None => (Form::Own, false, one(v)),
+            },
+            Op::Binary(bin, a, b) => match self.memory_operand(bin, a, b) {
+                Some(form) => pattern(form),
+                None => (
+                    Form::Own,
+                    false,
+                    Operands {
+                        list: [a, b, b],
+                        len: 2,
+                    },
+                ),
+            },
+            _ => (Form::Own, false, own_operands(op)),
+        }
+    }
+
+    /// The form of `f24_load(v)` (F24).
+    fn loaded(&self, v: Value) -> Form {
+        match self.op(v) {
+            Op::ReadInput(i) => Form::ConvertedInput(i),
+            Op::ReadConst(_) | Op::ReadConstAt(_) if self.preconverted_uniforms => Form::Same(v),
+            _ => Form::Own,
+        }
+    }
+
+    /// The form of a node with matrix part `part`.
+    fn matrix(&self, part: dot::MatrixPart) -> Form {
+        match part {
+            dot::MatrixPart::Half { a, b0, b1 } if !self.f24 => {
+                // A row nothing else reads, in memory for the whole block:
+                // the multiply reads it there.
+                let row = |b: Value| match self.memory_of(b) {
+                    Some(mem) if self.uses[b.0 as usize] == 1 => dot::Row::Mem(mem),
+                    _ => dot::Row::Value(b),
+                };
+                Form::F32Half {
+                    a,
+                    b: [row(b0), row(b1)],
+                }
+            }
+            _ => Form::Matrix(part),
+        }
+    }
+
+    /// Where value `v` is in memory for the whole block, if it is: a float
+    /// uniform, an input, a temporary no node of the block writes, an input
+    /// the prologue converted (F24, [`Form::ConvertedInput`]), or the
+    /// float24 load of a uniform the caller converted (F24, [`Form::Same`]).
+    /// What `v`'s own form is then (the forms of reads and loads depend on
+    /// their nodes alone, [`Patterns::settle`]).
+    fn memory_of(&self, v: Value) -> Option<Mem> {
+        let op = self.op(v);
+        match op {
+            Op::ReadTemp(t) if self.writes.temps.has(t) => None,
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => {
+                match state::vector_read(op)? {
+                    (state::Base::State, off) => Some(Mem::State(off as i32)),
+                    (state::Base::Uniforms, off) => Some(Mem::Uniforms(off as i32)),
+                }
+            }
+            Op::Unary(UnOp::F24Load, read) if self.f24 => match self.loaded(read) {
+                Form::ConvertedInput(n) => Some(Mem::ConvertedInput(n)),
+                Form::Same(read) => match self.op(read) {
+                    Op::ReadConst(n) => Some(Mem::Uniforms(state::float_uniform(n) as i32)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The form of `op(a, b)` with one operand read from memory by the
+    /// operation: a float operation whose second operand, or a PICA multiply
+    /// either of whose operands, is a vector in memory ([`Patterns::memory_of`])
+    /// nothing else reads (a value other nodes read anyway stays in its
+    /// register).
+    fn memory_operand(&self, op: BinOp, a: Value, b: Value) -> Option<Form> {
+        let alone = |v: Value| {
+            if self.uses[v.0 as usize] == 1 {
+                self.memory_of(v)
+            } else {
+                None
+            }
+        };
+        match op {
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin => {
+                alone(b).map(|mem| Form::BinaryMem { op, reg: a, mem })
+            }
+            BinOp::PicaMul => match alone(b) {
+                Some(mem) => Some(Form::BinaryMem { op, reg: a, mem }),
+                None => alone(a).map(|mem| Form::BinaryMem { op, reg: b, mem }),
+            },
+            _ => None,
+        }
+    }
 }
 
 /// A set of `u8`s (register numbers).
@@ -372,28 +533,13 @@ impl ByteSet {
     }
 }
 
-/// The registers some node of a block writes: one walk over the block, so
-/// that asking of each read costs no walk of its own.
+/// The registers some node of a block writes ([`Census`]), so that asking
+/// of each read costs no walk of its own.
 #[derive(Default)]
 struct Writes {
     temps: ByteSet,
     addrs: ByteSet,
     flags: ByteSet,
-}
-
-impl Writes {
-    /// Records the register `node` writes, if any.
-    fn note(&mut self, node: &crate::ir::Node) {
-        match node.op {
-            Op::Store {
-                dst: crate::isa::DstReg::Temp(t),
-                ..
-            } => self.temps.insert(t),
-            Op::WriteAddr(r, _) => self.addrs.insert(r as u8),
-            Op::WriteFlag(f, _) => self.flags.insert(f),
-            _ => {}
-        }
-    }
 }
 
 /// The lowering of a whole program ([`crate::jit::spill::plan`]), with the
@@ -416,12 +562,20 @@ pub(super) fn plan<'p>(
     // start) counts.
     let (mut planned, mut last) = (InputUses::default(), None::<(u32, InputUses)>);
     let plan = crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        let (state, inputs) = block_state_in(block, lowered, f24, preconverted_uniforms, &mut uses);
         match last {
             Some((start, _)) if start == block.start => {}
             Some((_, done)) => planned.join(done),
             None => {}
         }
+        let mut inputs = InputUses::default();
+        let state = block_state_in(
+            block,
+            lowered,
+            f24,
+            preconverted_uniforms,
+            &mut uses,
+            &mut inputs,
+        );
         last = Some((block.start, inputs));
         state
     })?;
@@ -429,61 +583,6 @@ pub(super) fn plan<'p>(
         planned.join(done);
     }
     Ok((plan, planned))
-}
-
-/// Where value `v` (of form `form[v]`) is in memory for the whole block, if
-/// it is: a float uniform, an input, a temporary no node of the block
-/// writes, an input the prologue converted (F24), or the float24 load of a
-/// uniform the caller converted (F24, [`Form::Same`]).
-fn memory_of(block: &Block, form: &[Form], writes: &Writes, v: Value) -> Option<Mem> {
-    let op = block.nodes[v.0 as usize].op;
-    match (op, form[v.0 as usize]) {
-        (Op::ReadTemp(t), Form::Own) if writes.temps.has(t) => None,
-        (Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_), Form::Own) => {
-            match state::vector_read(op)? {
-                (state::Base::State, off) => Some(Mem::State(off as i32)),
-                (state::Base::Uniforms, off) => Some(Mem::Uniforms(off as i32)),
-            }
-        }
-        (Op::Unary(UnOp::F24Load, _), Form::ConvertedInput(n)) => Some(Mem::ConvertedInput(n)),
-        (Op::Unary(UnOp::F24Load, _), Form::Same(read)) => match block.nodes[read.0 as usize].op {
-            Op::ReadConst(n) => Some(Mem::Uniforms(state::float_uniform(n) as i32)),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The form of `op(a, b)` with one operand read from memory by the
-/// operation: a float operation whose second operand, or a PICA multiply
-/// either of whose operands, is a vector in memory ([`memory_of`]) nothing
-/// else reads (a value other nodes read anyway stays in its register).
-fn memory_operand(
-    block: &Block,
-    form: &[Form],
-    writes: &Writes,
-    uses: &[u32],
-    op: BinOp,
-    a: Value,
-    b: Value,
-) -> Option<Form> {
-    let alone = |v: Value| {
-        if uses[v.0 as usize] == 1 {
-            memory_of(block, form, writes, v)
-        } else {
-            None
-        }
-    };
-    match op {
-        BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::PicaMax | BinOp::PicaMin => {
-            alone(b).map(|mem| Form::BinaryMem { op, reg: a, mem })
-        }
-        BinOp::PicaMul => match alone(b) {
-            Some(mem) => Some(Form::BinaryMem { op, reg: a, mem }),
-            None => alone(a).map(|mem| Form::BinaryMem { op, reg: b, mem }),
-        },
-        _ => None,
-    }
 }
 
 /// The identity swizzle.

@@ -352,6 +352,27 @@ fn float24_matrix_rows_are_lowered_together_and_exact() {
     let count = |want: fn(&MatrixPart) -> bool| parts.iter().flatten().filter(|p| want(p)).count();
     assert_eq!(count(|p| matches!(p, MatrixPart::Quad { .. })), 2);
     assert_eq!(count(|p| matches!(p, MatrixPart::Half { .. })), 4);
+    // Planning finds the same parts and sums node by node, without a
+    // vector of either per block: each running node's form is its part,
+    // else the sum it ends.
+    let lowered = vec![true; block.instrs.len()];
+    let state = super::block_state(block, &lowered, true, false);
+    let sums = dot_sums(block);
+    let mut found = [0; 2];
+    for (k, &form) in state.own.iter().enumerate() {
+        let want = match (parts[k], sums[k]) {
+            (Some(part), _) => super::Form::Matrix(part),
+            (None, Some(sum)) => super::Form::DotSum(sum),
+            (None, None) => continue,
+        };
+        if form != super::Form::Folded {
+            assert_eq!(form, want, "node {k}");
+            found[usize::from(parts[k].is_some())] += 1;
+        }
+    }
+    // Both matrices (two halves and their sum each) and the eight lone
+    // sums of r1 and o5 run.
+    assert_eq!(found, [8, 6], "{:?}", state.own);
     let config = ShaderConfig {
         precision: Precision::F24,
         ..ShaderConfig::default()
