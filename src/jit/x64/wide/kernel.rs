@@ -525,7 +525,11 @@ impl Function<'_> {
             if self.begin_deferred_loads() {
                 if tested {
                     // Each conversion under its own test: the first to
-                    // record may be skipped.
+                    // record may be skipped. (Records left from earlier
+                    // code could only fail the check more often, never pass
+                    // it wrongly: maxima and minima over every value
+                    // converted still cover them. Reset for a check that
+                    // depends on this group alone.)
                     self.reset_load_records();
                 }
                 self.convert_copies(passed, true, tested);

@@ -1345,6 +1345,64 @@ mod tests {
         assert_eq!(f24_flushes(&one), 12);
     }
 
+    /// The instructions of `code` recording a fused conversion's lower
+    /// bound (`vpsubd` or `vpminud` into [`LOADS_MIN`]), and those reading
+    /// it in the check (`vpsrld` of it).
+    fn lower_bound_records_and_reads(code: &[Instruction]) -> (usize, usize) {
+        let loads_min = Register::YMM0 as u32 + super::LOADS_MIN as u32;
+        let count = |m: &[Mnemonic], reg: fn(&Instruction) -> Register| {
+            (code.iter())
+                .filter(|i| m.contains(&i.mnemonic()) && reg(i) as u32 == loads_min)
+                .count()
+        };
+        (
+            count(
+                &[Mnemonic::Vpsubd, Mnemonic::Vpminud],
+                Instruction::op0_register,
+            ),
+            count(&[Mnemonic::Vpsrld], Instruction::op1_register),
+        )
+    }
+
+    /// §9.26: F24 inputs only added (`v0`, `v1`: stored flushed, read by
+    /// no product) record no lower bound in the fused conversion's fast
+    /// run; an input transformed by a uniform matrix (`v2`, bounded
+    /// product operands) records one per row, the first written straight
+    /// into `LOADS_MIN` (`vpsubd`) and the other three folded in
+    /// (`vpminud`), read by the check's subnormal test and by the group's
+    /// bounds flag. With no input read by a product, nothing records and
+    /// nothing reads `LOADS_MIN`. (Recording every row,
+    /// `f24_load_deferred_row` passing true, fails it: (12, 2) for (4, 2).)
+    #[test]
+    fn inputs_no_product_reads_record_no_lower_bound() {
+        let text = "
+.fvec m[4]
+.proc main
+    add o0, v0, v1
+    dp4 o1.x, m[0], v2
+    dp4 o1.y, m[1], v2
+    dp4 o1.z, m[2], v2
+    dp4 o1.w, m[3], v2
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        assert_eq!(lower_bound_records_and_reads(&one), (4, 2));
+        let text = "
+.proc main
+    add o0, v0, v1
+    add o1, v1, v0
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        assert_eq!(lower_bound_records_and_reads(&one), (0, 0));
+    }
+
     /// The `vpmaxsd` range records and the `vpcmpgtd` compares (flushes,
     /// checks) of `code`.
     fn records_and_compares(code: &[Instruction]) -> (usize, usize) {
