@@ -3453,3 +3453,122 @@ fn outputs_stored_from_registers(text: &str) {
         every_vertex_in_kernel: true,
     });
 }
+
+/// §9.27: F24 inputs read only by additions (`v0`, `v1`: stored flushed,
+/// read by no product, so their fast conversion records no lower bound)
+/// beside inputs read by products (`v2`, `v3`: bounded product operands,
+/// recorded, converted after `v0` and `v1` so the group's first lower-bound
+/// record comes after rows without one), and a shader whose inputs all
+/// skip the record (its check has no subnormal test) while a value computed
+/// from them is a checked operand of bounded products by uniforms (the
+/// group's bounds flag then made without a lower bound), with lanes at -0,
+/// +0, float24 subnormals of either sign, 2^-62 exactly and just below,
+/// 2^-30 and just below, tiny, large, infinite and NaN values, mixed within
+/// one group, in groups of ordinary lanes and a partial group, with
+/// uniforms in and out of the operand bounds: `run_vertices` and
+/// `run_batch` equal the interpreter bit for bit at every width. (Skipping
+/// the lower-bound record of every row stored flushed while keeping the
+/// rows products read bounded, `f24_load_deferred_row` in `x64/wide`
+/// passing `!flushed`, fails it: a `v2` lane of 2^-40 is taken as a
+/// bounded operand and its product by `c1.x` = 2^-30 is not flushed.)
+#[test]
+fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
+    let sources = [
+        "
+        add o0, v0, v1
+        add o1, v1, v0
+        mul o2, v2, c1
+        dp4 o3.x, v3, c0
+        mul o4, v2, v3
+        add o3.yzw, v0.yzw, v2.yzw
+        end
+    ",
+        "
+        add r0, v0, v1
+        mul o0, r0, c0
+        mul o1, r0, c1
+        dp4 o2.x, r0, c2
+        add o3, v1, v0
+        end
+    ",
+    ];
+    let p = |e: i32| 2f32.powi(e);
+    let edges = [
+        -0.0,
+        0.0,
+        p(-70),
+        -p(-70),
+        p(-63),
+        p(-62),
+        -p(-62),
+        f32::from_bits(0x207F_FFFF), // just below 2^-62
+        p(-40),
+        p(-30),
+        f32::from_bits(0x307F_FFFF), // just below 2^-30
+        p(-100),
+        p(70),
+        -1.5 * p(63),
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xFFC0_1234),
+        1.0,
+    ];
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        let mut r = [[0.0f32; 4]; 16];
+        r[..4].copy_from_slice(&[
+            [x, -x, 2.0, 0.5],
+            [3.0, x, -0.75, 1.0],
+            [p(-40), 1.5, -x, 2.0],
+            [p(-40), -x, 0.125, 4.0],
+        ]);
+        r
+    };
+    let mut uniforms_in = pica_jit::Uniforms::default();
+    uniforms_in.f[0] = [1.5, -2.0, 0.25, 3.0];
+    uniforms_in.f[1] = [p(-30), 0.5, -4.0, 1.0];
+    uniforms_in.f[2] = [2.0, 0.75, -1.0, p(10)];
+    let mut uniforms_out = uniforms_in.clone();
+    uniforms_out.f[1][0] = p(-40);
+    uniforms_out.f[2][3] = p(30);
+    let mut any_width = false;
+    for source in sources {
+        let program = std::sync::Arc::new(common::assemble(source).program());
+        for width in widths() {
+            any_width = true;
+            let lanes = width.lanes();
+            let mut inputs: Vec<VertexRegisters> = Vec::new();
+            // Every edge value in every input component, mixed within
+            // each group (lane n takes the edge n + shift), one input in
+            // three of a lane left ordinary; then ordinary groups and a
+            // partial group.
+            for shift in 0..edges.len() {
+                for n in 0..lanes {
+                    let e = |k: usize| edges[(n + shift + k) % edges.len()];
+                    let mut v = ordinary(n);
+                    for (i, reg) in v[..4].iter_mut().enumerate() {
+                        if (n + shift + i) % 3 != 0 {
+                            *reg = std::array::from_fn(|c| e(4 * i + c));
+                        }
+                    }
+                    inputs.push(v);
+                }
+            }
+            for n in 0..lanes + lanes / 2 {
+                inputs.push(ordinary(n));
+            }
+            let uniform_sets = [uniforms_in.clone(), uniforms_out.clone()];
+            let (interp, jit) = assert_f24_vertices_match_for_each_uniform_set(
+                &program,
+                width,
+                &inputs,
+                &uniform_sets,
+            );
+            for uniforms in &uniform_sets {
+                assert_run_batch_matches(&interp, &jit, uniforms, &inputs, width);
+            }
+        }
+    }
+    assert!(any_width || Width::available().is_empty());
+}

@@ -25,7 +25,7 @@ pub(crate) trait Driver: Target {
         if mask != 0 && self.begin_deferred_loads() {
             for row in rows.clone() {
                 self.load_row(reg, layout::INPUT + row);
-                self.f24_load_deferred(reg);
+                self.f24_load_deferred_row(reg, row);
                 self.store_row(layout::CONVERTED + row, reg);
             }
             self.check_deferred();

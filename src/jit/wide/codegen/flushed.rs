@@ -16,7 +16,7 @@
 // (The AArch64 backend keeps its flushes, for now.)
 #![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
-use crate::ir::UnOp;
+use crate::ir::{BinOp, UnOp};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, ops_block};
@@ -50,6 +50,35 @@ pub(crate) fn flushed_only_rows(blocks: &[LaneBlock], plan: Option<&KernelPlan>)
     flushed & !raw
 }
 
+/// Bit `r`: row `CONVERTED + r` is an operand of some float24 product
+/// ([`BinOp::PicaMulF24`]) of `blocks` or of a kernel step of `plan`, read
+/// directly or through an [`UnOp::F24Flush`]. Only such a row can be a
+/// bounded product operand (§9.20), the one use of a fused conversion's
+/// lower-bound record besides the float24 subnormal test, which a
+/// [`flushed_only_rows`] row does not need (`flush_input ∘ load` is
+/// `quantize_result`: a float24 subnormal becomes +0 either way).
+pub(crate) fn product_rows(blocks: &[LaneBlock], plan: Option<&KernelPlan>) -> u64 {
+    let mut rows = 0u64;
+    let steps = plan.into_iter().flat_map(|p| p.steps.iter());
+    let step_blocks: Vec<LaneBlock> = steps.filter_map(|&s| ops_block(s)).collect();
+    for block in blocks.iter().chain(&step_blocks) {
+        let bit = |v: u32| match block.ops[v as usize] {
+            LaneOp::Row(row) => converted_bit(row).unwrap_or(0),
+            LaneOp::Unary(UnOp::F24Flush, a) => match block.ops[a as usize] {
+                LaneOp::Row(row) => converted_bit(row).unwrap_or(0),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        for op in &block.ops {
+            if let LaneOp::Binary(BinOp::PicaMulF24, a, b) = *op {
+                rows |= bit(a) | bit(b);
+            }
+        }
+    }
+    rows
+}
+
 /// `blocks` with every flush of a row of `rows` (a [`flushed_only_rows`]
 /// mask) replaced by a read of that row (the row it flushed, left unread,
 /// is not computed).
@@ -71,7 +100,6 @@ pub(crate) fn skip_flushes(blocks: &[LaneBlock], rows: u64) -> Vec<LaneBlock> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::BinOp;
 
     fn block(ops: Vec<LaneOp>, exit_cond: Option<u32>) -> LaneBlock {
         LaneBlock::of_ops(ops, exit_cond)

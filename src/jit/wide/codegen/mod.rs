@@ -381,4 +381,12 @@ pub(crate) trait Target {
     fn f24_load_deferred(&mut self, reg: u8) {
         self.f24_load_in_place(reg);
     }
+
+    /// [`f24_load_deferred`](Self::f24_load_deferred) of input row
+    /// `CONVERTED + row` (into `reg`): a backend may record less for a row
+    /// its readers need less of. By default the same.
+    fn f24_load_deferred_row(&mut self, reg: u8, row: usize) {
+        let _ = row;
+        self.f24_load_deferred(reg);
+    }
 }

@@ -393,7 +393,7 @@ impl Function<'_> {
                 let out = self.transpose_records(records, true, true);
                 for (c, (&r, m)) in out.iter().zip(&rows).enumerate() {
                     if fast {
-                        self.f24_load_deferred(r);
+                        self.f24_load_deferred_row(r, 4 * n + c);
                     } else {
                         self.a.v().f24_load(r);
                         self.flush_converted_in_place(r, 4 * n + c);
@@ -523,6 +523,15 @@ impl Function<'_> {
             // component) the exact ones from the same input records, as the
             // inputs' conversion does.
             if self.begin_deferred_loads() {
+                if tested {
+                    // Each conversion under its own test: the first to
+                    // record may be skipped. (Records left from earlier
+                    // code could only fail the check more often, never pass
+                    // it wrongly: maxima and minima over every value
+                    // converted still cover them. Reset for a check that
+                    // depends on this group alone.)
+                    self.reset_load_records();
+                }
                 self.convert_copies(passed, true, tested);
                 self.check_deferred();
             }

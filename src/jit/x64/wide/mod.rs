@@ -43,6 +43,9 @@ pub(crate) fn compile(
     // F24 input rows every block reads only flushed are converted flushed,
     // and their flushes become plain reads (`codegen::flushed`).
     let flushed_inputs = codegen::flushed::flushed_only_rows(blocks, kernel);
+    // Of those, the rows no float24 product reads need no lower-bound
+    // record in their fast conversion (§9.27).
+    let no_lower_bound = flushed_inputs & !codegen::flushed::product_rows(blocks, kernel);
     let rewritten;
     let blocks = if flushed_inputs == 0 {
         blocks
@@ -66,6 +69,7 @@ pub(crate) fn compile(
         mxcsr,
         defer_products: !f24_forms,
         flushed_inputs,
+        no_lower_bound,
     };
     let (functions, kernel) = codegen::lower_blocks(&mut code, blocks, convert_inputs, kernel)?;
     // The kernel for `shape`, and where its one-group loop is small enough,
@@ -159,6 +163,15 @@ struct Function<'a> {
     /// `f24::flush_input(f24::load(x))` (`codegen::flushed`), so an exact
     /// conversion flushes it.
     flushed_inputs: u64,
+    /// F24: bit `r`: row `CONVERTED + r` is one of
+    /// [`Self::flushed_inputs`] that no float24 product reads
+    /// (`codegen::flushed::product_rows`): its fast conversion records no
+    /// lower bound in [`LOADS_MIN`] (§9.27), and it is no bounded row.
+    no_lower_bound: u64,
+    /// The current deferred region of loads has written [`LOADS_MIN`]
+    /// (set where first written: a region whose loads all skip the record
+    /// has no float24 subnormal test).
+    loads_min_written: bool,
     /// Rows [`Target::bounded_row`] names: hoisted rows checked once per
     /// call, converted input rows checked per group (§9.20).
     bounded_rows: std::collections::BTreeSet<u16>,
@@ -260,6 +273,8 @@ struct Code {
     defer_products: bool,
     /// [`Function::flushed_inputs`] of its functions.
     flushed_inputs: u64,
+    /// [`Function::no_lower_bound`] of its functions.
+    no_lower_bound: u64,
 }
 
 impl Module for Code {
@@ -273,6 +288,7 @@ impl Module for Code {
         let mut function = Function::new(&mut self.a, self.mxcsr);
         function.defer_products = self.defer_products;
         function.flushed_inputs = self.flushed_inputs;
+        function.no_lower_bound = self.no_lower_bound;
         function
     }
 }
@@ -541,25 +557,26 @@ impl Target for Function<'_> {
         let join = self.a.ops.new_dynamic_label();
         self.deferred = Some((self.gathered.clone(), join));
         self.deferred_loads = true;
-        self.range_written = true;
-        let mut v = self.a.v();
-        v.constant(RANGE, 0);
-        v.constant(LOADS_MIN, u32::MAX);
+        // RANGE and LOADS_MIN are written where the fast run first
+        // records (`Function::load_deferred`), not reset here: the fast
+        // run of loads is straight-line code (else
+        // `Function::reset_load_records` resets them first).
+        self.range_written = false;
+        self.loads_min_written = false;
         true
     }
 
-    /// The quantisation's fast path where no lane is a float24 subnormal or
-    /// at or above 2^64 (the check sees both): the truncated mantissa, +0
-    /// below 2^-62 (magnitudes below 2^-78 load as +0 too).
     fn f24_load_deferred(&mut self, reg: u8) {
-        let mut v = self.a.v();
-        v.v3c(V::Andps, S2, reg, 0x7FFF_FFFF);
-        v.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
-        v.v3(V::Andps, reg, reg, S3);
-        v.v3c(V::Andps, reg, reg, f24::MANTISSA_MASK);
-        self.a.pmaxsd_into(RANGE, S2);
-        self.a.v().v3c(V::Psubd, S2, S2, SUBNORMAL_QUANTUM_BITS);
-        self.a.pminud_into(LOADS_MIN, S2);
+        self.load_deferred(reg, true);
+    }
+
+    /// A row stored flushed needs no lower-bound record unless it may be a
+    /// bounded product operand: one of a fused conversion that flags its
+    /// bounds, not of [`Function::no_lower_bound`] (§9.27).
+    fn f24_load_deferred_row(&mut self, reg: u8, row: usize) {
+        let flushed = self.flushed_inputs >> row & 1 != 0;
+        let bounded = self.flag_loads && self.no_lower_bound >> row & 1 == 0;
+        self.load_deferred(reg, !flushed || bounded);
     }
 
     fn bounded_row(&self, row: u16) -> bool {
@@ -640,6 +657,48 @@ impl Target for Function<'_> {
 }
 
 impl<'a> Function<'a> {
+    /// The quantisation's fast path where no lane is at or above 2^64 (the
+    /// check sees it), and, with `lower`, no lane a float24 subnormal (the
+    /// check sees that too: [`LOADS_MIN`]): the truncated mantissa, +0
+    /// below 2^-62 (magnitudes below 2^-78 load as +0 too). Without
+    /// `lower` the result is `f24::quantize_result`, which is
+    /// `flush_input ∘ load` (§9.27): exact for a row stored flushed.
+    /// The region's first record writes [`RANGE`] (and [`LOADS_MIN`])
+    /// itself instead of folding into a reset register.
+    fn load_deferred(&mut self, reg: u8, lower: bool) {
+        let first = !std::mem::replace(&mut self.range_written, true);
+        let abs = if first { RANGE } else { S2 };
+        let mut v = self.a.v();
+        v.v3c(V::Andps, abs, reg, 0x7FFF_FFFF);
+        v.v3c(V::Pcmpgtd, S3, abs, f24::MIN_NORMAL_BITS - 1);
+        v.v3(V::Andps, reg, reg, S3);
+        v.v3c(V::Andps, reg, reg, f24::MANTISSA_MASK);
+        if !first {
+            self.a.pmaxsd_into(RANGE, S2);
+        }
+        if !lower {
+            return;
+        }
+        if std::mem::replace(&mut self.loads_min_written, true) {
+            self.a.v().v3c(V::Psubd, S2, abs, SUBNORMAL_QUANTUM_BITS);
+            self.a.pminud_into(LOADS_MIN, S2);
+        } else {
+            self.a
+                .v()
+                .v3c(V::Psubd, LOADS_MIN, abs, SUBNORMAL_QUANTUM_BITS);
+        }
+    }
+
+    /// Resets a deferred region of loads' records before a fast run that
+    /// is not straight-line code (loads under tests of the output mask).
+    pub(super) fn reset_load_records(&mut self) {
+        let mut v = self.a.v();
+        v.constant(RANGE, 0);
+        v.constant(LOADS_MIN, u32::MAX);
+        self.range_written = true;
+        self.loads_min_written = true;
+    }
+
     /// The end of a deferred region's fast run: the gathers are those of
     /// the region's start again, and the group jumps to the join where
     /// the run's check passes (always, where the run recorded nothing:
@@ -669,7 +728,8 @@ impl<'a> Function<'a> {
         }
         let mut v = self.a.v();
         v.v3c(V::Pcmpgtd, S1, RANGE, RECORDED_BELOW_BITS - 1);
-        if std::mem::take(&mut self.deferred_loads) {
+        let loads_min = std::mem::take(&mut self.loads_min_written);
+        if std::mem::take(&mut self.deferred_loads) && loads_min {
             // Subnormal lanes: `|x| - 2^-78` (unsigned) below
             // `2^-62 - 2^-78` = 2^27, i.e. its top five bits clear.
             const SPAN: u32 = f24::MIN_NORMAL_BITS - SUBNORMAL_QUANTUM_BITS;
@@ -703,6 +763,8 @@ impl<'a> Function<'a> {
             nan_later: false,
             range_known: false,
             flushed_inputs: 0,
+            no_lower_bound: 0,
+            loads_min_written: false,
             bounded_rows: Default::default(),
             hoisted_checked: false,
             flag_loads: false,
@@ -744,15 +806,21 @@ impl<'a> Function<'a> {
     fn write_input_bounds(&mut self) {
         let mut v = self.a.v();
         v.v3c(V::Pcmpgtd, S1, RANGE, OPERAND_BELOW_BITS - 1);
-        v.u(U::Psrld(27), S2, LOADS_MIN);
-        v.v3c(V::Pcmpgtd, S2, S2, LOADS_MIN_BOUNDED - 1);
-        v.v3(V::Andnps, S1, S1, S2);
-        self.a.movmsk(S1);
-        let all = (1u32 << self.lanes) - 1;
+        if !self.loads_min_written {
+            // No lower bound recorded (no row of the region is bounded):
+            // the lanes at or above 2^29 only.
+            self.a.movmsk(S1);
+        } else {
+            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.v3c(V::Pcmpgtd, S2, S2, LOADS_MIN_BOUNDED - 1);
+            v.v3(V::Andnps, S1, S1, S2);
+            self.a.movmsk(S1);
+            let all = (1u32 << self.lanes) - 1;
+            dynasm!(self.a.ops ; .arch x64 ; xor eax, all as i32);
+        }
         let hoisted = self.first_file_header(layout::HOISTED_UNBOUNDED);
         dynasm!(self.a.ops
             ; .arch x64
-            ; xor eax, all as i32
             ; or eax, DWORD [rdi + hoisted]
             ; mov DWORD [rdi + layout::OPERANDS_UNBOUNDED], eax
         );
@@ -797,7 +865,7 @@ impl<'a> Function<'a> {
         self.flag_loads = true;
         self.inputs_flagged = true;
         for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
-            for c in 0..4 {
+            for c in (0..4).filter(|c| self.no_lower_bound >> (4 * n + c) & 1 == 0) {
                 self.bounded_rows
                     .insert((layout::CONVERTED + 4 * n + c) as u16);
             }
@@ -1275,6 +1343,64 @@ mod tests {
         // v0 flushed on conversion (4), v2 by the block's `add` in both runs
         // of its deferred region (2 × 4).
         assert_eq!(f24_flushes(&one), 12);
+    }
+
+    /// The instructions of `code` recording a fused conversion's lower
+    /// bound (`vpsubd` or `vpminud` into [`LOADS_MIN`]), and those reading
+    /// it in the check (`vpsrld` of it).
+    fn lower_bound_records_and_reads(code: &[Instruction]) -> (usize, usize) {
+        let loads_min = Register::YMM0 as u32 + super::LOADS_MIN as u32;
+        let count = |m: &[Mnemonic], reg: fn(&Instruction) -> Register| {
+            (code.iter())
+                .filter(|i| m.contains(&i.mnemonic()) && reg(i) as u32 == loads_min)
+                .count()
+        };
+        (
+            count(
+                &[Mnemonic::Vpsubd, Mnemonic::Vpminud],
+                Instruction::op0_register,
+            ),
+            count(&[Mnemonic::Vpsrld], Instruction::op1_register),
+        )
+    }
+
+    /// §9.27: F24 inputs only added (`v0`, `v1`: stored flushed, read by
+    /// no product) record no lower bound in the fused conversion's fast
+    /// run; an input transformed by a uniform matrix (`v2`, bounded
+    /// product operands) records one per row, the first written straight
+    /// into `LOADS_MIN` (`vpsubd`) and the other three folded in
+    /// (`vpminud`), read by the check's subnormal test and by the group's
+    /// bounds flag. With no input read by a product, nothing records and
+    /// nothing reads `LOADS_MIN`. (Recording every row,
+    /// `f24_load_deferred_row` passing true, fails it: (12, 2) for (4, 2).)
+    #[test]
+    fn inputs_no_product_reads_record_no_lower_bound() {
+        let text = "
+.fvec m[4]
+.proc main
+    add o0, v0, v1
+    dp4 o1.x, m[0], v2
+    dp4 o1.y, m[1], v2
+    dp4 o1.z, m[2], v2
+    dp4 o1.w, m[3], v2
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        assert_eq!(lower_bound_records_and_reads(&one), (4, 2));
+        let text = "
+.proc main
+    add o0, v0, v1
+    add o1, v1, v0
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        assert_eq!(lower_bound_records_and_reads(&one), (0, 0));
     }
 
     /// The `vpmaxsd` range records and the `vpcmpgtd` compares (flushes,
