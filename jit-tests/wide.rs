@@ -3208,11 +3208,6 @@ fn bounded_products_match_the_interpreter_at_every_width() {
             [0.5, -large, -x, 2.0],
         ]
     };
-    let record = |v: [[f32; 4]; 3]| {
-        let mut r = [[0.0f32; 4]; 16];
-        r[..3].copy_from_slice(&v);
-        r
-    };
     // Uniform sets: bounded (zeros of both signs, and `small` and `large`
     // in `c4` beside the inputs' `large` and `small`), then each edge in
     // a whole matrix row and in `c4`.
@@ -3240,38 +3235,57 @@ fn bounded_products_match_the_interpreter_at_every_width() {
     let mut any_width = false;
     for width in widths() {
         any_width = true;
-        let lanes = width.lanes();
-        let mut inputs: Vec<VertexRegisters> = Vec::new();
-        // Groups of bounded lanes; then every edge in every input
-        // component, mixed within each group; then a partial group.
-        for n in 0..2 * lanes {
-            inputs.push(record(ordinary(n)));
-        }
-        // One edge per group (so that the other lanes' bounds do not decide
-        // the group's run), in a different register and component per lane,
-        // then groups mixing every edge.
-        for &e in &edges {
-            for n in 0..lanes {
-                let mut v = ordinary(n);
-                v[n % 3][n % 4] = e;
-                inputs.push(record(v));
-            }
-        }
-        for shift in (0..edges.len()).step_by(5) {
-            for n in 0..lanes {
-                let mut v = ordinary(n);
-                v[n % 3] = std::array::from_fn(|c| edges[(n + shift + c) % edges.len()]);
-                inputs.push(record(v));
-            }
-        }
-        for n in 0..lanes / 2 + 1 {
-            inputs.push(record(ordinary(n + 3)));
-        }
+        // Groups of bounded lanes; then one edge per group (so that the
+        // other lanes' bounds do not decide the group's run), in a different
+        // register and component per lane; then groups mixing every edge.
+        let inputs = edge_groups(
+            width.lanes(),
+            &edges,
+            (0..edges.len()).step_by(5),
+            ordinary,
+            |v, n, e| v[n % 3][n % 4] = e,
+            |v, n, shift| v[n % 3] = std::array::from_fn(|c| edges[(n + shift + c) % edges.len()]),
+        );
         let (interp, jit) =
             assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
         assert_run_batch_matches(&interp, &jit, &uniform_sets[0], &inputs, width);
     }
     assert!(any_width || Width::available().is_empty());
+}
+
+/// The input records of the bounded-product tests at `lanes` lanes: two
+/// groups of `ordinary` lanes; for each edge value, a group with it placed
+/// in every lane by `one_edge(lane, n, edge)`; for each of `shifts`, a group
+/// whose lanes `mixed(lane, n, shift)` fills with several edges; then a
+/// partial group of ordinary lanes. The first `N` input registers come from
+/// `ordinary`, the others are zero.
+fn edge_groups<const N: usize>(
+    lanes: usize,
+    edges: &[f32],
+    shifts: impl Iterator<Item = usize>,
+    ordinary: impl Fn(usize) -> [[f32; 4]; N],
+    one_edge: impl Fn(&mut [[f32; 4]; N], usize, f32),
+    mixed: impl Fn(&mut [[f32; 4]; N], usize, usize),
+) -> Vec<VertexRegisters> {
+    let record = |v: [[f32; 4]; N]| {
+        let mut r = [[0.0f32; 4]; 16];
+        r[..N].copy_from_slice(&v);
+        r
+    };
+    let lane_with = |n: usize, place: &dyn Fn(&mut [[f32; 4]; N])| {
+        let mut v = ordinary(n);
+        place(&mut v);
+        record(v)
+    };
+    let mut inputs: Vec<VertexRegisters> = (0..2 * lanes).map(|n| record(ordinary(n))).collect();
+    for &e in edges {
+        inputs.extend((0..lanes).map(|n| lane_with(n, &|v| one_edge(v, n, e))));
+    }
+    for shift in shifts {
+        inputs.extend((0..lanes).map(|n| lane_with(n, &|v| mixed(v, n, shift))));
+    }
+    inputs.extend((0..lanes / 2 + 1).map(|n| record(ordinary(n + 3))));
+    inputs
 }
 
 /// §9.24: products of a computed value (a `dp4` of bounded products,
@@ -3322,11 +3336,6 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
         let x = n as f32 * 0.25 + 1.0;
         [[x, -0.5 * x, 3.0, 0.75], [1.0, -x, 0.25, 2.0]]
     };
-    let record = |v: [[f32; 4]; 2]| {
-        let mut r = [[0.0f32; 4]; 16];
-        r[..2].copy_from_slice(&v);
-        r
-    };
     // Uniform sets: a diagonal matrix of scale `s` (so `r1 = s * v0`
     // exactly: the other products are zeros), times factors `f`.
     let uniforms = |s: f32, f: [f32; 4]| {
@@ -3354,30 +3363,16 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
     let mut any_width = false;
     for width in widths() {
         any_width = true;
-        let lanes = width.lanes();
-        let mut inputs: Vec<VertexRegisters> = Vec::new();
-        for n in 0..2 * lanes {
-            inputs.push(record(ordinary(n)));
-        }
         // One edge per group, in a different component per lane; then
-        // groups mixing every edge; then a partial group.
-        for &e in &edges {
-            for n in 0..lanes {
-                let mut v = ordinary(n);
-                v[0][n % 4] = e;
-                inputs.push(record(v));
-            }
-        }
-        for shift in 0..edges.len() {
-            for n in 0..lanes {
-                let mut v = ordinary(n);
-                v[0] = std::array::from_fn(|c| edges[(n + shift + 3 * c) % edges.len()]);
-                inputs.push(record(v));
-            }
-        }
-        for n in 0..lanes / 2 + 1 {
-            inputs.push(record(ordinary(n + 3)));
-        }
+        // groups mixing every edge.
+        let inputs = edge_groups(
+            width.lanes(),
+            &edges,
+            0..edges.len(),
+            ordinary,
+            |v, n, e| v[0][n % 4] = e,
+            |v, n, shift| v[0] = std::array::from_fn(|c| edges[(n + shift + 3 * c) % edges.len()]),
+        );
         assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
     }
     assert!(any_width || Width::available().is_empty());
