@@ -2927,34 +2927,10 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
         let x = n as f32 * 0.25 + 1.0;
         [[x, -x, 2.0, 0.5], [3.0, x, -0.75, 1.0], [0.5, 1.5, -x, 2.0]]
     };
-    let record = |v: [[f32; 4]; 3]| {
-        let mut r = [[0.0f32; 4]; 16];
-        r[..3].copy_from_slice(&v);
-        r
-    };
     let mut any_width = false;
     for width in widths() {
         any_width = true;
-        let lanes = width.lanes();
-        let mut inputs: Vec<VertexRegisters> = Vec::new();
-        // Every edge value in every input component, edges mixed within each
-        // group (lane n of a group takes the edge n + shift), then groups of
-        // ordinary lanes, then a partial group.
-        for shift in 0..edges.len() {
-            for n in 0..lanes {
-                let e = |k: usize| edges[(n + shift + k) % edges.len()];
-                let mut v = ordinary(n);
-                for (i, reg) in v.iter_mut().enumerate() {
-                    if (n + shift + i) % 3 != 0 {
-                        *reg = std::array::from_fn(|c| e(4 * i + c));
-                    }
-                }
-                inputs.push(record(v));
-            }
-        }
-        for n in 0..lanes + lanes / 2 {
-            inputs.push(record(ordinary(n)));
-        }
+        let inputs = every_edge_mixed(width.lanes(), &edges, ordinary);
         let config = pica_jit::ShaderConfig {
             precision: pica_jit::Precision::F24,
             ..Default::default()
@@ -3253,6 +3229,38 @@ fn bounded_products_match_the_interpreter_at_every_width() {
     assert!(any_width || Width::available().is_empty());
 }
 
+/// Input records with every edge value in every input component, edges
+/// mixed within each group (lane `n` of a group takes the edge `n + shift`,
+/// one input in three of a lane left ordinary), then groups of `ordinary`
+/// lanes and a partial group. The first `N` input registers come from
+/// `ordinary`, the others are zero.
+fn every_edge_mixed<const N: usize>(
+    lanes: usize,
+    edges: &[f32],
+    ordinary: impl Fn(usize) -> [[f32; 4]; N],
+) -> Vec<VertexRegisters> {
+    let record = |v: [[f32; 4]; N]| {
+        let mut r = [[0.0f32; 4]; 16];
+        r[..N].copy_from_slice(&v);
+        r
+    };
+    let mut inputs = Vec::new();
+    for shift in 0..edges.len() {
+        for n in 0..lanes {
+            let e = |k: usize| edges[(n + shift + k) % edges.len()];
+            let mut v = ordinary(n);
+            for (i, reg) in v.iter_mut().enumerate() {
+                if (n + shift + i) % 3 != 0 {
+                    *reg = std::array::from_fn(|c| e(4 * i + c));
+                }
+            }
+            inputs.push(record(v));
+        }
+    }
+    inputs.extend((0..lanes + lanes / 2).map(|n| record(ordinary(n))));
+    inputs
+}
+
 /// The input records of the bounded-product tests at `lanes` lanes: two
 /// groups of `ordinary` lanes; for each edge value, a group with it placed
 /// in every lane by `one_edge(lane, n, edge)`; for each of `shifts`, a group
@@ -3511,14 +3519,12 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
     ];
     let ordinary = |n: usize| {
         let x = n as f32 * 0.25 + 1.0;
-        let mut r = [[0.0f32; 4]; 16];
-        r[..4].copy_from_slice(&[
+        [
             [x, -x, 2.0, 0.5],
             [3.0, x, -0.75, 1.0],
             [p(-40), 1.5, -x, 2.0],
             [p(-40), -x, 0.125, 4.0],
-        ]);
-        r
+        ]
     };
     let mut uniforms_in = pica_jit::Uniforms::default();
     uniforms_in.f[0] = [1.5, -2.0, 0.25, 3.0];
@@ -3532,27 +3538,7 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
         let program = std::sync::Arc::new(common::assemble(source).program());
         for width in widths() {
             any_width = true;
-            let lanes = width.lanes();
-            let mut inputs: Vec<VertexRegisters> = Vec::new();
-            // Every edge value in every input component, mixed within
-            // each group (lane n takes the edge n + shift), one input in
-            // three of a lane left ordinary; then ordinary groups and a
-            // partial group.
-            for shift in 0..edges.len() {
-                for n in 0..lanes {
-                    let e = |k: usize| edges[(n + shift + k) % edges.len()];
-                    let mut v = ordinary(n);
-                    for (i, reg) in v[..4].iter_mut().enumerate() {
-                        if (n + shift + i) % 3 != 0 {
-                            *reg = std::array::from_fn(|c| e(4 * i + c));
-                        }
-                    }
-                    inputs.push(v);
-                }
-            }
-            for n in 0..lanes + lanes / 2 {
-                inputs.push(ordinary(n));
-            }
+            let inputs = every_edge_mixed(width.lanes(), &edges, ordinary);
             let uniform_sets = [uniforms_in.clone(), uniforms_out.clone()];
             let (interp, jit) = assert_f24_vertices_match_for_each_uniform_set(
                 &program,
