@@ -4,7 +4,6 @@
 //! the block before any code is emitted (stack slots below the saved
 //! registers).
 
-use crate::ir::liveness::LiveCounts;
 use crate::ir::{Block, Value};
 use crate::jit::regalloc::{NEVER, Registers, ValueState};
 
@@ -28,17 +27,38 @@ impl Values {
     /// value `k` may be emitted again instead of spilled, and the values node
     /// `k` reads at run time (used only if it runs). The same walk counts the
     /// spill slots the block can need ([`crate::ir::liveness::spill_slots`],
-    /// counted by [`LiveCounts`] as the walk finds each live range). `regs`: the ISA's
-    /// value registers, in the order the allocator takes them.
+    /// counted as [`crate::ir::liveness::LiveCounts`] does as the walk finds
+    /// each live range). `regs`: the ISA's value registers, in the order the
+    /// allocator takes them.
+    #[cfg(target_arch = "aarch64")]
     pub fn new<I: IntoIterator<Item = Value>>(
+        block: &Block,
+        data: &[bool],
+        settle: impl FnMut(usize, bool) -> (bool, I),
+        regs: &'static [u8],
+    ) -> Values {
+        Values::new_in(block, data, settle, regs, &mut LiveBuffer::default())
+    }
+
+    /// [`Values::new`] counting the live values in `buffer`, reused from
+    /// block to block of a program (most blocks have a dozen nodes: per
+    /// block, counts built on the stack and moved, or a fresh allocation,
+    /// cost more than the counting).
+    pub fn new_in<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
         mut settle: impl FnMut(usize, bool) -> (bool, I),
         regs: &'static [u8],
+        buffer: &mut LiveBuffer,
     ) -> Values {
-        let n = block.nodes.len();
+        let nodes = &block.nodes[..];
+        let n = nodes.len();
         let mut values = vec![ValueState::new(NEVER, false); n];
-        let mut live = LiveCounts::new(n);
+        let values_at = &mut values[..n];
+        // Per node: the change in the number of values live there (all;
+        // those that cannot be emitted again), a value being live from
+        // after its node to its last reader.
+        let delta = buffer.zeroed(n + 1);
         // The last span starting at or before node `k` (spans are in node
         // order), walked back with `k`: its nodes and whether it is lowered.
         let spans = &block.instrs;
@@ -50,29 +70,31 @@ impl Values {
                 (first, end) = (spans[span].first as usize, spans[span].end as usize);
                 lowered = data.get(span) == Some(&true);
             }
-            let node = &block.nodes[k];
-            if node.ty.is_none() && lowered && first <= k && k < end {
-                values[k].needed = true;
-            }
-            let runs = values[k].needed;
+            let has_value = nodes[k].ty.is_some();
+            let runs = values_at[k].needed || (!has_value && lowered && first <= k && k < end);
+            values_at[k].needed = runs;
             let (emitted_again, operands) = settle(k, runs);
-            values[k].remat = emitted_again;
+            values_at[k].remat = emitted_again;
             if !runs {
                 continue;
             }
             for v in operands {
-                let value = &mut values[v.0 as usize];
+                let value = &mut values_at[v.0 as usize];
                 value.needed = true;
                 if value.last_use == NEVER {
                     value.last_use = k as u32;
                 }
             }
-            let last = values[k].last_use;
-            if node.ty.is_some() && last != NEVER && (last as usize) < n {
-                live.add(k, last as usize, !emitted_again);
+            let last = values_at[k].last_use as usize;
+            if has_value && last < n {
+                let spillable = i32::from(!emitted_again);
+                delta[k + 1].0 += 1;
+                delta[k + 1].1 += spillable;
+                delta[last + 1].0 -= 1;
+                delta[last + 1].1 -= spillable;
             }
         }
-        let spill_slots = live.spill_slots(regs.len());
+        let spill_slots = most_live(delta, regs.len());
         Values {
             registers: Registers::of_values(values, Vec::new()),
             regs,
@@ -99,5 +121,40 @@ impl Values {
     /// The allocation.
     pub fn registers(&mut self) -> &mut Registers<Value> {
         &mut self.registers
+    }
+}
+
+/// The per-node counts [`Values::new_in`] keeps while it walks a block, one
+/// buffer for a whole program.
+#[derive(Default)]
+pub(crate) struct LiveBuffer(Vec<(i32, i32)>);
+
+impl LiveBuffer {
+    /// `len` zeroed counts.
+    fn zeroed(&mut self, len: usize) -> &mut [(i32, i32)] {
+        self.0.clear();
+        self.0.resize(len, (0, 0));
+        &mut self.0[..]
+    }
+}
+
+/// The spill slots a block whose live counts change by `delta` per node
+/// can need with `registers` value registers: the most values that cannot
+/// be emitted again live at once, and none while fewer values than
+/// registers are live at every node (the reasoning is
+/// [`crate::ir::liveness::spill_slots`]'s).
+fn most_live(delta: &[(i32, i32)], registers: usize) -> usize {
+    let (mut live, mut spillable) = (0i32, 0i32);
+    let (mut most_live, mut most_spillable) = (0i32, 0i32);
+    for &(all, unloadable) in delta {
+        live += all;
+        spillable += unloadable;
+        most_live = most_live.max(live);
+        most_spillable = most_spillable.max(spillable);
+    }
+    if (most_live as usize) < registers {
+        0
+    } else {
+        most_spillable as usize
     }
 }
