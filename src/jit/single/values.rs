@@ -158,3 +158,50 @@ fn most_live(delta: &[(i32, i32)], registers: usize) -> usize {
         most_spillable as usize
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{LiveBuffer, Values};
+    use crate::analysis;
+    use crate::arith::Precision;
+    use crate::ir::liveness::{Liveness, spill_slots};
+    use crate::ir::{Block, Ir};
+    use crate::program::ShaderKind;
+
+    /// The spill slots of `block` (every span lowered, every node's IR
+    /// operands, no value emitted again) with `registers` value registers:
+    /// from [`Values::new_in`] with `buffer`, and from
+    /// [`crate::ir::liveness`]'s own count.
+    fn both_counts(block: &Block, registers: &'static [u8], buffer: &mut LiveBuffer) -> [usize; 2] {
+        let data = vec![true; block.instrs.len()];
+        let operands = |k: usize| crate::ir::opt::operands(&block.nodes[k].op);
+        let values = Values::new_in(block, &data, |k, _| (false, operands(k)), registers, buffer);
+        let live = Liveness::of(block, &data, operands);
+        let expected = spill_slots(&live.last_use, registers.len(), |v| {
+            block.nodes[v].ty.map(|_| true)
+        });
+        [values.spill_slots_needed(), expected]
+    }
+
+    /// One buffer serves block after block, a short block after a long one
+    /// included: each count is the one [`crate::ir::liveness::spill_slots`]
+    /// makes of the block alone (nothing left over from the block before).
+    #[test]
+    fn live_counts_in_one_buffer_are_each_blocks_own() {
+        let program = crate::jit::spill::every_recipe();
+        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        let mut buffer = LiveBuffer::default();
+        for precision in [Precision::F32, Precision::F24] {
+            let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
+            let optimised = crate::ir::opt::optimize(&built);
+            let (long, short) = (&built.blocks[0], &optimised.blocks[0]);
+            assert!(long.nodes.len() > short.nodes.len(), "{precision:?}");
+            for (block, registers) in [(long, &[1, 2][..]), (short, &[1, 2][..]), (long, &[1][..])]
+            {
+                let [got, expected] = both_counts(block, registers, &mut buffer);
+                assert!(expected > 0, "{precision:?}: the block needs slots");
+                assert_eq!(got, expected, "{precision:?}: {} nodes", block.nodes.len());
+            }
+        }
+    }
+}
