@@ -60,18 +60,27 @@ impl Values {
         // after its node to its last reader.
         let delta = buffer.zeroed(n + 1);
         // The last span starting at or before node `k` (spans are in node
-        // order), walked back with `k`: its nodes and whether it is lowered.
+        // order), walked back with `k`: where it starts, and the end of its
+        // nodes that are lowered writes (its end if it is lowered, else 0;
+        // 0 too for nodes before every span).
         let spans = &block.instrs;
         let mut span = spans.len();
-        let (mut first, mut end, mut lowered) = (n, n, false);
+        let (mut first, mut lowered_end) = (n, 0);
         for k in (0..n).rev() {
-            while k < first && span > 0 {
+            while k < first {
+                if span == 0 {
+                    (first, lowered_end) = (0, 0);
+                    break;
+                }
                 span -= 1;
-                (first, end) = (spans[span].first as usize, spans[span].end as usize);
-                lowered = data.get(span) == Some(&true);
+                first = spans[span].first as usize;
+                lowered_end = match data.get(span) {
+                    Some(true) => spans[span].end as usize,
+                    _ => 0,
+                };
             }
             let has_value = nodes[k].ty.is_some();
-            let runs = values_at[k].needed || (!has_value && lowered && first <= k && k < end);
+            let runs = values_at[k].needed || (!has_value && k < lowered_end);
             values_at[k].needed = runs;
             let (emitted_again, operands) = settle(k, runs);
             values_at[k].remat = emitted_again;
