@@ -30,7 +30,8 @@ impl Values {
     /// counted as [`crate::ir::liveness::LiveCounts`] does as the walk finds
     /// each live range). `regs`: the ISA's value registers, in the order the
     /// allocator takes them.
-    #[cfg(target_arch = "aarch64")]
+    // The x86-64 lowering plans with `new_in` (one buffer per program).
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     pub fn new<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],

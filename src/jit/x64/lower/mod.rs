@@ -134,8 +134,8 @@ impl Mem {
 /// Per-block lowering state: the values, and each node's form.
 pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Form>>;
 
-/// Up to three operands, without allocating (16 bytes: returned in
-/// registers).
+/// Up to three operands, without allocating (16 bytes, copied as each
+/// running node settles).
 #[derive(Clone, Copy)]
 struct Operands {
     list: [Value; 3],
@@ -278,12 +278,11 @@ struct Buffers {
 }
 
 /// [`block_state`] with [`Buffers`] reused across the blocks of a
-/// program. Also
-/// writes the block's [`InputUses`] into `inputs`, found as each node's
-/// form settles (no walk of its own).
+/// program. Also writes the block's [`InputUses`] into `inputs`, found as
+/// each node's form settles (no walk of its own).
 ///
 /// Two walks over the nodes: the use count (with the block's [`Census`]),
-/// and the walk back of [`Values::new`], which settles each node's form
+/// and the walk back of [`Values::new_in`], which settles each node's form
 /// (whether it runs is known only there) without a walk of its own. A
 /// node's form depends only on its own node and its operands' nodes
 /// ([`Patterns::settle`]), so the walk back can pick it; only the matrices
