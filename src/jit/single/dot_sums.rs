@@ -59,7 +59,10 @@ pub(crate) fn count_uses(block: &Block, uses: &mut Vec<u32>, mut each: impl FnMu
     // Plain loops: a chain of flattened iterators made this count a
     // noticeable part of compiling a program of many blocks.
     for node in &block.nodes {
-        for v in crate::ir::opt::operands(&node.op) {
+        // The operand array itself: its iterator's `take` cost more than
+        // the count.
+        let (list, len) = crate::ir::opt::operand_array(&node.op);
+        for v in &list[..len.min(3)] {
             uses[v.0 as usize] += 1;
         }
         each(node);

@@ -134,11 +134,12 @@ impl Mem {
 /// Per-block lowering state: the values, and each node's form.
 pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Form>>;
 
-/// Up to three operands, without allocating.
+/// Up to three operands, without allocating (16 bytes, copied as each
+/// running node settles).
 #[derive(Clone, Copy)]
 struct Operands {
     list: [Value; 3],
-    len: usize,
+    len: u8,
 }
 
 impl Operands {
@@ -154,22 +155,47 @@ impl Operands {
             len: 0,
         };
         for v in values.into_iter().take(3) {
-            out.list[out.len] = v;
+            out.list[usize::from(out.len)] = v;
             out.len += 1;
         }
         out
     }
 
     fn as_slice(&self) -> &[Value] {
-        &self.list[..self.len]
+        &self.list[..usize::from(self.len)]
     }
 }
 
 impl IntoIterator for Operands {
     type Item = Value;
-    type IntoIter = std::iter::Take<std::array::IntoIter<Value, 3>>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.list.into_iter().take(self.len)
+    type IntoIter = OperandIter;
+    fn into_iter(self) -> OperandIter {
+        OperandIter {
+            operands: self,
+            next: 0,
+        }
+    }
+}
+
+/// The values of an [`Operands`] in order: a plain index (an array's
+/// iterator under a `take` cost several times as much per operand, and
+/// every running node's operands are walked once while planning).
+struct OperandIter {
+    operands: Operands,
+    next: u8,
+}
+
+impl Iterator for OperandIter {
+    type Item = Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<Value> {
+        if self.next >= self.operands.len {
+            return None;
+        }
+        let v = self.operands.list.get(usize::from(self.next)).copied();
+        self.next += 1;
+        v
     }
 }
 
@@ -189,7 +215,10 @@ fn real_operands(op: &Op, form: Form) -> Operands {
 #[inline]
 fn own_operands(op: &Op) -> Operands {
     let (list, len) = crate::ir::opt::operand_array(op);
-    Operands { list, len }
+    Operands {
+        list,
+        len: len as u8,
+    }
 }
 
 /// [`real_operands`] of the pattern forms.
@@ -233,19 +262,27 @@ pub(super) fn block_state<'p>(
         data,
         f24,
         preconverted_uniforms,
-        &mut Vec::new(),
+        &mut Buffers::default(),
         &mut inputs,
     )
 }
 
-/// [`block_state`] with a buffer for the use counts, reused across the
-/// blocks of a program (most blocks have a few dozen nodes, and an
-/// allocation per block is a noticeable part of their planning). Also
-/// writes the block's [`InputUses`] into `inputs`, found as each node's
-/// form settles (no walk of its own).
+/// What planning reuses from block to block of a program (most blocks
+/// have a dozen nodes, and an allocation per block was a noticeable part of
+/// their planning): the use counts, and the live counts of
+/// [`Values::new_in`].
+#[derive(Default)]
+struct Buffers {
+    uses: Vec<u32>,
+    live: single::values::LiveBuffer,
+}
+
+/// [`block_state`] with [`Buffers`] reused across the blocks of a
+/// program. Also writes the block's [`InputUses`] into `inputs`, found as
+/// each node's form settles (no walk of its own).
 ///
 /// Two walks over the nodes: the use count (with the block's [`Census`]),
-/// and the walk back of [`Values::new`], which settles each node's form
+/// and the walk back of [`Values::new_in`], which settles each node's form
 /// (whether it runs is known only there) without a walk of its own. A
 /// node's form depends only on its own node and its operands' nodes
 /// ([`Patterns::settle`]), so the walk back can pick it; only the matrices
@@ -256,9 +293,10 @@ fn block_state_in<'p>(
     data: &[bool],
     f24: bool,
     preconverted_uniforms: bool,
-    uses: &mut Vec<u32>,
+    buffers: &mut Buffers,
     inputs: &mut InputUses,
 ) -> BlockState<'p> {
+    let Buffers { uses, live } = buffers;
     let nodes = &block.nodes[..];
     // How many times each node is read (one count for every pattern below),
     // the registers the block writes, and which patterns it can have at all.
@@ -305,13 +343,14 @@ fn block_state_in<'p>(
             return (false, Operands::NONE);
         }
         let (own, remat, operands) = patterns.settle(k, form[k]);
-        form[k] = own;
-        if own != Form::Own {
+        // Most nodes keep the form they start with: no store then.
+        if !matches!(own, Form::Own) {
+            form[k] = own;
             inputs.note(own);
         }
         (remat, operands)
     };
-    let values = Values::new(block, data, settle, &VALUE_REGS);
+    let values = Values::new_in(block, data, settle, &VALUE_REGS, live);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
@@ -372,6 +411,7 @@ impl Patterns<'_> {
     /// writes, a constant, or a pattern read from memory), and the operands
     /// it then reads ([`real_operands`]): one match on the node for all
     /// three, as every node asks them once.
+    #[inline(always)]
     fn settle(&self, k: usize, noted: Form) -> (Form, bool, Operands) {
         let (f24, block) = (self.f24, self.block);
         let op = &block.nodes[k].op;
@@ -556,7 +596,7 @@ pub(super) fn plan<'p>(
     f24: bool,
     preconverted_uniforms: bool,
 ) -> Result<(Plan<BlockState<'p>>, InputUses), JitError> {
-    let mut uses = Vec::new();
+    let mut buffers = Buffers::default();
     // A block whose state needs too many spill slots is planned again from
     // its unoptimised IR: only the last state planned for a block (by its
     // start) counts.
@@ -573,7 +613,7 @@ pub(super) fn plan<'p>(
             lowered,
             f24,
             preconverted_uniforms,
-            &mut uses,
+            &mut buffers,
             &mut inputs,
         );
         last = Some((block.start, inputs));
