@@ -602,8 +602,8 @@ fn forward(
     let mut pending: [Option<(Value, u8)>; 32] = [None; 32];
     for span in &block.instrs {
         out.begin(span.pc);
-        for index in span.first..span.end {
-            let node = block.nodes[index as usize];
+        let span_nodes = &block.nodes[span.first as usize..span.end as usize];
+        for (index, &node) in (span.first..).zip(span_nodes) {
             let op = map_operands(node.op, |v| remap[v.0 as usize]);
             // Reading some lanes of a blend reads only the blends that give
             // those lanes: a register written in part and then read where it
