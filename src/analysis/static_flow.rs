@@ -18,7 +18,7 @@
 
 use super::{Analysis, InstrClass};
 use crate::isa::Instruction;
-use crate::machine::flow::{FlowState, IF_DEPTH, IfEntry, RingStack};
+use crate::machine::flow::{IF_DEPTH, IfEntry, RingStack};
 use crate::program::Program;
 
 /// Where control goes after an instruction, with the stacks static.
@@ -56,14 +56,18 @@ fn same_entries(mut a: IfStack, mut b: IfStack) -> bool {
 /// in place), where `jump` is its own jump: the interpreter's
 /// `FlowState::advance` with empty LOOP and CALL stacks, so the IF step is
 /// the only one that can match.
+///
+/// Written out here (its IF step, which `if_step_is_the_interpreters`
+/// checks against `FlowState::advance`): copying a whole `FlowState` in and
+/// out for every instruction was most of this analysis.
 fn advance(ifs: &mut IfStack, pc: u32, jump: Option<u32>) -> u32 {
-    let mut flow = FlowState {
-        ifs: *ifs,
-        ..FlowState::default()
-    };
-    let to = flow.advance(pc, jump, &mut 0);
-    *ifs = flow.ifs;
-    to
+    let next = pc + 1;
+    if ifs.top().is_some_and(|top| top.check == next)
+        && let Some(entry) = ifs.pop()
+    {
+        return entry.next;
+    }
+    jump.unwrap_or(next)
 }
 
 /// Records that control arrives at `pc` with `ifs` (queueing `pc` the first
@@ -165,6 +169,7 @@ mod tests {
     use super::*;
     use crate::analysis::analyse;
     use crate::isa::{Guard, encode};
+    use crate::machine::flow::FlowState;
     use crate::program::ShaderKind;
 
     fn flow_of(code: &[Instruction]) -> Option<Vec<StaticNext>> {
@@ -196,6 +201,42 @@ mod tests {
     /// Random IF stacks over a few addresses (so that tops match often):
     /// `same_entries` is equality of the live entries, whatever the stale
     /// slots hold, and pops happen (`advance`).
+    /// `advance` is the interpreter's step with empty LOOP and CALL stacks:
+    /// the same next PC and the same IF stack after it, on random stacks
+    /// whose top often matches.
+    #[test]
+    fn if_step_is_the_interpreters() {
+        let mut seed = 0x0bad_5eed_1234_5678_u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as u32
+        };
+        let mut popped = 0;
+        for _ in 0..20_000 {
+            let mut ifs = IfStack::default();
+            for _ in 0..rand(10) {
+                ifs.push(IfEntry {
+                    check: 4 + rand(3),
+                    next: rand(9),
+                });
+            }
+            let pc = 3 + rand(3);
+            let jump = if rand(2) == 0 { None } else { Some(rand(9)) };
+            let mut flow = FlowState {
+                ifs,
+                ..FlowState::default()
+            };
+            let expected = flow.advance(pc, jump, &mut 0);
+            let mut mine = ifs;
+            assert_eq!(advance(&mut mine, pc, jump), expected);
+            assert!(same_entries(mine, flow.ifs));
+            popped += usize::from(mine.len() < ifs.len());
+        }
+        assert!(popped > 1000, "{popped}");
+    }
+
     #[test]
     fn same_entries_compares_live_entries_only() {
         let mut seed = 0x1234_5678_9abc_def0_u64;

@@ -20,10 +20,11 @@ pub(crate) struct BlockBuilder {
 
 impl BlockBuilder {
     pub(super) fn new(precision: Precision) -> BlockBuilder {
+        let (nodes, instrs) = super::spare::block_buffers(0, 1);
         BlockBuilder {
             precision,
-            nodes: super::spare::nodes(0),
-            instrs: super::spare::spans(1),
+            nodes,
+            instrs,
         }
     }
 
@@ -31,12 +32,16 @@ impl BlockBuilder {
     /// for what recipes typically emit (growing them node by node is a
     /// noticeable part of compiling a program of many small blocks).
     pub(super) fn for_instructions(precision: Precision, instructions: usize) -> BlockBuilder {
+        // (Capped: a block of thousands of instructions need not reserve
+        // for all of them at once.)
+        let (nodes, instrs) = super::spare::block_buffers(
+            NODES_PER_INSTRUCTION * instructions.min(256),
+            instructions,
+        );
         BlockBuilder {
             precision,
-            // (Capped: a block of thousands of instructions need not reserve
-            // for all of them at once.)
-            nodes: super::spare::nodes(NODES_PER_INSTRUCTION * instructions.min(256)),
-            instrs: super::spare::spans(instructions),
+            nodes,
+            instrs,
         }
     }
 
@@ -45,9 +50,11 @@ impl BlockBuilder {
         self.precision
     }
 
-    /// Starts the span of instruction `pc`.
+    /// Starts the span of instruction `pc` (and ends the one before it: a
+    /// span is closed once, not at every node pushed).
     pub(super) fn begin(&mut self, pc: u32) {
         let at = self.nodes.len() as u32;
+        self.close_span();
         self.instrs.push(InstrSpan {
             pc,
             first: at,
@@ -55,7 +62,16 @@ impl BlockBuilder {
         });
     }
 
-    pub(super) fn finish(self, start: u32, last: u32, exit: Exit, stack_check: bool) -> Block {
+    /// Ends the open span at the last node pushed.
+    fn close_span(&mut self) {
+        let end = self.nodes.len() as u32;
+        if let Some(span) = self.instrs.last_mut() {
+            span.end = end;
+        }
+    }
+
+    pub(super) fn finish(mut self, start: u32, last: u32, exit: Exit, stack_check: bool) -> Block {
+        self.close_span();
         Block {
             start,
             last,
@@ -97,13 +113,13 @@ impl BlockBuilder {
     }
 
     /// Appends `op` and returns its value (meaningless for writes).
+    // (Inlined: at a call site that names the operation, the type
+    // inference below reduces to that operation's case.)
+    #[inline]
     pub fn push(&mut self, op: Op) -> Value {
         let ty = self.result_type(&op);
         let value = Value(self.nodes.len() as u32);
         self.nodes.push(Node { op, ty });
-        if let Some(span) = self.instrs.last_mut() {
-            span.end = self.nodes.len() as u32;
-        }
         value
     }
 

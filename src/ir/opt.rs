@@ -147,24 +147,22 @@ const CANONICAL: Facts = 4;
 pub fn optimize(ir: &Ir) -> Ir {
     let blocks = {
         let mut scratch = Scratch::for_blocks(&ir.blocks);
-        let blocks = forward_with_temp_facts(ir, &mut scratch)
-            .into_iter()
-            .map(|(mut block, steps)| {
-                // A pass runs only on a block that has what it rewrites
-                // (most F24 blocks canonicalise nothing, most F32 ones
-                // quantise nothing): each would otherwise walk every node
-                // to find that out.
-                if steps & CANONICALIZES != 0 {
-                    nan_payloads(&mut block, &mut scratch);
-                }
-                // (`nan_payloads` changes operands: after it, look again.)
-                if steps & (QUANTIZED_PRODUCTS | CANONICALIZES) != 0 {
-                    fuse_f24_products(&mut block, &mut scratch);
-                }
-                dead_code(&mut block, &mut scratch);
-                block
-            })
-            .collect();
+        let (mut blocks, steps) = forward_with_temp_facts(ir, &mut scratch);
+        // (In place: a block is a few words moved for each pass otherwise.)
+        for (block, &steps) in blocks.iter_mut().zip(&steps) {
+            // A pass runs only on a block that has what it rewrites
+            // (most F24 blocks canonicalise nothing, most F32 ones
+            // quantise nothing): each would otherwise walk every node
+            // to find that out.
+            if steps & CANONICALIZES != 0 {
+                nan_payloads(block, &mut scratch);
+            }
+            // (`nan_payloads` changes operands: after it, look again.)
+            if steps & (QUANTIZED_PRODUCTS | CANONICALIZES) != 0 {
+                fuse_f24_products(block, &mut scratch);
+            }
+            dead_code(block, &mut scratch);
+        }
         scratch.keep();
         blocks
     };
@@ -300,9 +298,10 @@ impl Rebuild {
         let room = rebuilt_capacity(block.nodes.len());
         facts.clear();
         facts.reserve(room);
+        let (nodes, instrs) = super::spare::block_buffers(room, block.instrs.len());
         Rebuild {
-            nodes: super::spare::nodes(room),
-            instrs: super::spare::spans(block.instrs.len()),
+            nodes,
+            instrs,
             facts,
             steps: 0,
         }
@@ -603,8 +602,8 @@ fn forward(
     let mut pending: [Option<(Value, u8)>; 32] = [None; 32];
     for span in &block.instrs {
         out.begin(span.pc);
-        for index in span.first..span.end {
-            let node = block.nodes[index as usize];
+        let span_nodes = &block.nodes[span.first as usize..span.end as usize];
+        for (index, &node) in (span.first..).zip(span_nodes) {
             let op = map_operands(node.op, |v| remap[v.0 as usize]);
             // Reading some lanes of a blend reads only the blends that give
             // those lanes: a register written in part and then read where it
@@ -757,7 +756,7 @@ fn forward(
 /// and the first one usually confirms it. Only that check decides what is
 /// assumed, so the estimate changes how long compiling takes, never what
 /// is sound.
-fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<(Block, Steps)> {
+fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> (Vec<Block>, Vec<Steps>) {
     let none = [0; 16];
     let mut converted = 0u16;
     for node in &ir.prologue.nodes {
@@ -769,15 +768,19 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<(Block, Steps)
             converted |= 1 << (n & 15);
         }
     }
+    // Every block rewritten once with the same facts.
+    let each_once = |facts: &[Facts; 16], scratch: &mut Scratch| {
+        let mut blocks = Vec::with_capacity(ir.blocks.len());
+        let mut steps = Vec::with_capacity(ir.blocks.len());
+        for block in &ir.blocks {
+            let (block, _, block_steps) = forward(block, facts, &none, scratch);
+            blocks.push(block);
+            steps.push(block_steps);
+        }
+        (blocks, steps)
+    };
     if ir.precision != crate::arith::Precision::F24 {
-        return ir
-            .blocks
-            .iter()
-            .map(|block| {
-                let (block, _, steps) = forward(block, &none, &none, scratch);
-                (block, steps)
-            })
-            .collect();
+        return each_once(&none, scratch);
     }
     let top: [Facts; 16] = std::array::from_fn(|n| {
         if converted >> n & 1 != 0 {
@@ -802,32 +805,31 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<(Block, Steps)
     if reads.iter().all(|&r| r == 0) {
         // No block asks for a temporary's facts: every assignment gives the
         // same rewrite, so the first round would be the last.
-        return ir
-            .blocks
-            .iter()
-            .map(|block| {
-                let (block, _, steps) = forward(block, &top, &none, scratch);
-                (block, steps)
-            })
-            .collect();
+        return each_once(&top, scratch);
     }
     let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
-    let mut done: Vec<Option<(Block, [Facts; 16], Steps)>> =
-        ir.blocks.iter().map(|_| None).collect();
+    // Per block, its rewrite, what it writes and its steps, from the
+    // facts `done_with` (none before the first round).
+    let mut blocks: Vec<Block> = Vec::with_capacity(ir.blocks.len());
+    let mut written: Vec<[Facts; 16]> = Vec::with_capacity(ir.blocks.len());
+    let mut steps: Vec<Steps> = Vec::with_capacity(ir.blocks.len());
     let mut done_with: [Facts; 16] = [0; 16];
     let mut all_blocks = |facts: &[Facts; 16]| -> [Facts; 16] {
         let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
         let changed = (0..16).fold(0u16, |m, n| m | u16::from(facts[n] != done_with[n]) << n);
         let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-        for ((block, slot), &read) in ir.blocks.iter().zip(&mut done).zip(&reads) {
-            if slot.is_none() || read & changed != 0 {
-                let rewritten = forward(block, facts, &kept, scratch);
-                if let Some((stale, _, _)) = slot.replace(rewritten) {
-                    super::spare::keep_block(stale);
-                }
+        for (k, (block, &read)) in ir.blocks.iter().zip(&reads).enumerate() {
+            if k == blocks.len() {
+                let (rewritten, w, s) = forward(block, facts, &kept, scratch);
+                blocks.push(rewritten);
+                written.push(w);
+                steps.push(s);
+            } else if read & changed != 0 {
+                let (rewritten, w, s) = forward(block, facts, &kept, scratch);
+                super::spare::keep_block(std::mem::replace(&mut blocks[k], rewritten));
+                (written[k], steps[k]) = (w, s);
             }
-            let written = slot.as_ref().map_or([0; 16], |(_, w, _)| *w);
-            for (s, w) in stored.iter_mut().zip(written) {
+            for (s, w) in stored.iter_mut().zip(written[k]) {
                 *s &= w;
             }
         }
@@ -848,10 +850,7 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> Vec<(Block, Steps)
         all_blocks(&none);
     }
     // Every block was rewritten in the first round.
-    done.into_iter()
-        .flatten()
-        .map(|(block, _, steps)| (block, steps))
-        .collect()
+    (blocks, steps)
 }
 
 /// The facts of each temporary at every read, as the greatest assignment
@@ -1814,10 +1813,7 @@ mod tests {
             };
             with_facts += usize::from(assumed.iter().any(|&f| f != 0));
             assert!(
-                forward_with_temp_facts(&ir, &mut scratch)
-                    .into_iter()
-                    .map(|(block, _)| block)
-                    .eq(reference),
+                forward_with_temp_facts(&ir, &mut scratch).0 == reference,
                 "{name}: facts {assumed:?}"
             );
         }

@@ -65,16 +65,17 @@ thread_local! {
     };
 }
 
-/// An empty node buffer with room for at least `capacity` nodes.
-pub(super) fn nodes(capacity: usize) -> Vec<Node> {
-    let spare = SPARE.try_with(|spare| spare.borrow_mut().nodes.take());
-    room(spare.ok().flatten(), capacity)
-}
-
-/// An empty span buffer with room for at least `capacity` spans.
-pub(super) fn spans(capacity: usize) -> Vec<InstrSpan> {
-    let spare = SPARE.try_with(|spare| spare.borrow_mut().spans.take());
-    room(spare.ok().flatten(), capacity)
+/// An empty node buffer and an empty span buffer with room for at least
+/// `nodes` and `spans` elements, taken in one visit of the thread's buffers
+/// (every block takes both, twice per compilation).
+pub(super) fn block_buffers(nodes: usize, spans: usize) -> (Vec<Node>, Vec<InstrSpan>) {
+    let (spare_nodes, spare_spans) = SPARE
+        .try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            (spare.nodes.take(), spare.spans.take())
+        })
+        .unwrap_or((None, None));
+    (room(spare_nodes, nodes), room(spare_spans, spans))
 }
 
 /// `spare` if it has room for `capacity` elements, else a new buffer: growing
@@ -91,9 +92,8 @@ fn room<T>(spare: Option<Vec<T>>, capacity: usize) -> Vec<T> {
 /// prologue: taking a buffer for it as [`Ir::recycle`] keeps one keeps the
 /// spare buffers balanced from one compilation to the next).
 pub(super) fn copy_block(block: &Block) -> Block {
-    let mut copy_nodes = nodes(block.nodes.len());
+    let (mut copy_nodes, mut copy_instrs) = block_buffers(block.nodes.len(), block.instrs.len());
     copy_nodes.extend_from_slice(&block.nodes);
-    let mut copy_instrs = spans(block.instrs.len());
     copy_instrs.extend_from_slice(&block.instrs);
     Block {
         nodes: copy_nodes,
@@ -246,7 +246,7 @@ mod tests {
         keep_block(block(1));
         assert_eq!(spare_nodes(), (2, MAX_SPARE_ROOM));
         // Taking one makes room again.
-        assert!(nodes(1).capacity() >= MAX_SPARE_ROOM / 2);
+        assert!(block_buffers(1, 0).0.capacity() >= MAX_SPARE_ROOM / 2);
         keep_block(block(1));
         assert_eq!(spare_nodes().0, 2);
     }
