@@ -3386,7 +3386,7 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
     assert!(any_width || Width::available().is_empty());
 }
 
-/// §9.28: where every product operand is zero or within [2^-23, 2^29), a
+/// §9.29: where every product operand is zero or within [2^-23, 2^29), a
 /// bounded product is zero or a multiple of 2^-62, and so are the sums of
 /// such products (`dp4`, `dp3`, `add` of two `mul`s): their quantisations
 /// are truncations alone, with `+0` added where the sum is stored. Pairs

@@ -163,7 +163,7 @@ pub(crate) trait Driver: Target {
             let fast_run = |target: &mut Self, bounded: &[bool], known: &[bool]| {
                 // Only the run with bounded products checks operand bounds.
                 let with_bounded = bounded.contains(&true);
-                // Quantisations of sums of bounded products (§9.28).
+                // Quantisations of sums of bounded products (§9.29).
                 let grid = on_the_grid(&block.ops, region, |k| fast(target, k), bounded, known)
                     .into_iter()
                     .enumerate()
@@ -414,7 +414,7 @@ const BOUNDED_PRODUCT_LOG2: u32 = 58;
 /// [`quantizations_in_range`]) and, wherever the region's bounded run runs,
 /// zero or a multiple of 2^-62 (*on the grid*): then it is never in the
 /// float24 subnormal band, and `f24::quantize_result` of it is its
-/// truncated mantissa (a `-0` aside), with no flush (§9.28).
+/// truncated mantissa (a `-0` aside), with no flush (§9.29).
 ///
 /// On the grid: a bounded product (`bounded[k]`: its operands zero or at
 /// least 2^-23, so a nonzero product is at least 2^-46 and its 16-bit

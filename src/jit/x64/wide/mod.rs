@@ -215,11 +215,11 @@ struct Function<'a> {
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
 /// below 2^[`OPERAND_BELOW_LOG2`] and at least 2^-[`OPERAND_FROM_LOG2`]: a
 /// product of two is then zero or within [2^-46, 2^58], and its 16-bit
-/// truncation a multiple of 2^-62, as are sums of such (§9.28).
+/// truncation a multiple of 2^-62, as are sums of such (§9.29).
 const OPERAND_BELOW_LOG2: u32 = 29;
 /// The bits of 2^[`OPERAND_BELOW_LOG2`].
 const OPERAND_BELOW_BITS: u32 = (127 + OPERAND_BELOW_LOG2) << 23;
-/// 2^-23, the smallest magnitude of a bounded nonzero operand (§9.28; it
+/// 2^-23, the smallest magnitude of a bounded nonzero operand (§9.29; it
 /// was 2^-31 before: products of two were then only at least 2^-62, and
 /// their sums could cancel into the float24 subnormal band).
 const OPERAND_FROM_LOG2: u32 = 23;
@@ -872,7 +872,7 @@ impl<'a> Function<'a> {
     }
 
     /// `d = f24::quantize_result(a)` where `a` is zero or a multiple of
-    /// 2^-62 below 2^63 in magnitude ([`Target::grid_quantization`], §9.28):
+    /// 2^-62 below 2^63 in magnitude ([`Target::grid_quantization`], §9.29):
     /// never a float24 subnormal, never out of range, so the truncated
     /// mantissa, plus +0 (`-0 + 0 = +0`, exact otherwise) unless no reader
     /// tells zeros apart. No record: the value needs no check.
@@ -930,7 +930,7 @@ impl<'a> Function<'a> {
     /// After [`Self::quantize_deferred`] (`S2` = `|a|`, `S1` = where
     /// `|a| >= 2^-62`): records in [`RANGE`] a lane at or above
     /// 2^[`RECORDED_BELOW_LOG2`] where `|a| >= 2^29` or
-    /// `2^-62 <= |a| < 2^-23` (§9.24, §9.28). Where the region's check
+    /// `2^-62 <= |a| < 2^-23` (§9.24, §9.29). Where the region's check
     /// passes, the quantised value is then +0 or within [2^-23, 2^29) (truncation toward zero keeps a value at least 2^-23 at least 2^-23): a bounded
     /// operand. `|a| * 2^32` (its bits plus 32 in the exponent) is below
     /// 2^61 exactly where `|a|` is below 2^29, and it does not wrap: `|a|`
@@ -1446,7 +1446,7 @@ mod tests {
     /// §9.20: an input transformed by a uniform matrix (`m4x4`: sixteen
     /// products of a converted input row and a hoisted uniform row) takes
     /// the bounded products: no flush compare and no record of its own in
-    /// the fast run, nor in their sums' quantisations (on the grid, §9.28:
+    /// the fast run, nor in their sums' quantisations (on the grid, §9.29:
     /// truncations, +0 added to the four stored), and the region starts
     /// with the one test of the group's flag. (`on_the_grid` all false
     /// fails it: 12 flush compares.)
@@ -1485,7 +1485,7 @@ mod tests {
             .count();
         assert_eq!(products, 16);
         // Three sums per `dp4`, none recorded (§9.14) and, sums of
-        // bounded products, none flushed (§9.28): truncated only, the
+        // bounded products, none flushed (§9.29): truncated only, the
         // four stored ones with +0 added.
         assert_eq!(records_and_compares(fast), (0, 0));
         assert_eq!(additions_of_zero(fast), 4);
@@ -1540,7 +1540,7 @@ mod tests {
     /// the run without bounded products (no `jmp` to the exact run).
     /// Checking no computed operand (`checked_operands` never paying)
     /// fails it: (16, 29) records and compares instead of (4, 9); so does
-    /// quantising no sum on the grid (`on_the_grid` all false, §9.28):
+    /// quantising no sum on the grid (`on_the_grid` all false, §9.29):
     /// (4, 29).
     #[test]
     fn products_of_checked_computed_values_neither_flush_nor_record() {
@@ -1575,7 +1575,7 @@ mod tests {
         assert_eq!(count(Mnemonic::Vmulps), 32);
         // Records: the four checked values. Compares: the four checked
         // values' flushes and lower bounds, the check's; the other 20
-        // sums, of bounded products, are truncated only (§9.28), the four
+        // sums, of bounded products, are truncated only (§9.29), the four
         // stored ones with +0 added.
         assert_eq!(records_and_compares(fast), (4, 4 + 4 + 1));
         assert_eq!(additions_of_zero(fast), 4);
@@ -1595,7 +1595,7 @@ mod tests {
     }
 
     /// The `vaddps` of a pool constant in `code`: the `+0` of a bounded
-    /// product or of a quantisation on the grid (§9.20, §9.28).
+    /// product or of a quantisation on the grid (§9.20, §9.29).
     fn additions_of_zero(code: &[Instruction]) -> usize {
         code.iter()
             .filter(|i| i.mnemonic() == Mnemonic::Vaddps && i.memory_base() == Register::RIP)
