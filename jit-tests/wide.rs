@@ -3386,6 +3386,104 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
     assert!(any_width || Width::available().is_empty());
 }
 
+/// §9.29: where every product operand is zero or within [2^-23, 2^29), a
+/// bounded product is zero or a multiple of 2^-62, and so are the sums of
+/// such products (`dp4`, `dp3`, `add` of two `mul`s): their quantisations
+/// are truncations alone, with `+0` added where the sum is stored. Pairs
+/// of operands one float24 ulp apart (`x` and `twin(x)`) times `s` and
+/// `-s` cancel to `s * ulp(x)`: with operands at or above 2^-23 no such
+/// sum lands in the float24 subnormal band; with operands in [2^-31,
+/// 2^-23) (inputs or uniforms) it can (2^-31 · 2^-31 · 2^-16 = 2^-78), and
+/// the group or the call must run the forms with flushes. Zero inputs
+/// times negative uniforms make `-0` products whose sums must store `+0`.
+/// Every width, `run_vertices` and `run_batch`, against the interpreter
+/// bit for bit.
+#[test]
+fn sums_of_bounded_products_match_the_interpreter_at_every_width() {
+    let source = "
+        dp4 o0.x, c0, v0
+        dp4 o0.y, c1, v0
+        dp3 o0.z, c2, v0
+        dph o0.w, v0, c3
+        mul r0, v0, c4
+        add o1, r0, r0.yxwz
+        mul r2, v0, c5
+        add o2, r2, r2.yxwz
+        dp4 o3.x, v0, v1
+        dp3 o3.y, v0, v0.yxwz
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let bits = f32::from_bits;
+    // The value one float24 ulp (mantissa bit 7) away.
+    let twin = |x: f32| bits(x.to_bits() ^ 0x80);
+    let edges = [
+        0.0,
+        -0.0,
+        p(-23),
+        bits(0x3400_0080), // 2^-23 (1 + 2^-16)
+        bits(0x33FF_FF80), // just below 2^-23
+        p(-24),
+        bits(0x3380_0080),
+        p(-31),
+        bits(0x3000_0080), // 2^-31 (1 + 2^-16)
+        1.0,
+        -1.5,
+        bits(0x4DFF_FF80), // just below 2^29
+        p(29),
+        p(-70), // a float24 subnormal
+    ];
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [[x, -0.5 * x, 3.0, 0.75], [1.0, -x, 0.25, 2.0]]
+    };
+    let uniforms = |s: f32| {
+        let mut u = pica_jit::Uniforms::default();
+        u.f[0] = [s, -s, 0.5, -0.0];
+        u.f[1] = [-1.0; 4];
+        u.f[2] = [s, -s, s, 1.0];
+        u.f[3] = [1.0, -s, s, 0.5];
+        u.f[4] = [s, -s, s, -s];
+        u.f[5] = [-1.0, -1.0, -s, -s];
+        u
+    };
+    let scales = [
+        1.0,
+        p(-23),
+        bits(0x3400_0080),
+        p(-24),
+        p(-31),
+        bits(0x3000_0080),
+        p(28),
+    ];
+    let uniform_sets: Vec<_> = scales.iter().map(|&s| uniforms(s)).collect();
+    let mut any_width = false;
+    for width in widths() {
+        any_width = true;
+        // One edge per group, beside its twin (in `x` and `y`); then
+        // groups mixing the edges.
+        let inputs = edge_groups(
+            width.lanes(),
+            &edges,
+            0..edges.len(),
+            ordinary,
+            |v, _, e| {
+                v[0][0] = e;
+                v[0][1] = twin(e);
+            },
+            |v, n, shift| {
+                let e = edges[(n + shift) % edges.len()];
+                v[0] = [e, twin(e), edges[(n + shift + 5) % edges.len()], 0.0];
+            },
+        );
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
+        assert_run_batch_matches(&interp, &jit, &uniform_sets[1], &inputs, width);
+    }
+    assert!(any_width || Width::available().is_empty());
+}
+
 /// Outputs the vertex kernel's last block writes whole are transposed into
 /// the records straight from the registers holding them (under the DVLE's
 /// own output mask, every output the program writes), the others from their

@@ -127,7 +127,7 @@ pub(crate) trait Driver: Target {
         );
         // Fast float24 products of two bounded rows (§9.20), or of a bounded
         // row and a checked quantisation (§9.24): zero or within
-        // [2^-62, 2^58] where the region's fast run runs.
+        // [2^-46, 2^58] where the region's fast run runs.
         let bounded: Vec<bool> = (0..region)
             .map(|k| {
                 fast(self, k)
@@ -163,6 +163,12 @@ pub(crate) trait Driver: Target {
             let fast_run = |target: &mut Self, bounded: &[bool], known: &[bool]| {
                 // Only the run with bounded products checks operand bounds.
                 let with_bounded = bounded.contains(&true);
+                // Quantisations of sums of bounded products (§9.29).
+                let grid = on_the_grid(&block.ops, region, |k| fast(target, k), bounded, known)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, g)| g && !(with_bounded && checked[k]))
+                    .collect::<Vec<bool>>();
                 for (k, op) in block.ops[..region].iter().enumerate() {
                     let fast = fast(target, k);
                     target.defer_next(fast);
@@ -170,6 +176,7 @@ pub(crate) trait Driver: Target {
                     target.range_known(fast && known[k]);
                     target.bounded_product(bounded[k].then_some(zero_sign_free[k]));
                     target.check_operand_bounds(with_bounded && checked[k]);
+                    target.grid_quantization(grid[k].then_some(zero_sign_free[k]));
                     target.lower(k as LaneRef, *op, &rows)?;
                 }
                 Ok::<(), JitError>(())
@@ -399,8 +406,52 @@ fn nan_tests_later(
 }
 
 /// The bound of a product of two bounded operands (each zero or of
-/// magnitude within [2^-31, 2^29]: `Target::bounded_row`): at most 2^58.
+/// magnitude within [2^-23, 2^29]: `Target::bounded_row`): at most 2^58.
 const BOUNDED_PRODUCT_LOG2: u32 = 58;
+
+/// Per operation of the first `region` of `ops`: a fast float24
+/// quantisation (`fast(k)`) whose operand is known below 2^63 (`known[k]`,
+/// [`quantizations_in_range`]) and, wherever the region's bounded run runs,
+/// zero or a multiple of 2^-62 (*on the grid*): then it is never in the
+/// float24 subnormal band, and `f24::quantize_result` of it is its
+/// truncated mantissa (a `-0` aside), with no flush (§9.29).
+///
+/// On the grid: a bounded product (`bounded[k]`: its operands zero or at
+/// least 2^-23, so a nonzero product is at least 2^-46 and its 16-bit
+/// truncation a multiple of 2^(-46-16)); a constant that is zero or a
+/// finite multiple of 2^-62; a sum or difference of two values on the grid
+/// (the exact sum is a multiple of 2^-62; below 2^-38 it is representable,
+/// so exact, and above, its rounding is a multiple of its binade's ulp,
+/// 2^-61 or more); a quantisation of a value on the grid (truncating a
+/// multiple of 2^-62 whose exponent is e keeps a multiple of 2^(e-16) or
+/// of 2^-62, whichever is coarser, both multiples of 2^-62).
+fn on_the_grid(
+    ops: &[LaneOp],
+    region: usize,
+    fast: impl Fn(usize) -> bool,
+    bounded: &[bool],
+    known: &[bool],
+) -> Vec<bool> {
+    let mut grid = vec![false; region];
+    let mut quantize = vec![false; region];
+    for k in 0..region {
+        let of = |v: LaneRef| grid[v as usize];
+        grid[k] = match ops[k] {
+            LaneOp::Const(bits) => {
+                let c = f32::from_bits(bits);
+                c.is_finite() && (f64::from(c) * 2f64.powi(62)).fract() == 0.0
+            }
+            LaneOp::Binary(BinOp::PicaMulF24, ..) => bounded[k],
+            LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) => of(a) && of(b),
+            LaneOp::Unary(UnOp::F24Quantize, a) if fast(k) && known[k] && of(a) => {
+                quantize[k] = true;
+                true
+            }
+            _ => false,
+        };
+    }
+    quantize
+}
 
 /// Whether value `v` is a row [`Target::bounded_row`] names, or the input
 /// flush of one (`flush_input` of zero or of a value at least 2^-62 in

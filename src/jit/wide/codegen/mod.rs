@@ -306,7 +306,7 @@ pub(crate) trait Target {
     /// Rows whose every lane is, wherever a deferred region that
     /// [`require_bounded_operands`](Self::require_bounded_operands) takes its
     /// fast run, zero or of magnitude within the backend's operand bounds
-    /// (2^-32 to 2^29 on x86-64): the hoisted rows checked once per call
+    /// (2^-23 to 2^29 on x86-64): the hoisted rows checked once per call
     /// ([`check_hoisted_bounds`](Self::check_hoisted_bounds)) and the input
     /// rows whose conversion checked them per group. None by default.
     fn bounded_row(&self, row: u16) -> bool {
@@ -338,7 +338,7 @@ pub(crate) trait Target {
 
     /// Inside a deferred region, before the next operation (a fast
     /// float24 product whose operands are [`bounded_row`](Self::bounded_row)s,
-    /// `Some`): its product is zero or of magnitude within [2^-62, 2^58]
+    /// `Some`): its product is zero or of magnitude within [2^-46, 2^58]
     /// wherever the region's fast run runs, so it needs neither the flush
     /// of a tiny result nor a record; `Some(true)`: the sign of its zero is
     /// seen by no reader either (only additions that end in quantisations
@@ -351,12 +351,23 @@ pub(crate) trait Target {
     /// operation (a fast float24 quantisation some bounded products read,
     /// `true`): its fast form also records, for the region's check, whether
     /// its operand is below 2^29 in magnitude and, where it does not
-    /// quantise to +0, at least 2^-31: where the check passes, the
+    /// quantise to +0, at least 2^-23: where the check passes, the
     /// quantised value is zero or within the operand bounds of
     /// [`bounded_row`](Self::bounded_row), as a bounded row's lanes are.
     /// Nothing by default (a backend with no bounded rows is never asked).
     fn check_operand_bounds(&mut self, checked: bool) {
         let _ = checked;
+    }
+
+    /// Inside a deferred region with bounded products, before the next
+    /// operation (a fast float24 quantisation whose operand is known below
+    /// 2^63 and zero or a multiple of 2^-62 wherever the region's bounded
+    /// run runs, `Some`: `codegen::driver::on_the_grid`): its quantisation
+    /// is the truncated mantissa alone, except that a `-0` must become
+    /// `+0` unless no reader tells zeros apart (`Some(true)`). Nothing by
+    /// default (a backend with no bounded rows is never asked).
+    fn grid_quantization(&mut self, grid: Option<bool>) {
+        let _ = grid;
     }
 
     /// Ends the deferred region: the one range check, which jumps to the

@@ -186,6 +186,9 @@ struct Function<'a> {
     /// The next fast float24 product is a bounded one
     /// ([`Target::bounded_product`]).
     bounded_next: Option<bool>,
+    /// The next fast float24 quantisation's operand is zero or a multiple
+    /// of 2^-62 below 2^63 ([`Target::grid_quantization`]).
+    grid_next: Option<bool>,
     /// The current deferred region's fast run without bounded products,
     /// for groups whose operands are not bounded
     /// ([`Target::require_bounded_operands`]).
@@ -210,19 +213,27 @@ struct Function<'a> {
 }
 
 /// Float24 product operands are bounded (§9.20) where zero or of magnitude
-/// below 2^[`OPERAND_BELOW_LOG2`] and at least 2^-31 (inputs: 2^-30): a
-/// product of two is then zero or within [2^-62, 2^58].
+/// below 2^[`OPERAND_BELOW_LOG2`] and at least 2^-[`OPERAND_FROM_LOG2`]: a
+/// product of two is then zero or within [2^-46, 2^58], and its 16-bit
+/// truncation a multiple of 2^-62, as are sums of such (§9.29).
 const OPERAND_BELOW_LOG2: u32 = 29;
 /// The bits of 2^[`OPERAND_BELOW_LOG2`].
 const OPERAND_BELOW_BITS: u32 = (127 + OPERAND_BELOW_LOG2) << 23;
-/// The bits of 2^-31, the smallest magnitude of a bounded hoisted operand.
-const OPERAND_FROM_BITS: u32 = (127 - 31) << 23;
+/// 2^-23, the smallest magnitude of a bounded nonzero operand (§9.29; it
+/// was 2^-31 before: products of two were then only at least 2^-62, and
+/// their sums could cancel into the float24 subnormal band).
+const OPERAND_FROM_LOG2: u32 = 23;
+/// The bits of 2^-[`OPERAND_FROM_LOG2`].
+const OPERAND_FROM_BITS: u32 = (127 - OPERAND_FROM_LOG2) << 23;
 /// A fused input conversion's [`LOADS_MIN`] (the smallest `|x| - 2^-78`)
-/// shifted right by 27 is at least this where every loaded `x` is zero,
-/// below 2^-78 (loaded as +0) or at least 2^-30: `2^-30 - 2^-78` =
-/// `3 << 27` in bits.
-const LOADS_MIN_BOUNDED: u32 = 3;
-const _: () = assert!((127 - 30) << 23 == SUBNORMAL_QUANTUM_BITS + (LOADS_MIN_BOUNDED << 27));
+/// shifted right by [`LOADS_MIN_SHIFT`] is at least this where every
+/// loaded `x` is zero, below 2^-78 (loaded as +0) or at least 2^-23:
+/// `2^-23 - 2^-78` = `55 << 23` in bits.
+const LOADS_MIN_BOUNDED: u32 = 55;
+/// See [`LOADS_MIN_BOUNDED`].
+const LOADS_MIN_SHIFT: i8 = 23;
+const _: () =
+    assert!(OPERAND_FROM_BITS == SUBNORMAL_QUANTUM_BITS + (LOADS_MIN_BOUNDED << LOADS_MIN_SHIFT));
 
 /// The register that accumulates a deferred region's range check: per
 /// lane, the largest magnitude (bits of `|x|` as a signed integer) of the
@@ -530,6 +541,7 @@ impl Target for Function<'_> {
         self.nan_later = false;
         self.range_known = false;
         self.bounded_next = None;
+        self.grid_next = None;
     }
 
     fn defer_next(&mut self, fast: bool) {
@@ -583,7 +595,7 @@ impl Target for Function<'_> {
         self.inputs_flagged && self.bounded_rows.contains(&row)
     }
 
-    /// Per call: each lane of each row is zero or within [2^-31, 2^29)
+    /// Per call: each lane of each row is zero or within [2^-23, 2^29)
     /// in magnitude, else the call's `layout::HOISTED_UNBOUNDED` is not 0.
     /// Between the hoisting's preludes no value is live: registers 1 and 2
     /// are free.
@@ -606,8 +618,8 @@ impl Target for Function<'_> {
             self.a.v().v3c(V::Psubd, S2, S2, 1);
             self.a.pminud_into(MIN, S2);
         }
-        // Some lane at or above 2^29, or neither zero nor at least 2^-31
-        // (`min(MIN, 2^-31 - 1)` is not `2^-31 - 1`).
+        // Some lane at or above 2^29, or neither zero nor at least 2^-23
+        // (`min(MIN, 2^-23 - 1)` is not `2^-23 - 1`).
         const BAD: u8 = S1;
         let mut v = self.a.v();
         v.v3c(V::Pcmpgtd, BAD, MAX, OPERAND_BELOW_BITS - 1);
@@ -643,6 +655,10 @@ impl Target for Function<'_> {
     fn check_operand_bounds(&mut self, checked: bool) {
         self.check_bounds_next = checked && self.deferring && self.bounded_exact.is_some();
         self.checks_operands |= self.check_bounds_next;
+    }
+
+    fn grid_quantization(&mut self, grid: Option<bool>) {
+        self.grid_next = grid.filter(|_| self.deferring);
     }
 
     fn join_deferred(&mut self) {
@@ -770,6 +786,7 @@ impl<'a> Function<'a> {
             flag_loads: false,
             inputs_flagged: false,
             bounded_next: None,
+            grid_next: None,
             bounded_exact: None,
             range_written: false,
             unbounded_run: false,
@@ -801,7 +818,7 @@ impl<'a> Function<'a> {
     /// A fused conversion's fast run passed or not (the check follows):
     /// the group's `layout::OPERANDS_UNBOUNDED` is 0 where every value it
     /// loaded is below 2^29 in magnitude and zero, below 2^-78 or at least
-    /// 2^-30 (so its converted value is +0 or within [2^-30, 2^29)), and
+    /// 2^-23 (so its converted value is +0 or within [2^-23, 2^29)), and
     /// the call's hoisted operands are bounded.
     fn write_input_bounds(&mut self) {
         let mut v = self.a.v();
@@ -811,7 +828,7 @@ impl<'a> Function<'a> {
             // the lanes at or above 2^29 only.
             self.a.movmsk(S1);
         } else {
-            v.u(U::Psrld(27), S2, LOADS_MIN);
+            v.u(U::Psrld(LOADS_MIN_SHIFT), S2, LOADS_MIN);
             v.v3c(V::Pcmpgtd, S2, S2, LOADS_MIN_BOUNDED - 1);
             v.v3(V::Andnps, S1, S1, S2);
             self.a.movmsk(S1);
@@ -834,10 +851,11 @@ impl<'a> Function<'a> {
         self.nan_later = false;
         self.range_known = false;
         self.bounded_next = None;
+        self.grid_next = None;
     }
 
     /// A fast float24 product `d` (the IEEE product) quantised: a bounded
-    /// one (§9.20: zero or within [2^-62, 2^58]) is its truncated mantissa,
+    /// one (§9.20: zero or within [2^-46, 2^58]) is its truncated mantissa,
     /// plus +0 (-0 + 0 = +0, exact otherwise) unless no reader tells zeros
     /// apart; any other by [`Self::quantize_deferred`].
     fn quantize_product(&mut self, d: u8) {
@@ -850,6 +868,20 @@ impl<'a> Function<'a> {
                 }
             }
             None => self.quantize_deferred(d, d),
+        }
+    }
+
+    /// `d = f24::quantize_result(a)` where `a` is zero or a multiple of
+    /// 2^-62 below 2^63 in magnitude ([`Target::grid_quantization`], §9.29):
+    /// never a float24 subnormal, never out of range, so the truncated
+    /// mantissa, plus +0 (`-0 + 0 = +0`, exact otherwise) unless no reader
+    /// tells zeros apart. No record: the value needs no check.
+    fn quantize_on_the_grid(&mut self, d: u8, a: u8, zero_sign_unseen: bool) {
+        self.range_known = false;
+        let mut v = self.a.v();
+        v.v3c(V::Andps, d, a, f24::MANTISSA_MASK);
+        if !zero_sign_unseen {
+            v.v3c(V::Addps, d, d, 0);
         }
     }
 
@@ -898,8 +930,8 @@ impl<'a> Function<'a> {
     /// After [`Self::quantize_deferred`] (`S2` = `|a|`, `S1` = where
     /// `|a| >= 2^-62`): records in [`RANGE`] a lane at or above
     /// 2^[`RECORDED_BELOW_LOG2`] where `|a| >= 2^29` or
-    /// `2^-62 <= |a| < 2^-31` (§9.24). Where the region's check passes, the
-    /// quantised value is then +0 or within [2^-31, 2^29): a bounded
+    /// `2^-62 <= |a| < 2^-23` (§9.24, §9.29). Where the region's check
+    /// passes, the quantised value is then +0 or within [2^-23, 2^29) (truncation toward zero keeps a value at least 2^-23 at least 2^-23): a bounded
     /// operand. `|a| * 2^32` (its bits plus 32 in the exponent) is below
     /// 2^61 exactly where `|a|` is below 2^29, and it does not wrap: `|a|`
     /// is either recorded itself (the check fails unless it is below 2^61)
@@ -968,9 +1000,10 @@ impl<'a> Function<'a> {
             // product below 2^64 in magnitude is not NaN, so it is the PICA
             // product (`arith::mul_rule` differs from IEEE only where the
             // IEEE product is NaN).
-            LaneOp::Unary(UnOp::F24Quantize, _) if self.deferring => {
-                self.quantize_deferred(d, r[0]);
-            }
+            LaneOp::Unary(UnOp::F24Quantize, _) if self.deferring => match self.grid_next.take() {
+                Some(zero_sign_unseen) => self.quantize_on_the_grid(d, r[0], zero_sign_unseen),
+                None => self.quantize_deferred(d, r[0]),
+            },
             LaneOp::Binary(BinOp::PicaMulF24, _, _) if self.deferring => {
                 self.a.v().v3(V::Mulps, d, r[0], r[1]);
                 self.quantize_product(d);
@@ -1413,8 +1446,10 @@ mod tests {
     /// §9.20: an input transformed by a uniform matrix (`m4x4`: sixteen
     /// products of a converted input row and a hoisted uniform row) takes
     /// the bounded products: no flush compare and no record of its own in
-    /// the fast run (the sums' quantisations keep their flushes: four), and
-    /// the region starts with the one test of the group's flag.
+    /// the fast run, nor in their sums' quantisations (on the grid, §9.29:
+    /// truncations, +0 added to the four stored), and the region starts
+    /// with the one test of the group's flag. (`on_the_grid` all false
+    /// fails it: 12 flush compares.)
     #[test]
     fn bounded_products_of_inputs_and_uniforms_neither_flush_nor_record() {
         let text = "
@@ -1449,8 +1484,11 @@ mod tests {
             .filter(|i| i.mnemonic() == Mnemonic::Vmulps)
             .count();
         assert_eq!(products, 16);
-        // Three sums per `dp4`, each flushed, none recorded (§9.14).
-        assert_eq!(records_and_compares(fast), (0, 4 * 3));
+        // Three sums per `dp4`, none recorded (§9.14) and, sums of
+        // bounded products, none flushed (§9.29): truncated only, the
+        // four stored ones with +0 added.
+        assert_eq!(records_and_compares(fast), (0, 0));
+        assert_eq!(additions_of_zero(fast), 4);
         // RANGE is neither reset nor read in the fast run.
         let range = |i: &Instruction| {
             (0..i.op_count()).any(|n| {
@@ -1501,7 +1539,9 @@ mod tests {
     /// (no flush, no record). A group failing that check falls through to
     /// the run without bounded products (no `jmp` to the exact run).
     /// Checking no computed operand (`checked_operands` never paying)
-    /// fails it: (16, 41) records and compares instead of (4, 29).
+    /// fails it: (16, 29) records and compares instead of (4, 9); so does
+    /// quantising no sum on the grid (`on_the_grid` all false, §9.29):
+    /// (4, 29).
     #[test]
     fn products_of_checked_computed_values_neither_flush_nor_record() {
         let text = "
@@ -1533,9 +1573,12 @@ mod tests {
         let fast = &one[start..check];
         let count = |m: Mnemonic| fast.iter().filter(|i| i.mnemonic() == m).count();
         assert_eq!(count(Mnemonic::Vmulps), 32);
-        // Records: the four checked values. Compares: 24 sums flushed,
-        // the four checked values' lower bounds, the check's.
-        assert_eq!(records_and_compares(fast), (4, 24 + 4 + 1));
+        // Records: the four checked values. Compares: the four checked
+        // values' flushes and lower bounds, the check's; the other 20
+        // sums, of bounded products, are truncated only (§9.29), the four
+        // stored ones with +0 added.
+        assert_eq!(records_and_compares(fast), (4, 4 + 4 + 1));
+        assert_eq!(additions_of_zero(fast), 4);
         assert_eq!(one[check + 1].mnemonic(), Mnemonic::Je);
         // Failing, the group falls through to the run without bounded
         // products, where the flag's `jne` also leads.
@@ -1549,6 +1592,14 @@ mod tests {
                 .expect("the unbounded run's check");
         // There every product is flushed and recorded, as before §9.24.
         assert_eq!(records_and_compares(&one[at..end]), (32, 32 + 24 + 1));
+    }
+
+    /// The `vaddps` of a pool constant in `code`: the `+0` of a bounded
+    /// product or of a quantisation on the grid (§9.20, §9.29).
+    fn additions_of_zero(code: &[Instruction]) -> usize {
+        code.iter()
+            .filter(|i| i.mnemonic() == Mnemonic::Vaddps && i.memory_base() == Register::RIP)
+            .count()
     }
 
     /// The vector register number (0–31) of `r`, if it is one.
