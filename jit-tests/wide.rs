@@ -2904,25 +2904,7 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
         end
     ";
     let program = std::sync::Arc::new(common::assemble(source).program());
-    let p = |e: i32| 2f32.powi(e);
-    let edges = [
-        -0.0,
-        0.0,
-        p(-70),
-        -p(-70),
-        p(-63),
-        p(-62),
-        -p(-62),
-        f32::from_bits(0x207F_FFFF), // just below 2^-62
-        p(-100),
-        p(70),
-        -1.5 * p(63),
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::from_bits(0xFFC0_1234),
-        1.0,
-    ];
+    let edges = F24_EDGES;
     let ordinary = |n: usize| {
         let x = n as f32 * 0.25 + 1.0;
         [[x, -x, 2.0, 0.5], [3.0, x, -0.75, 1.0], [0.5, 1.5, -x, 2.0]]
@@ -3228,6 +3210,28 @@ fn bounded_products_match_the_interpreter_at_every_width() {
     }
     assert!(any_width || Width::available().is_empty());
 }
+
+/// float24 edge values for input lanes: signed zeros, subnormals (2^-70,
+/// 2^-63, 2^-100), the smallest normal 2^-62 and just below, values beyond
+/// float24's range, infinities, NaNs and an ordinary 1.0.
+const F24_EDGES: [f32; 16] = [
+    -0.0,
+    0.0,
+    1.0 / (1u128 << 70) as f32,
+    -1.0 / (1u128 << 70) as f32,
+    1.0 / (1u128 << 63) as f32,
+    1.0 / (1u128 << 62) as f32,
+    -1.0 / (1u128 << 62) as f32,
+    f32::from_bits(0x207F_FFFF), // just below 2^-62
+    f32::from_bits(0x0D80_0000), // 2^-100
+    (1u128 << 70) as f32,
+    -1.5 * (1u128 << 63) as f32,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::from_bits(0xFFC0_1234),
+    1.0,
+];
 
 /// Input records with every edge value in every input component, edges
 /// mixed within each group (lane `n` of a group takes the edge `n + shift`,
@@ -3564,14 +3568,14 @@ fn outputs_stored_from_registers(text: &str) {
 /// from them is a checked operand of bounded products by uniforms (the
 /// group's bounds flag then made without a lower bound), with lanes at -0,
 /// +0, float24 subnormals of either sign, 2^-62 exactly and just below,
-/// 2^-30 and just below, tiny, large, infinite and NaN values, mixed within
-/// one group, in groups of ordinary lanes and a partial group, with
+/// 2^-23 (the operands' lower bound) and just below, 2^-45, tiny, large,
+/// infinite and NaN values, mixed within one group, in groups of ordinary lanes and a partial group, with
 /// uniforms in and out of the operand bounds: `run_vertices` and
 /// `run_batch` equal the interpreter bit for bit at every width. (Skipping
 /// the lower-bound record of every row stored flushed while keeping the
 /// rows products read bounded, `f24_load_deferred_row` in `x64/wide`
-/// passing `!flushed`, fails it: a `v2` lane of 2^-40 is taken as a
-/// bounded operand and its product by `c1.x` = 2^-30 is not flushed.)
+/// passing `!flushed`, fails it: a `v2` lane of 2^-45 is taken as a
+/// bounded operand and its product by `c1.x` = 2^-22 is not flushed.)
 #[test]
 fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
     let sources = [
@@ -3594,42 +3598,26 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
     ",
     ];
     let p = |e: i32| 2f32.powi(e);
-    let edges = [
-        -0.0,
-        0.0,
-        p(-70),
-        -p(-70),
-        p(-63),
-        p(-62),
-        -p(-62),
-        f32::from_bits(0x207F_FFFF), // just below 2^-62
-        p(-40),
-        p(-30),
-        f32::from_bits(0x307F_FFFF), // just below 2^-30
-        p(-100),
-        p(70),
-        -1.5 * p(63),
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        f32::from_bits(0xFFC0_1234),
-        1.0,
-    ];
+    // The float24 edges and the product operands' lower bound (2^-23, §9.29).
+    let edges: Vec<f32> = F24_EDGES
+        .into_iter()
+        .chain([p(-45), p(-23), f32::from_bits(0x33FF_FFFF)]) // just below 2^-23
+        .collect();
     let ordinary = |n: usize| {
         let x = n as f32 * 0.25 + 1.0;
         [
             [x, -x, 2.0, 0.5],
             [3.0, x, -0.75, 1.0],
-            [p(-40), 1.5, -x, 2.0],
-            [p(-40), -x, 0.125, 4.0],
+            [p(-45), 1.5, -x, 2.0],
+            [p(-45), -x, 0.125, 4.0],
         ]
     };
     let mut uniforms_in = pica_jit::Uniforms::default();
     uniforms_in.f[0] = [1.5, -2.0, 0.25, 3.0];
-    uniforms_in.f[1] = [p(-30), 0.5, -4.0, 1.0];
+    uniforms_in.f[1] = [p(-22), 0.5, -4.0, 1.0];
     uniforms_in.f[2] = [2.0, 0.75, -1.0, p(10)];
     let mut uniforms_out = uniforms_in.clone();
-    uniforms_out.f[1][0] = p(-40);
+    uniforms_out.f[1][0] = p(-45);
     uniforms_out.f[2][3] = p(30);
     let mut any_width = false;
     for source in sources {
