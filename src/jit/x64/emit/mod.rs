@@ -36,7 +36,7 @@ pub(in crate::jit::x64) use encode::{
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};
-pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowPath};
+pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowEntry, SlowPath};
 
 use super::Asm;
 use crate::jit::JitError;
