@@ -174,6 +174,34 @@ impl<V: ValueIndex> Registers<V> {
         Some((found, d))
     }
 
+    /// [`Registers::in_registers`] for the operation `v` and, where it
+    /// answers, everything the allocator does for the operation at once:
+    /// `v` assigned its register (if `result`), the operands whose last use
+    /// this is released, and `v` dropped again if nothing reads it. The
+    /// caller emits the operation's code afterwards, which changes no
+    /// allocation (so releasing first frees the same registers for the
+    /// same later operations); `None` leaves everything unchanged.
+    #[inline]
+    pub(crate) fn settle_in_registers(
+        &mut self,
+        v: V,
+        operands: &[V],
+        result: bool,
+        regs: &[u8],
+    ) -> Option<([u8; 3], u8)> {
+        let (found, d) = self.in_registers(operands, result, regs)?;
+        if result {
+            self.assign(v, d);
+        }
+        self.release(operands, v.index() as u32);
+        if result && self.values[v.index()].last_use == NEVER {
+            // Computed for nothing: free at once.
+            self.vacate(d);
+            self.values[v.index()].loc = Loc::None;
+        }
+        Some((found, d))
+    }
+
     /// The value register `r` holds, if any.
     fn held(&self, r: u8) -> Option<u32> {
         (self.occupied >> r & 1 != 0).then(|| self.holder[r as usize])
