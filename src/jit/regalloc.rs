@@ -435,6 +435,62 @@ mod tests {
         (dests, t.events)
     }
 
+    /// `settle_in_registers` leaves the allocation exactly as the steps it
+    /// stands for (`in_registers`, `assign`, `release`, `drop_value` of a
+    /// value nothing reads) and gives the same registers; where an operand
+    /// is not in a register it answers `None` and changes nothing.
+    #[test]
+    fn settling_in_registers_is_the_steps_it_stands_for() {
+        // Operation k: its operands, and whether it has a result. Value 1
+        // reads 0 twice (0's last use), 2 and 3 read 1 and have results
+        // nothing reads, 4 stores 1 (its last use) without a result.
+        let ops: [(&[u32], bool); 5] = [
+            (&[], true),
+            (&[0, 0], true),
+            (&[1], true),
+            (&[1], true),
+            (&[1], false),
+        ];
+        let last_use = vec![1, 4, NEVER, NEVER, NEVER];
+        let regs: &[u8] = &[4, 2, 7];
+        let mut settled = Registers::<u32>::new(last_use.clone(), vec![false; 5], vec![]);
+        let mut stepped = settled.clone();
+        let mut got = Vec::new();
+        for (k, &(operands, result)) in ops.iter().enumerate() {
+            let k = k as u32;
+            let answer = settled.settle_in_registers(k, operands, result, regs);
+            let steps = stepped.in_registers(operands, result, regs);
+            assert_eq!(answer, steps, "operation {k}");
+            if let Some((_, d)) = steps {
+                if result {
+                    stepped.assign(k, d);
+                }
+                stepped.release(operands, k);
+                if result && stepped.last_use(k) == NEVER {
+                    stepped.drop_value(k);
+                }
+            }
+            assert_eq!(settled, stepped, "after operation {k}");
+            got.push(answer.map(|(found, d)| (found[..operands.len()].to_vec(), d)));
+        }
+        assert_eq!(
+            got,
+            [
+                Some((vec![], 4)),
+                Some((vec![4, 4], 2)),
+                Some((vec![2], 4)),
+                Some((vec![2], 4)),
+                Some((vec![2], 0)),
+            ]
+        );
+        // Value 1 released by its last use, values 2 and 3 computed for
+        // nothing and dropped at once: no register is held. Value 0 is no
+        // longer anywhere: an operation reading it is not settled here.
+        assert_eq!(settled.occupied, 0);
+        assert!(settled.settle_in_registers(4, &[0], true, regs).is_none());
+        assert_eq!(settled, stepped);
+    }
+
     #[test]
     fn free_registers_are_taken_in_the_targets_order_and_reused_once_released() {
         // Operation k reads k - 1 (a chain): each value dies at its reader,

@@ -384,6 +384,60 @@ mod tests {
         ops.finalize().expect("assembles")
     }
 
+    /// The jumps into and out of slow paths, written with their
+    /// displacements, are byte for byte the assembler's jumps to dynamic
+    /// labels at the same places: two slow paths of their own (one jumping
+    /// forward past the other's fast path) and two sharing a body (called as
+    /// a subroutine), in both `xmm` encodings.
+    #[test]
+    fn slow_path_jumps_are_the_assemblers_label_jumps() {
+        use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+        let overflow = Body::F24Overflow { d: 2 };
+        let load = Body::F24Load { d: 5 };
+        let shared = Body::PicaMul { d: 3, a: 4, b: 6 };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            let patched = buffer(encoding, |v| {
+                let first = v.jnz_to_slow();
+                dynasm!(v.ops ; .arch x64 ; nop ; nop);
+                let second = v.jnz_to_slow();
+                v.rejoin(second, load);
+                dynasm!(v.ops ; .arch x64 ; nop);
+                v.rejoin(first, overflow);
+                for _ in 0..2 {
+                    let entry = v.jnz_to_slow();
+                    dynasm!(v.ops ; .arch x64 ; int3);
+                    v.rejoin(entry, shared);
+                }
+                v.emit_slow_paths();
+            });
+            let labelled = buffer(encoding, |v| {
+                let l: Vec<_> = (0..9).map(|_| v.ops.new_dynamic_label()).collect();
+                dynasm!(v.ops
+                    ; .arch x64
+                    ; jnz =>l[0] ; nop ; nop
+                    ; jnz =>l[1] ; =>l[2] ; nop ; =>l[3]
+                    ; jnz =>l[4] ; int3 ; =>l[5]
+                    ; jnz =>l[6] ; int3 ; =>l[7]
+                    // In the order the paths rejoined.
+                    ; =>l[1]
+                );
+                v.assemble_body(load);
+                dynasm!(v.ops ; .arch x64 ; jmp =>l[2] ; =>l[0]);
+                v.assemble_body(overflow);
+                dynasm!(v.ops
+                    ; .arch x64
+                    ; jmp =>l[3]
+                    ; =>l[4] ; call =>l[8] ; jmp =>l[5]
+                    ; =>l[6] ; call =>l[8] ; jmp =>l[7]
+                    ; =>l[8]
+                );
+                v.assemble_body(shared);
+                dynasm!(v.ops ; .arch x64 ; ret);
+            });
+            assert_eq!(patched, labelled, "{encoding:?}");
+        }
+    }
+
     /// A body copied from the per-thread assembly, the first time and from
     /// the cache, is byte for byte the body assembled in place: code,
     /// constant displacements and pool, in every encoding that copies; the
