@@ -391,7 +391,7 @@ mod tests {
     /// a subroutine), in both `xmm` encodings.
     #[test]
     fn slow_path_jumps_are_the_assemblers_label_jumps() {
-        use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
+        use dynasmrt::{DynasmLabelApi, dynasm};
         let overflow = Body::F24Overflow { d: 2 };
         let load = Body::F24Load { d: 5 };
         let shared = Body::PicaMul { d: 3, a: 4, b: 6 };
