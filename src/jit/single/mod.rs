@@ -219,10 +219,9 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     // reload or rematerialisation to emit, and the allocation is settled in
     // one look-up of the block before the code is emitted (which allocates
     // nothing).
-    if let Some((regs, d)) =
-        values
-            .registers()
-            .settle_in_registers(v, operands, has_result, value_regs)
+    if let Some((regs, d)) = values
+        .registers()
+        .settle_in_registers(v, operands, has_result, value_regs)
     {
         return emit(t, d, &regs[..operands.len()]);
     }
