@@ -174,6 +174,34 @@ impl<V: ValueIndex> Registers<V> {
         Some((found, d))
     }
 
+    /// [`Registers::in_registers`] for the operation `v` and, where it
+    /// answers, everything the allocator does for the operation at once:
+    /// `v` assigned its register (if `result`), the operands whose last use
+    /// this is released, and `v` dropped again if nothing reads it. The
+    /// caller emits the operation's code afterwards, which changes no
+    /// allocation (so releasing first frees the same registers for the
+    /// same later operations); `None` leaves everything unchanged.
+    #[inline]
+    pub(crate) fn settle_in_registers(
+        &mut self,
+        v: V,
+        operands: &[V],
+        result: bool,
+        regs: &[u8],
+    ) -> Option<([u8; 3], u8)> {
+        let (found, d) = self.in_registers(operands, result, regs)?;
+        if result {
+            self.assign(v, d);
+        }
+        self.release(operands, v.index() as u32);
+        if result && self.values[v.index()].last_use == NEVER {
+            // Computed for nothing: free at once.
+            self.vacate(d);
+            self.values[v.index()].loc = Loc::None;
+        }
+        Some((found, d))
+    }
+
     /// The value register `r` holds, if any.
     fn held(&self, r: u8) -> Option<u32> {
         (self.occupied >> r & 1 != 0).then(|| self.holder[r as usize])
@@ -405,6 +433,62 @@ mod tests {
             dests.push(d);
         }
         (dests, t.events)
+    }
+
+    /// `settle_in_registers` leaves the allocation exactly as the steps it
+    /// stands for (`in_registers`, `assign`, `release`, `drop_value` of a
+    /// value nothing reads) and gives the same registers; where an operand
+    /// is not in a register it answers `None` and changes nothing.
+    #[test]
+    fn settling_in_registers_is_the_steps_it_stands_for() {
+        // Operation k: its operands, and whether it has a result. Value 1
+        // reads 0 twice (0's last use), 2 and 3 read 1 and have results
+        // nothing reads, 4 stores 1 (its last use) without a result.
+        let ops: [(&[u32], bool); 5] = [
+            (&[], true),
+            (&[0, 0], true),
+            (&[1], true),
+            (&[1], true),
+            (&[1], false),
+        ];
+        let last_use = vec![1, 4, NEVER, NEVER, NEVER];
+        let regs: &[u8] = &[4, 2, 7];
+        let mut settled = Registers::<u32>::new(last_use.clone(), vec![false; 5], vec![]);
+        let mut stepped = settled.clone();
+        let mut got = Vec::new();
+        for (k, &(operands, result)) in ops.iter().enumerate() {
+            let k = k as u32;
+            let answer = settled.settle_in_registers(k, operands, result, regs);
+            let steps = stepped.in_registers(operands, result, regs);
+            assert_eq!(answer, steps, "operation {k}");
+            if let Some((_, d)) = steps {
+                if result {
+                    stepped.assign(k, d);
+                }
+                stepped.release(operands, k);
+                if result && stepped.last_use(k) == NEVER {
+                    stepped.drop_value(k);
+                }
+            }
+            assert_eq!(settled, stepped, "after operation {k}");
+            got.push(answer.map(|(found, d)| (found[..operands.len()].to_vec(), d)));
+        }
+        assert_eq!(
+            got,
+            [
+                Some((vec![], 4)),
+                Some((vec![4, 4], 2)),
+                Some((vec![2], 4)),
+                Some((vec![2], 4)),
+                Some((vec![2], 0)),
+            ]
+        );
+        // Value 1 released by its last use, values 2 and 3 computed for
+        // nothing and dropped at once: no register is held. Value 0 is no
+        // longer anywhere: an operation reading it is not settled here.
+        assert_eq!(settled.occupied, 0);
+        assert!(settled.settle_in_registers(4, &[0], true, regs).is_none());
+        assert_eq!(settled, stepped);
     }
 
     #[test]

@@ -215,18 +215,17 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
 ) -> Result<(), JitError> {
     let values = &mut t.cx().lowering.block_mut().values;
     let value_regs = values.value_regs();
-    let ra = values.registers();
     // Mostly every operand is in a register and one is free: no spill,
-    // reload or rematerialisation to emit, one look-up of the block.
-    let (regs, d) = match ra.in_registers(operands, has_result, value_regs) {
-        Some((regs, d)) => {
-            if has_result {
-                ra.assign(v, d);
-            }
-            (regs, d)
-        }
-        None => allocate(t, v, operands, has_result)?,
-    };
+    // reload or rematerialisation to emit, and the allocation is settled in
+    // one look-up of the block before the code is emitted (which allocates
+    // nothing).
+    if let Some((regs, d)) = values
+        .registers()
+        .settle_in_registers(v, operands, has_result, value_regs)
+    {
+        return emit(t, d, &regs[..operands.len()]);
+    }
+    let (regs, d) = allocate(t, v, operands, has_result)?;
     emit(t, d, &regs[..operands.len()])?;
     let ra = t.cx().lowering.block_mut().values.registers();
     ra.release(operands, v.0);

@@ -36,7 +36,7 @@ pub(in crate::jit::x64) use encode::{
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};
-pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowPath};
+pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowEntry, SlowPath};
 
 use super::Asm;
 use crate::jit::JitError;
@@ -285,7 +285,10 @@ impl Vector<'_> {
     }
 
     /// Emits the constant pool, and writes the constant operands'
-    /// displacements into the buffer.
+    /// displacements into the buffer: the tests' oracle for the compilers'
+    /// way ([`Self::place_pool`], then [`VectorState::patch_pool_refs`] on
+    /// the finished code).
+    #[cfg(test)]
     pub fn emit_pool(&mut self) {
         let entry = self.st.encoding.register_bytes();
         let base = self.place_pool();
@@ -297,6 +300,24 @@ impl Vector<'_> {
             code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
             code.push_i32(disp as i32);
         }
+    }
+
+    /// Places the constant pool ([`Self::place_pool`]), lets `then` emit
+    /// what follows it, and takes the finished code out of the assembler
+    /// (labels resolved) with the constant operands' displacements written
+    /// into it ([`VectorState::patch_pool_refs`]): the bytes
+    /// [`Self::emit_pool`], `then` and finalising the assembler give,
+    /// without the assembler's modifier per operand (the wide engine's
+    /// functions and kernels end this way).
+    pub fn finish_with_pool(&mut self, then: impl FnOnce(&mut Asm)) -> Result<Vec<u8>, JitError> {
+        let base = self.place_pool();
+        then(&mut *self.ops);
+        let mut code = self
+            .ops
+            .take()
+            .map_err(|err| JitError::Assemble(format!("{err:?}")))?;
+        self.st.patch_pool_refs(&mut code, base)?;
+        Ok(code)
     }
 
     /// Emits the constant pool and returns its offset; the constant

@@ -196,20 +196,38 @@ impl Vector<'_> {
     }
 
     /// `d = a op b`.
+    ///
+    /// The VEX forms (every instruction of the single-vertex code on an AVX
+    /// host) are encoded by a small function of their own: asked for a few
+    /// thousand times per large shader, they no longer pay for saving the
+    /// registers the other encodings' arms need.
+    #[inline]
     pub fn v3(&mut self, op: V, d: u8, a: u8, b: u8) {
+        if self.vex() {
+            self.v3_vex(op, d, a, b);
+        } else {
+            self.v3_other(op, d, a, b);
+        }
+    }
+
+    /// [`Self::v3`] with VEX.
+    #[inline(never)]
+    fn v3_vex(&mut self, op: V, d: u8, a: u8, b: u8) {
+        let y = self.ymm();
+        // Encoded by hand (`encode`): `dynasm` spends a `memcpy` call on each.
+        if let V::Cmpps(p) = op {
+            encode::vcmpps(d, a, b, p as u8, y).put(&mut *self.ops);
+        } else if let Some((pp, opcode)) = vex_rip_opcode(op) {
+            encode::vex_rr(pp, opcode, d, Some(a), b, y).put(&mut *self.ops);
+        }
+    }
+
+    /// [`Self::v3`] with SSE or AVX-512.
+    #[inline(never)]
+    fn v3_other(&mut self, op: V, d: u8, a: u8, b: u8) {
         if self.evex() {
             evex_v3(&mut *self.ops, op, z(d), z(a), Src::Zmm(z(b)));
             self.evex_compare_result(op, d);
-            return;
-        }
-        if self.vex() {
-            let y = self.ymm();
-            // Encoded by hand (`encode`): `dynasm` spends a `memcpy` call on each.
-            if let V::Cmpps(p) = op {
-                encode::vcmpps(d, a, b, p as u8, y).put(&mut *self.ops);
-            } else if let Some((pp, opcode)) = vex_rip_opcode(op) {
-                encode::vex_rr(pp, opcode, d, Some(a), b, y).put(&mut *self.ops);
-            }
             return;
         }
         debug_assert!(d != b || a == b, "xmm{d} = xmm{a} op xmm{b}");
@@ -270,33 +288,50 @@ impl Vector<'_> {
 
     /// `d = a op c` with `c` the constant `bits` in every lane (a memory
     /// operand); `d` may equal `a`. A VEX `cmpps` clobbers [`S1`].
+    ///
+    /// The VEX forms with a memory operand (the commonest instructions of
+    /// float24 code) are encoded by a small function of their own, as in
+    /// [`Self::v3`].
+    #[inline]
     pub fn v3c(&mut self, op: V, d: u8, a: u8, bits: u32) {
+        match vex_rip_opcode(op) {
+            Some((pp, opcode)) if self.vex() => self.v3c_vex(pp, opcode, d, a, bits),
+            _ => self.v3c_other(op, d, a, bits),
+        }
+    }
+
+    /// [`Self::v3c`] with VEX, for an operation of VEX `pp` and `opcode`
+    /// (map `0F`): `op d, a, [rip + 0]`, the displacement written with the
+    /// pool's ([`Self::pool_ref`]).
+    #[inline(never)]
+    fn v3c_vex(&mut self, pp: u8, opcode: u8, d: u8, a: u8, bits: u32) {
+        let entry = self.pool_const(bits);
+        let bytes = vex_rip(pp, opcode, d, a, self.ymm());
+        self.ops.extend(&bytes);
+        self.pool_ref(entry, 0);
+    }
+
+    /// [`Self::v3c`] but for its VEX memory forms.
+    #[inline(never)]
+    fn v3c_other(&mut self, op: V, d: u8, a: u8, bits: u32) {
         if self.evex() {
             let label = self.pool_label(bits);
             self.with_label(label, |out, m| evex_v3(out, op, z(d), z(a), Src::Mem(m)));
             self.evex_compare_result(op, d);
             return;
         }
+        if self.vex() {
+            // Only `cmpps` comes here with VEX ([`Self::v3c_vex`] has the
+            // rest). The assembler encodes `vcmpps` with a memory operand
+            // wrongly (see `v3`): the constant goes through `S1`.
+            debug_assert!(d != S1 && a != S1, "v3c(cmpps) clobbers S1");
+            self.constant(S1, bits);
+            self.v3(op, d, a, S1);
+            return;
+        }
         // The constant is addressed as `[rip + 0]`, its displacement written
         // with the pool's (`pool_ref`).
         let entry = self.pool_const(bits);
-        if self.vex() {
-            match vex_rip_opcode(op) {
-                Some((pp, opcode)) => {
-                    let bytes = vex_rip(pp, opcode, d, a, self.ymm());
-                    self.ops.extend(&bytes);
-                    self.pool_ref(entry, 0);
-                }
-                // The assembler encodes `vcmpps` with a memory operand
-                // wrongly (see `v3`): the constant goes through `S1`.
-                None => {
-                    debug_assert!(d != S1 && a != S1, "v3c(cmpps) clobbers S1");
-                    self.constant(S1, bits);
-                    self.v3(op, d, a, S1);
-                }
-            }
-            return;
-        }
         self.copy(d, a);
         match op {
             V::Addps => dynasm!(self.ops ; .arch x64 ; addps Rx(d), [rip + 0]),

@@ -3,11 +3,11 @@
 //! lane by lane, so a scalar held broadcast and a vertex per lane are the
 //! same to them.
 
-use super::{Body, MASK, S1, S2, S3, U, V, Vector};
+use super::{Body, MASK, S1, S2, S3, SlowEntry, U, V, Vector};
 use crate::arith::{CANONICAL_NAN, f24};
 use crate::ir::{BinOp, UnOp};
 use crate::isa::CmpOp;
-use dynasmrt::{DynamicLabel, DynasmApi, dynasm};
+use dynasmrt::{DynasmApi, dynasm};
 
 impl Vector<'_> {
     /// `d = u(a)`.
@@ -181,7 +181,7 @@ impl Vector<'_> {
     /// register that is neither `a` nor scratch), then a jump to the
     /// returned slow-path entry where some lane needs the exact sequence
     /// (the caller's [`Self::rejoin`] marks where it comes back).
-    fn f24_load_fast(&mut self, fast: u8, a: u8) -> DynamicLabel {
+    fn f24_load_fast(&mut self, fast: u8, a: u8) -> SlowEntry {
         self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
         self.v3c(V::Pcmpgtd, S3, S2, f24::MIN_NORMAL_BITS - 1);
         // S1 = the subnormal lanes: at or above 2^-78, below 2^-62 (the lanes

@@ -36,15 +36,27 @@ impl MatrixRow {
     }
 }
 
-/// Out-of-line code of one primitive: entered with `jnz label` from the
-/// fast path ([`Vector::jnz_to_slow`]), back at `back`
-/// ([`Vector::rejoin`]).
+/// Out-of-line code of one primitive: entered with a `jnz` from the fast
+/// path ([`Vector::jnz_to_slow`]), back at `back` ([`Vector::rejoin`]).
+///
+/// Both jumps are written with their displacements (`jnz rel32`, `jmp
+/// rel32`, the forms `dynasm` writes for a dynamic label) rather than
+/// through labels: the slow path's place is known once it is emitted, the
+/// way back when the fast path rejoins, and a float24 shader has a slow path
+/// or more per multiply, whose labels and relocations were a noticeable part
+/// of assembling it.
 #[derive(Clone, Copy)]
 pub(in crate::jit::x64) struct SlowPath {
-    label: DynamicLabel,
-    back: DynamicLabel,
+    entry: SlowEntry,
+    /// The code offset the slow path jumps back to.
+    back: u32,
     body: Body,
 }
+
+/// The `jnz` into a slow path not emitted yet: the code offset just past
+/// its 32-bit displacement, which [`Vector::emit_slow_paths`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::jit::x64) struct SlowEntry(u32);
 
 /// What a slow path computes, by register: slow paths with equal bodies
 /// emit equal code, so [`Vector::emit_slow_paths`] emits it once.
@@ -204,19 +216,36 @@ const RSP: u8 = 4;
 
 impl Vector<'_> {
     /// Leaves the fast path for a new slow path where the flags say not
-    /// zero; the code up to [`Self::rejoin`] is the fast path's rest.
-    pub(super) fn jnz_to_slow(&mut self) -> DynamicLabel {
-        let label = self.ops.new_dynamic_label();
-        dynasm!(self.ops ; .arch x64 ; jnz =>label);
-        label
+    /// zero (`jnz rel32`, the displacement written when the slow path is
+    /// emitted); the code up to [`Self::rejoin`] is the fast path's rest.
+    pub(super) fn jnz_to_slow(&mut self) -> SlowEntry {
+        self.ops.extend(&[0x0F, 0x85, 0, 0, 0, 0]);
+        SlowEntry(self.ops.offset().0 as u32)
     }
 
-    /// Where the slow path entered at `label` ([`Self::jnz_to_slow`]),
-    /// computing `body`, comes back to.
-    pub(super) fn rejoin(&mut self, label: DynamicLabel, body: Body) {
-        let back = self.ops.new_dynamic_label();
-        self.bind(back);
-        self.st.slow.push(SlowPath { label, back, body });
+    /// Where the slow path entered at `entry` ([`Self::jnz_to_slow`]),
+    /// computing `body`, comes back to: here. Code may arrive from
+    /// elsewhere, so nothing is known of `k1` ([`Self::bind`]).
+    pub(super) fn rejoin(&mut self, entry: SlowEntry, body: Body) {
+        let back = self.ops.offset().0 as u32;
+        self.forget_masks();
+        self.st.slow.push(SlowPath { entry, back, body });
+    }
+
+    /// Writes the displacement of the jump or call whose instruction ends at
+    /// `end` (its last four bytes) so that it goes to `target`.
+    fn patch_rel32(&mut self, end: u32, target: usize) {
+        let disp = (target as i64 - i64::from(end)) as i32;
+        let mut code = self.ops.alter();
+        code.goto(dynasmrt::AssemblyOffset(end as usize - 4));
+        code.push_i32(disp);
+    }
+
+    /// `jmp rel32` to the code offset `target` (emitted already).
+    fn jmp_back(&mut self, target: u32) {
+        let end = self.ops.offset().0 as i64 + 5;
+        let [a, b, c, d] = ((i64::from(target) - end) as i32).to_le_bytes();
+        self.ops.extend(&[0xE9, a, b, c, d]);
     }
 
     /// Emits the slow paths recorded since the last call. A body that more
@@ -255,13 +284,15 @@ impl Vector<'_> {
             }
         }
         for (path, sub) in slow.iter().zip(called) {
-            let SlowPath { label, back, body } = *path;
-            self.bind(label);
+            let SlowPath { entry, back, body } = *path;
+            let here = self.ops.offset().0;
+            self.patch_rel32(entry.0, here);
+            self.forget_masks();
             match sub {
                 Some(sub) => dynasm!(self.ops ; .arch x64 ; call =>sub),
                 None => self.slow_body(body),
             }
-            dynasm!(self.ops ; .arch x64 ; jmp =>back);
+            self.jmp_back(back);
         }
         for (sub, body) in subroutines {
             self.bind(sub);
@@ -351,6 +382,60 @@ mod tests {
         emit(&mut v);
         v.emit_pool();
         ops.finalize().expect("assembles")
+    }
+
+    /// The jumps into and out of slow paths, written with their
+    /// displacements, are byte for byte the assembler's jumps to dynamic
+    /// labels at the same places: two slow paths of their own (one jumping
+    /// forward past the other's fast path) and two sharing a body (called as
+    /// a subroutine), in both `xmm` encodings.
+    #[test]
+    fn slow_path_jumps_are_the_assemblers_label_jumps() {
+        use dynasmrt::{DynasmLabelApi, dynasm};
+        let overflow = Body::F24Overflow { d: 2 };
+        let load = Body::F24Load { d: 5 };
+        let shared = Body::PicaMul { d: 3, a: 4, b: 6 };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            let patched = buffer(encoding, |v| {
+                let first = v.jnz_to_slow();
+                dynasm!(v.ops ; .arch x64 ; nop ; nop);
+                let second = v.jnz_to_slow();
+                v.rejoin(second, load);
+                dynasm!(v.ops ; .arch x64 ; nop);
+                v.rejoin(first, overflow);
+                for _ in 0..2 {
+                    let entry = v.jnz_to_slow();
+                    dynasm!(v.ops ; .arch x64 ; int3);
+                    v.rejoin(entry, shared);
+                }
+                v.emit_slow_paths();
+            });
+            let labelled = buffer(encoding, |v| {
+                let l: Vec<_> = (0..9).map(|_| v.ops.new_dynamic_label()).collect();
+                dynasm!(v.ops
+                    ; .arch x64
+                    ; jnz =>l[0] ; nop ; nop
+                    ; jnz =>l[1] ; =>l[2] ; nop ; =>l[3]
+                    ; jnz =>l[4] ; int3 ; =>l[5]
+                    ; jnz =>l[6] ; int3 ; =>l[7]
+                    // In the order the paths rejoined.
+                    ; =>l[1]
+                );
+                v.assemble_body(load);
+                dynasm!(v.ops ; .arch x64 ; jmp =>l[2] ; =>l[0]);
+                v.assemble_body(overflow);
+                dynasm!(v.ops
+                    ; .arch x64
+                    ; jmp =>l[3]
+                    ; =>l[4] ; call =>l[8] ; jmp =>l[5]
+                    ; =>l[6] ; call =>l[8] ; jmp =>l[7]
+                    ; =>l[8]
+                );
+                v.assemble_body(shared);
+                dynasm!(v.ops ; .arch x64 ; ret);
+            });
+            assert_eq!(patched, labelled, "{encoding:?}");
+        }
     }
 
     /// A body copied from the per-thread assembly, the first time and from

@@ -549,3 +549,38 @@ fn pool_patched_in_the_finished_code_matches_the_pool_emitted_in_place() {
         );
     }
 }
+
+/// `finish_with_pool` (the wide engine's end of a compilation) gives the
+/// bytes of `emit_pool`, the code after the pool and finalising the
+/// assembler, in every encoding (AVX-512's constants are label operands).
+#[test]
+fn code_finished_with_the_pool_is_the_code_with_the_pool_emitted_in_place() {
+    let emit = |v: &mut super::Vector| {
+        for bits in [0x3F80_0000u32, 7, 0x3F80_0000, 0x8000_0000] {
+            v.v3c(V::Addps, 3, 4, bits);
+            v.v3c(V::Andps, 5, 5, !bits);
+        }
+    };
+    let after = |ops: &mut Asm| dynasm!(ops ; .arch x64 ; .u32 0xDEAD_BEEF_u32 ; ret);
+    for encoding in [
+        Encoding::Sse41,
+        Encoding::Vex128,
+        Encoding::Vex256,
+        Encoding::Evex512,
+    ] {
+        let mut asm = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut asm);
+        emit(&mut v);
+        v.emit_pool();
+        after(&mut asm);
+        let in_place = asm.finalize().expect("assembles");
+
+        let mut asm = Asm::new(0);
+        let mut state = VectorState::new(encoding);
+        let mut v = state.on(&mut asm);
+        emit(&mut v);
+        let finished = v.finish_with_pool(after).expect("assembles");
+        assert_eq!(finished, in_place, "{encoding:?}");
+    }
+}

@@ -64,7 +64,9 @@ impl WideAsm {
         self.v().forget_masks();
     }
 
-    /// Emits the constant pool.
+    /// Emits the constant pool (the tests' way; compilations end with
+    /// [`Vector::finish_with_pool`]).
+    #[cfg(test)]
     pub fn emit_pool(&mut self) {
         self.v().emit_pool();
     }

@@ -106,15 +106,14 @@ pub(crate) fn compile(
         None => ((None, None), (None, None)),
     };
     let Code { mut a, mxcsr, .. } = code;
-    a.emit_pool();
-    mxcsr.emit(&mut a.ops);
+    let assembled = a.v().finish_with_pool(|ops| mxcsr.emit(ops));
     let kernels = Kernels {
         states: states_kernel,
         states_pair: pair_kernel,
         vertices: vertex_kernel,
         vertices_pair: vertex_pair_kernel,
     };
-    WideCode::new(a.ops.finalize(), functions, kernels)
+    WideCode::new(assembled, functions, kernels)
 }
 
 /// One generated function.
