@@ -193,20 +193,28 @@ impl LiveCounts {
     /// The spill slots the added values can need with `registers` value
     /// registers (the reasoning is [`spill_slots`]'s).
     pub fn spill_slots(&mut self, registers: usize) -> usize {
-        let (mut live, mut spillable) = (0i32, 0i32);
-        let (mut most_live, mut most_spillable) = (0i32, 0i32);
-        for &mut (all, unloadable) in self.delta() {
-            live += all;
-            spillable += unloadable;
-            most_live = most_live.max(live);
-            most_spillable = most_spillable.max(spillable);
-        }
-        // Nothing is evicted while fewer values than registers are live.
-        if (most_live as usize) < registers {
-            0
-        } else {
-            most_spillable as usize
-        }
+        slots_for_deltas(self.delta(), registers)
+    }
+}
+
+/// The spill slots a block whose live counts change by `delta` per node
+/// (all values, values that cannot be emitted again) can need with
+/// `registers` value registers: the most values that cannot be emitted
+/// again live at once (the reasoning is [`spill_slots`]'s).
+pub(crate) fn slots_for_deltas(delta: &[(i32, i32)], registers: usize) -> usize {
+    let (mut live, mut spillable) = (0i32, 0i32);
+    let (mut most_live, mut most_spillable) = (0i32, 0i32);
+    for &(all, unloadable) in delta {
+        live += all;
+        spillable += unloadable;
+        most_live = most_live.max(live);
+        most_spillable = most_spillable.max(spillable);
+    }
+    // Nothing is evicted while fewer values than registers are live.
+    if (most_live as usize) < registers {
+        0
+    } else {
+        most_spillable as usize
     }
 }
 

@@ -104,7 +104,7 @@ impl Values {
                 delta[last + 1].1 -= spillable;
             }
         }
-        let spill_slots = most_live(delta, regs.len());
+        let spill_slots = crate::ir::liveness::slots_for_deltas(delta, regs.len());
         Values {
             registers: Registers::of_values(values, Vec::new()),
             regs,
@@ -145,27 +145,6 @@ impl LiveBuffer {
         self.0.clear();
         self.0.resize(len, (0, 0));
         &mut self.0[..]
-    }
-}
-
-/// The spill slots a block whose live counts change by `delta` per node
-/// can need with `registers` value registers: the most values that cannot
-/// be emitted again live at once, and none while fewer values than
-/// registers are live at every node (the reasoning is
-/// [`crate::ir::liveness::spill_slots`]'s).
-fn most_live(delta: &[(i32, i32)], registers: usize) -> usize {
-    let (mut live, mut spillable) = (0i32, 0i32);
-    let (mut most_live, mut most_spillable) = (0i32, 0i32);
-    for &(all, unloadable) in delta {
-        live += all;
-        spillable += unloadable;
-        most_live = most_live.max(live);
-        most_spillable = most_spillable.max(spillable);
-    }
-    if (most_live as usize) < registers {
-        0
-    } else {
-        most_spillable as usize
     }
 }
 
