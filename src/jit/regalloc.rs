@@ -196,10 +196,22 @@ impl<V: ValueIndex> Registers<V> {
         self.release(operands, v.index() as u32);
         if result && self.values[v.index()].last_use == NEVER {
             // Computed for nothing: free at once.
-            self.vacate(d);
-            self.values[v.index()].loc = Loc::None;
+            self.drop_value(v);
         }
         Some((found, d))
+    }
+
+    /// Nothing allocated, for the next block: its `values` (none computed
+    /// yet) and `spill_slots` free spill slots (taken from the end, slot 0
+    /// last). The same state as [`Registers::of_values`] of a copy of
+    /// `values` with those free slots, in the buffers of the block before
+    /// (no allocation once they are as large as the largest block's).
+    pub(crate) fn restart(&mut self, values: &[ValueState], spill_slots: u16) {
+        self.values.clear();
+        self.values.extend_from_slice(values);
+        self.occupied = 0;
+        self.free_slots.clear();
+        self.free_slots.extend((0..spill_slots).rev());
     }
 
     /// The value register `r` holds, if any.
@@ -223,18 +235,8 @@ impl<V: ValueIndex> Registers<V> {
         self.values[v.index()].last_use
     }
 
-    /// Per value: whether it may be emitted again instead of spilled.
-    #[cfg(all(test, target_arch = "x86_64"))]
-    pub(crate) fn remat(&self) -> Vec<bool> {
-        self.values.iter().map(|v| v.remat).collect()
-    }
-
-    /// The free spill slots.
-    pub(crate) fn free_slots(&mut self) -> &mut Vec<u16> {
-        &mut self.free_slots
-    }
-
     /// Records that register `r` now holds `v`.
+    #[inline]
     pub(crate) fn assign(&mut self, v: V, r: u8) {
         self.holder[r as usize] = v.index() as u32;
         self.occupied |= 1 << r;
@@ -255,6 +257,7 @@ impl<V: ValueIndex> Registers<V> {
     }
 
     /// Frees value `v`'s register at once (nothing reads it).
+    #[inline]
     pub(crate) fn drop_value(&mut self, v: V) {
         if let Loc::Reg(r) = self.values[v.index()].loc {
             self.vacate(r);
@@ -263,6 +266,7 @@ impl<V: ValueIndex> Registers<V> {
     }
 
     /// Frees the places of the `operands` whose last use is operation `at`.
+    #[inline]
     pub(crate) fn release(&mut self, operands: &[V], at: u32) {
         for &v in operands {
             let value = &mut self.values[v.index()];
@@ -413,9 +417,20 @@ mod tests {
         reads: impl Fn(u32) -> Vec<u32>,
     ) -> (Vec<u8>, Vec<String>) {
         let n = last_use.len() as u32;
+        lower_on(Registers::new(last_use, remat, vec![1, 0]), regs, n, reads).1
+    }
+
+    /// [`lower`] on the allocation `ra` (its values' facts and free slots):
+    /// the allocation afterwards, and what `lower` returns.
+    fn lower_on(
+        ra: Registers<u32>,
+        regs: &'static [u8],
+        n: u32,
+        reads: impl Fn(u32) -> Vec<u32>,
+    ) -> (Registers<u32>, (Vec<u8>, Vec<String>)) {
         let mut t = Toy {
             regs,
-            ra: Registers::new(last_use, remat, vec![1, 0]),
+            ra,
             events: Vec::new(),
         };
         let mut dests = Vec::new();
@@ -432,7 +447,7 @@ mod tests {
             }
             dests.push(d);
         }
-        (dests, t.events)
+        (t.ra, (dests, t.events))
     }
 
     /// `settle_in_registers` leaves the allocation exactly as the steps it
@@ -535,5 +550,45 @@ mod tests {
             events,
             ["remat 0 into r2", "spill r5 to 0", "reload r7 from 0"]
         );
+    }
+
+    /// An allocation restarted for the next block (`Registers::restart`,
+    /// one per program) allocates that block exactly as a fresh one: the
+    /// same registers, spills and slots, although the block before left
+    /// registers held and its free slots taken.
+    #[test]
+    fn a_restarted_allocation_is_a_fresh_one() {
+        let regs: &'static [u8] = &[7, 5, 2];
+        // Block A: values 0..3 nobody reads past operation 2 but value 0,
+        // read by nothing after: it and 1 stay held; then a spill takes a
+        // slot (value 2 still live at 3, everything full).
+        let a_reads = |k: u32| match k {
+            3 => vec![2],
+            _ => vec![],
+        };
+        let a_last = vec![5, 5, 3, 5];
+        let ra = Registers::new(a_last, vec![false; 4], vec![1, 0]);
+        let (ra, (_, a_events)) = lower_on(ra, regs, 4, a_reads);
+        assert_eq!(a_events, ["spill r5 to 0"], "block A leaves a slot taken");
+        assert_ne!(ra.occupied, 0, "block A leaves registers held");
+        // Block B: the full-register case of the test above.
+        let b_reads = |k: u32| match k {
+            3 => vec![2],
+            4 => vec![0, 3],
+            5 => vec![1],
+            _ => vec![],
+        };
+        let b_last = vec![4, 5, 3, 4, NEVER, NEVER];
+        let b_values: Vec<_> = b_last
+            .iter()
+            .map(|&l| super::ValueState::new(l, false))
+            .collect();
+        let mut restarted = ra;
+        restarted.restart(&b_values, 2);
+        let fresh = Registers::new(b_last, vec![false; 6], vec![1, 0]);
+        let (_, got) = lower_on(restarted, regs, 6, b_reads);
+        let (_, expected) = lower_on(fresh, regs, 6, b_reads);
+        assert_eq!(got, expected);
+        assert_eq!(expected.1, ["spill r5 to 0", "reload r7 from 0"]);
     }
 }

@@ -4,6 +4,7 @@
 
 use super::JitError;
 use crate::ir::{Block, Ir};
+use crate::jit::regalloc::ValueState;
 
 /// At most this many stack slots for spilled values (16 bytes each, below the
 /// saved registers): 1 KiB keeps the frame well inside the stack's guard page,
@@ -16,16 +17,17 @@ pub(crate) trait SpillSlots {
     /// How many spill slots lowering this block can need (see
     /// [`crate::ir::liveness::spill_slots`]).
     fn spill_slots_needed(&self) -> usize;
-
-    /// The free spill slots of the block's lowering.
-    fn free_slots(&mut self) -> &mut Vec<u16>;
 }
 
 /// The lowering of a whole program, decided before any code is emitted.
 pub(crate) struct Plan<S> {
     /// Per block of the IR (in address order): the backend's lowering state,
-    /// its spill slots made available, `None` for a block never entered.
+    /// `None` for a block never entered.
     pub blocks: Vec<Option<S>>,
+    /// What the states found of every planned block's values, one table for
+    /// the program ([`crate::jit::single::Values::plan`]; a block planned
+    /// again from its unoptimised IR appends its entries again).
+    pub values: Vec<ValueState>,
     /// Spill slots the prologue reserves: the most any block needs.
     pub spill_slots: usize,
 }
@@ -37,21 +39,25 @@ pub(crate) struct Plan<S> {
 /// instruction's recipe keeps many values live, so it always fits. `state`
 /// prepares the backend's lowering of a block given which of its
 /// instructions are lowered (`data(pc)`; the others are emitted by the flow
-/// code); `reachable(pc)` says whether a block starting there is ever
-/// entered.
+/// code), appending its values' facts to the program's table (its third
+/// argument, sized up front for every node of `ir`); `reachable(pc)` says
+/// whether a block starting there is ever entered.
 pub(crate) fn plan<'p, S: SpillSlots>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
     data: impl Fn(u32) -> bool,
     reachable: impl Fn(u32) -> bool,
-    mut state: impl FnMut(&'p Block, &[bool]) -> S,
+    mut state: impl FnMut(&'p Block, &[bool], &mut Vec<ValueState>) -> S,
 ) -> Result<Plan<S>, JitError> {
-    // One buffer for every block's "lowered" flags.
+    // One buffer for every block's "lowered" flags, one table for every
+    // block's values (no allocation per block).
     let mut lowered: Vec<bool> = Vec::new();
-    let mut sized = |block: &'p Block| {
+    let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
+    let mut values: Vec<ValueState> = Vec::with_capacity(nodes);
+    let mut sized = |block: &'p Block, values: &mut Vec<ValueState>| {
         lowered.clear();
         lowered.extend((block.start..=block.last).map(&data));
-        state(block, &lowered)
+        state(block, &lowered, values)
     };
     let mut spill_slots = 0;
     let mut blocks: Vec<Option<S>> = Vec::with_capacity(ir.blocks.len());
@@ -60,10 +66,8 @@ pub(crate) fn plan<'p, S: SpillSlots>(
             blocks.push(None);
             continue;
         }
-        // Each state goes into the plan at once (a block's state is a few
-        // hundred bytes: moving it about was a noticeable part of planning
-        // a program of many small blocks).
-        blocks.push(Some(sized(block)));
+        // Each state goes into the plan at once.
+        blocks.push(Some(sized(block, &mut values)));
         let Some(chosen) = blocks.last_mut().and_then(Option::as_mut) else {
             unreachable!("a state was just pushed")
         };
@@ -75,7 +79,7 @@ pub(crate) fn plan<'p, S: SpillSlots>(
                     block.start, block.last
                 )));
             }
-            *chosen = sized(plain);
+            *chosen = sized(plain, &mut values);
             slots = chosen.spill_slots_needed();
             if slots > MAX_SPILL_SLOTS {
                 return Err(JitError::Lowering(format!(
@@ -85,13 +89,10 @@ pub(crate) fn plan<'p, S: SpillSlots>(
             }
         }
         spill_slots = spill_slots.max(slots);
-        // The block's lowering takes slots from the end.
-        if slots > 0 {
-            *chosen.free_slots() = (0..slots as u16).rev().collect();
-        }
     }
     Ok(Plan {
         blocks,
+        values,
         spill_slots,
     })
 }

@@ -33,8 +33,10 @@ use super::Emitter;
 use super::emit::{DotTerms, Neon};
 use crate::ir::{Block, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
+use crate::jit::regalloc::ValueState;
 pub(crate) use crate::jit::single::dot_sums::{DotSum, dot_sums};
 use crate::jit::single::state::{self, Base};
+use crate::jit::single::values::LiveBuffer;
 use crate::jit::single::{self, Values};
 use dynasmrt::{DynasmApi, dynasm};
 
@@ -45,21 +47,33 @@ const UNIFORMS: u8 = 2;
 const POOL: u8 = 5;
 
 /// Registers that hold values.
-const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
+pub(super) const VALUE_REGS: [u8; 7] = [1, 2, 3, 28, 29, 30, 31];
 
 /// Per-block lowering state: the values, and per node the float24
 /// dot-product sum it ends, if it is lowered as one ([`dot_sums`]).
 pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Option<DotSum>>>;
 
-/// Computes which nodes run and their last uses; `data[k]` says whether span
+/// Computes which nodes run and their last uses (appended to `table`, the
+/// program's); `data[k]` says whether span
 /// `k` is lowered (the others are emitted by the flow code). Every evicted
 /// value takes a spill slot. A dot-product sum lowered whole reads its
 /// terms' operands only, so the nodes inside it never run.
-pub(super) fn block_state<'p>(block: &'p Block, data: &[bool]) -> BlockState<'p> {
+pub(super) fn block_state<'p>(
+    block: &'p Block,
+    data: &[bool],
+    table: &mut Vec<ValueState>,
+) -> BlockState<'p> {
     let sums = dot_sums(block);
     // AArch64 spills every evicted value.
     let settle = |k: usize, _runs: bool| (false, node_operands(block, &sums, k));
-    let values = Values::new(block, data, settle, &VALUE_REGS);
+    let values = Values::plan(
+        block,
+        data,
+        settle,
+        &VALUE_REGS,
+        &mut LiveBuffer::default(),
+        table,
+    );
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
@@ -371,7 +385,7 @@ mod plan_tests {
     #[test]
     fn every_recipe_as_built_fits_the_spill_area() {
         plan_tests::every_recipe_as_built_fits(|block, data, _| {
-            vec![block_state(block, data).spill_slots_needed()]
+            vec![block_state(block, data, &mut Vec::new()).spill_slots_needed()]
         });
     }
 }

@@ -144,6 +144,7 @@ pub(crate) fn compile(
         |_| true,
         lower::block_state,
     )?;
+    let stack_extra = 16 * plan.spill_slots as u32;
     let mut ops = Asm::new(0);
     let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
     let may_push = inline_flow::may_push(program, analysis);
@@ -154,9 +155,9 @@ pub(crate) fn compile(
             program,
             analysis,
             pc_labels,
-            lowering: Lowering::new(ir, plan.blocks),
+            lowering: Lowering::new(ir, plan, &lower::VALUE_REGS),
         },
-        stack_extra: 16 * plan.spill_slots as u32,
+        stack_extra,
         may_push,
         budget_checks,
         needs_table: may_push || calls_runtime_step(program, analysis),

@@ -16,7 +16,7 @@ pub(crate) mod plan_tests;
 pub(crate) mod state;
 pub(crate) mod values;
 
-pub(crate) use values::Values;
+pub(crate) use values::{Planned, Values};
 
 use crate::analysis::{Analysis, InstrClass};
 use crate::ir::{InstrSpan, Ir, Node, Value};
@@ -34,61 +34,84 @@ pub(crate) struct Compiled {
     pub uses_flow_state: bool,
 }
 
-/// One IR block's lowering state.
+/// One IR block's lowering plan.
 pub(crate) struct BlockState<'p, X> {
     /// The block's nodes.
     pub nodes: &'p [Node],
     /// Its instruction spans.
     pub instrs: &'p [InstrSpan],
-    /// Where its values are.
-    pub values: Values,
-    /// What the ISA's lowering keeps per block besides (x86-64: each node's
-    /// form; AArch64: the float24 dot-product sums lowered whole).
+    /// Where its values' facts are in the program's table, and its spill
+    /// slots.
+    pub values: Planned,
+    /// What the ISA's lowering keeps per block besides (x86-64: nothing,
+    /// its forms are a table per program at `values.base`; AArch64: the
+    /// float24 dot-product sums lowered whole).
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     pub own: X,
 }
 
 impl<X> SpillSlots for BlockState<'_, X> {
     fn spill_slots_needed(&self) -> usize {
-        self.values.spill_slots_needed()
-    }
-
-    fn free_slots(&mut self) -> &mut Vec<u16> {
-        self.values.registers().free_slots()
+        self.values.spill_slots
     }
 }
 
 /// The IR blocks of a program, lowered one at a time in address order.
 pub(crate) struct Lowering<'p, X> {
     ir: &'p Ir,
-    /// Per block of `ir`: its lowering state, until the block is lowered
+    /// Per block of `ir`: its lowering plan, until the block is lowered
     /// (`None` for a block the plan does not lower).
     blocks: Vec<Option<BlockState<'p, X>>>,
+    /// The facts of every planned block's values
+    /// ([`crate::jit::spill::Plan::values`]).
+    table: Vec<crate::jit::regalloc::ValueState>,
     /// The block being lowered.
     current: Option<BlockState<'p, X>>,
+    /// The nodes of the block being lowered (none before the first) and
+    /// where its entries start in the program's tables: what lowering a
+    /// node reads, without the `Option` of `current`.
+    nodes: &'p [Node],
+    base: usize,
+    /// The allocation of the block being lowered (one for the program,
+    /// restarted per block).
+    pub values: Values,
     /// The first error of the lowering.
     error: Option<JitError>,
 }
 
 impl<'p, X> Lowering<'p, X> {
-    /// The lowering of `ir`, with the states its plan prepared
-    /// ([`crate::jit::spill::Plan::blocks`]).
-    pub fn new(ir: &'p Ir, blocks: Vec<Option<BlockState<'p, X>>>) -> Self {
+    /// The lowering of `ir` by its `plan` ([`crate::jit::spill::plan`]),
+    /// values in the ISA's registers `regs` (in the order the allocator
+    /// takes them).
+    pub fn new(
+        ir: &'p Ir,
+        plan: crate::jit::spill::Plan<BlockState<'p, X>>,
+        regs: &'static [u8],
+    ) -> Self {
         Lowering {
             ir,
-            blocks,
+            blocks: plan.blocks,
+            table: plan.values,
             current: None,
+            nodes: &[],
+            base: 0,
+            values: Values::new(regs),
             error: None,
         }
     }
 
     /// The block being lowered.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     pub fn block(&self) -> &BlockState<'p, X> {
         self.current.as_ref().expect("a block is being lowered")
     }
 
-    /// The block being lowered.
-    pub fn block_mut(&mut self) -> &mut BlockState<'p, X> {
-        self.current.as_mut().expect("a block is being lowered")
+    /// The nodes of the block being lowered, and the index of its node 0
+    /// in the program's tables.
+    #[inline]
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
+    pub fn nodes(&self) -> (&'p [Node], usize) {
+        (self.nodes, self.base)
     }
 
     /// At `pc`: takes up the IR block that starts there, if any.
@@ -100,6 +123,10 @@ impl<'p, X> Lowering<'p, X> {
             let index =
                 (at - self.ir.blocks.as_ptr() as usize) / std::mem::size_of::<crate::ir::Block>();
             self.current = self.blocks.get_mut(index).and_then(Option::take);
+            if let Some(state) = &self.current {
+                self.values.start(&self.table, state.values);
+                (self.nodes, self.base) = (state.nodes, state.values.base as usize);
+            }
         }
     }
 
@@ -182,11 +209,11 @@ impl<'a, 'p: 'a, T: SingleTarget<'p>> Evict for Allocating<'a, T> {
     type Value = Value;
 
     fn value_regs(&mut self) -> &'static [u8] {
-        self.0.cx().lowering.block().values.value_regs()
+        self.0.cx().lowering.values.value_regs()
     }
 
     fn registers(&mut self) -> &mut Registers<Value> {
-        self.0.cx().lowering.block_mut().values.registers()
+        self.0.cx().lowering.values.registers()
     }
 
     fn spill(&mut self, slot: u16, reg: u8) {
@@ -206,6 +233,7 @@ impl<'a, 'p: 'a, T: SingleTarget<'p>> Evict for Allocating<'a, T> {
 /// three) and has a result when `has_result`: `emit(t, d, regs)` emits its
 /// code into register `d` (0 without a result) from the operands' registers
 /// `regs`.
+#[inline(always)]
 pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     t: &mut T,
     v: Value,
@@ -213,7 +241,7 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     has_result: bool,
     emit: impl FnOnce(&mut T, u8, &[u8]) -> Result<(), JitError>,
 ) -> Result<(), JitError> {
-    let values = &mut t.cx().lowering.block_mut().values;
+    let values = &mut t.cx().lowering.values;
     let value_regs = values.value_regs();
     // Mostly every operand is in a register and one is free: no spill,
     // reload or rematerialisation to emit, and the allocation is settled in
@@ -227,7 +255,7 @@ pub(crate) fn lower_value<'p, T: SingleTarget<'p>>(
     }
     let (regs, d) = allocate(t, v, operands, has_result)?;
     emit(t, d, &regs[..operands.len()])?;
-    let ra = t.cx().lowering.block_mut().values.registers();
+    let ra = t.cx().lowering.values.registers();
     ra.release(operands, v.0);
     if has_result && ra.last_use(v) == NEVER {
         // Computed for nothing (kept alive by a write of a span lowered
@@ -306,7 +334,7 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
 /// Lowers the nodes of the data instruction at `pc` that run.
 fn lower_span<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) -> Result<(), JitError> {
     for index in t.cx().lowering.span(pc)? {
-        if t.cx().lowering.block().values.needed(index as usize) {
+        if t.cx().lowering.values.needed(index as usize) {
             t.lower_node(Value(index))?;
         }
     }

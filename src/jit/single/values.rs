@@ -7,55 +7,70 @@
 use crate::ir::{Block, Value};
 use crate::jit::regalloc::{NEVER, Registers, ValueState};
 
-/// The values of one block.
+/// The allocation of the block being lowered: one per program, restarted at
+/// each block from what planning found of it ([`Values::start`]).
 pub(crate) struct Values {
     /// Where each value is, and whether each node runs (a write of a
     /// lowered span, or read by one).
     registers: Registers<Value>,
     /// The ISA's value registers.
     regs: &'static [u8],
-    /// How many spill slots the block can need.
-    spill_slots: usize,
+}
+
+/// What planning found of one block's values: their facts (which nodes
+/// run, last uses, which may be emitted again) are `table[base..base + len]`
+/// of the program's table ([`Values::plan`]), and the block can need
+/// `spill_slots` spill slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Planned {
+    pub base: u32,
+    pub len: u32,
+    pub spill_slots: usize,
+}
+
+impl Planned {
+    /// The block's entries in the program's table.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.base as usize..(self.base + self.len) as usize
+    }
 }
 
 impl Values {
-    /// The values of `block` where `data[k]` says whether span `k` is lowered
-    /// (the others are emitted by the flow code), in one walk back over the
-    /// nodes: a node runs if it is a write of a lowered span or a node that
-    /// runs reads it, so once the walk reaches node `k` every reader of it
-    /// has been seen and `settle(k, runs)` is called. It returns whether
-    /// value `k` may be emitted again instead of spilled, and the values node
-    /// `k` reads at run time (used only if it runs). The same walk counts the
-    /// spill slots the block can need ([`crate::ir::liveness::spill_slots`],
-    /// counted as [`crate::ir::liveness::LiveCounts`] does as the walk finds
-    /// each live range). `regs`: the ISA's value registers, in the order the
+    /// No block yet; `regs`: the ISA's value registers, in the order the
     /// allocator takes them.
-    // The x86-64 lowering plans with `new_in` (one buffer per program).
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
-    pub fn new<I: IntoIterator<Item = Value>>(
-        block: &Block,
-        data: &[bool],
-        settle: impl FnMut(usize, bool) -> (bool, I),
-        regs: &'static [u8],
-    ) -> Values {
-        Values::new_in(block, data, settle, regs, &mut LiveBuffer::default())
+    pub fn new(regs: &'static [u8]) -> Values {
+        Values {
+            registers: Registers::of_values(Vec::new(), Vec::new()),
+            regs,
+        }
     }
 
-    /// [`Values::new`] counting the live values in `buffer`, reused from
-    /// block to block of a program (most blocks have a dozen nodes: per
-    /// block, counts built on the stack and moved, or a fresh allocation,
-    /// cost more than the counting).
-    pub fn new_in<I: IntoIterator<Item = Value>>(
+    /// The values of `block` where `data[k]` says whether span `k` is lowered
+    /// (the others are emitted by the flow code), in one walk back over the
+    /// nodes, appended to `table` (the program's, one entry per node of
+    /// every planned block): a node runs if it is a write of a lowered span
+    /// or a node that runs reads it, so once the walk reaches node `k` every
+    /// reader of it has been seen and `settle(k, runs)` is called. It
+    /// returns whether value `k` may be emitted again instead of spilled,
+    /// and the values node `k` reads at run time (used only if it runs). The
+    /// same walk counts the spill slots the block can need
+    /// ([`crate::ir::liveness::spill_slots`], counted as
+    /// [`crate::ir::liveness::LiveCounts`] does as the walk finds each live
+    /// range) in `buffer`, reused from block to block. `regs`: the ISA's
+    /// value registers.
+    pub fn plan<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
         mut settle: impl FnMut(usize, bool) -> (bool, I),
         regs: &'static [u8],
         buffer: &mut LiveBuffer,
-    ) -> Values {
+        table: &mut Vec<ValueState>,
+    ) -> Planned {
         let nodes = &block.nodes[..];
         let n = nodes.len();
-        let mut values = vec![ValueState::new(NEVER, false); n];
-        let values_at = &mut values[..n];
+        let base = table.len();
+        table.resize(base + n, ValueState::new(NEVER, false));
+        let values_at = &mut table[base..base + n];
         // Per node: the change in the number of values live there (all;
         // those that cannot be emitted again), a value being live from
         // after its node to its last reader.
@@ -104,23 +119,25 @@ impl Values {
                 delta[last + 1].1 -= spillable;
             }
         }
-        let spill_slots = crate::ir::liveness::slots_for_deltas(delta, regs.len());
-        Values {
-            registers: Registers::of_values(values, Vec::new()),
-            regs,
-            spill_slots,
+        Planned {
+            base: base as u32,
+            len: n as u32,
+            spill_slots: crate::ir::liveness::slots_for_deltas(delta, regs.len()),
         }
     }
 
-    /// Whether node `k` runs.
-    pub fn needed(&self, k: usize) -> bool {
-        self.registers.value(k).needed
+    /// Starts the allocation of the block `planned` of `table` (the
+    /// program's table [`Values::plan`] filled): nothing allocated, its
+    /// spill slots free.
+    pub fn start(&mut self, table: &[ValueState], planned: Planned) {
+        self.registers
+            .restart(&table[planned.range()], planned.spill_slots as u16);
     }
 
-    /// How many spill slots the block can need: values that can be emitted
-    /// again never take one.
-    pub fn spill_slots_needed(&self) -> usize {
-        self.spill_slots
+    /// Whether node `k` runs.
+    #[inline]
+    pub fn needed(&self, k: usize) -> bool {
+        self.registers.value(k).needed
     }
 
     /// The ISA's value registers.
@@ -134,7 +151,7 @@ impl Values {
     }
 }
 
-/// The per-node counts [`Values::new_in`] keeps while it walks a block, one
+/// The per-node counts [`Values::plan`] keeps while it walks a block, one
 /// buffer for a whole program.
 #[derive(Default)]
 pub(crate) struct LiveBuffer(Vec<(i32, i32)>);
@@ -159,27 +176,56 @@ mod tests {
 
     /// The spill slots of `block` (every span lowered, every node's IR
     /// operands, no value emitted again) with `registers` value registers:
-    /// from [`Values::new_in`] with `buffer`, and from
+    /// from [`Values::plan`] with `buffer`, and from
     /// [`crate::ir::liveness`]'s own count.
-    fn both_counts(block: &Block, registers: &'static [u8], buffer: &mut LiveBuffer) -> [usize; 2] {
+    fn both_counts(
+        block: &Block,
+        registers: &'static [u8],
+        buffer: &mut LiveBuffer,
+        table: &mut Vec<crate::jit::regalloc::ValueState>,
+    ) -> [usize; 2] {
         let data = vec![true; block.instrs.len()];
         let operands = |k: usize| crate::ir::opt::operands(&block.nodes[k].op);
-        let values = Values::new_in(block, &data, |k, _| (false, operands(k)), registers, buffer);
+        let values = Values::plan(
+            block,
+            &data,
+            |k, _| (false, operands(k)),
+            registers,
+            buffer,
+            table,
+        );
+        // The block's facts in the shared table are those it has alone.
+        let mut alone = Vec::new();
+        let own = Values::plan(
+            block,
+            &data,
+            |k, _| (false, operands(k)),
+            registers,
+            &mut LiveBuffer::default(),
+            &mut alone,
+        );
+        assert_eq!(own.range(), 0..block.nodes.len());
+        assert_eq!(values.len as usize, block.nodes.len());
+        assert_eq!(table[values.range()], alone[..], "the block's facts");
         let live = Liveness::of(block, &data, operands);
         let expected = spill_slots(&live.last_use, registers.len(), |v| {
             block.nodes[v].ty.map(|_| true)
         });
-        [values.spill_slots_needed(), expected]
+        [values.spill_slots, expected]
     }
 
-    /// One buffer serves block after block, a short block after a long one
-    /// included: each count is the one [`crate::ir::liveness::spill_slots`]
-    /// makes of the block alone (nothing left over from the block before).
+    /// One buffer and one table serve block after block, a short block
+    /// after a long one included: each count is the one
+    /// [`crate::ir::liveness::spill_slots`] makes of the block alone
+    /// (nothing left over from the block before), and each block's facts
+    /// are appended after the others' (the table holds every block's).
     #[test]
     fn live_counts_in_one_buffer_are_each_blocks_own() {
         let program = crate::jit::spill::every_recipe();
         let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
         let mut buffer = LiveBuffer::default();
+        // One table of value facts too, each block's appended.
+        let mut table = Vec::new();
         for precision in [Precision::F32, Precision::F24] {
             let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
             let optimised = crate::ir::opt::optimize(&built);
@@ -187,7 +233,7 @@ mod tests {
             assert!(long.nodes.len() > short.nodes.len(), "{precision:?}");
             for (block, registers) in [(long, &[1, 2][..]), (short, &[1, 2][..]), (long, &[1][..])]
             {
-                let [got, expected] = both_counts(block, registers, &mut buffer);
+                let [got, expected] = both_counts(block, registers, &mut buffer, &mut table);
                 assert!(expected > 0, "{precision:?}: the block needs slots");
                 assert_eq!(got, expected, "{precision:?}: {} nodes", block.nodes.len());
             }

@@ -83,7 +83,12 @@ pub(crate) struct Emitter<'p> {
     pub avx: bool,
     /// The program, its analysis, the instructions' labels and the
     /// lowering of the (optimised) IR the data instructions are lowered from.
-    cx: Context<'p, Vec<lower::Form>>,
+    cx: Context<'p, ()>,
+    /// Each planned node's form, indexed as the plan's tables are
+    /// (`lower::Tables`).
+    forms: Vec<lower::Form>,
+    /// The values each planned node reads (`lower::Tables`).
+    operands: Vec<lower::Operands>,
     /// The vector-primitive emitter's state (its constants, slow paths).
     vector: emit::VectorState,
     /// Stack bytes reserved below the saved registers (spill slots, then the
@@ -133,7 +138,7 @@ pub(crate) fn compile(
     unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
-    let (plan, inputs) = lower::plan(
+    let (plan, inputs, tables) = lower::plan(
         ir,
         unoptimised,
         |pc| analysis.class[pc as usize] == InstrClass::Data,
@@ -160,7 +165,7 @@ pub(crate) fn compile(
     let may_push = static_flow.is_none() && super::inline_flow::may_push(program, analysis);
     // Stack code or calls into Rust (static stacks have neither).
     let flow_code = may_push || (static_flow.is_none() && flow_reachable);
-    let needs_fp_env = needs_fp_env(precision, &plan, flow_code);
+    let needs_fp_env = needs_fp_env(precision, &plan, &tables, flow_code);
     let flushed_base = 16 * plan.spill_slots as i32;
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut ops = assembler(
@@ -182,8 +187,10 @@ pub(crate) fn compile(
             program,
             analysis,
             pc_labels,
-            lowering: Lowering::new(ir, plan.blocks),
+            lowering: Lowering::new(ir, plan, &lower::VALUE_REGS),
         },
+        forms: tables.forms,
+        operands: tables.operands,
         vector: {
             let mut vector = emit::VectorState::new(if features.avx {
                 emit::Encoding::Vex128
@@ -293,6 +300,7 @@ fn keep_assembler(ops: Asm) {
 fn needs_fp_env(
     precision: Precision,
     plan: &crate::jit::spill::Plan<lower::BlockState<'_>>,
+    tables: &lower::Tables,
     flow_code: bool,
 ) -> bool {
     use crate::ir::{BinOp, Op, UnOp};
@@ -318,7 +326,8 @@ fn needs_fp_env(
         _ => true,
     };
     plan.blocks.iter().flatten().any(|block| {
-        block.nodes.iter().zip(&block.own).any(|(node, form)| {
+        let forms = &tables.forms[block.values.range()];
+        block.nodes.iter().zip(forms).any(|(node, form)| {
             // Folded nodes emit nothing; every other form but `Own` is
             // F24-only or address arithmetic in general-purpose registers.
             match form {
@@ -531,10 +540,10 @@ impl Emitter<'_> {
 }
 
 impl<'p> SingleTarget<'p> for Emitter<'p> {
-    type Own = Vec<lower::Form>;
+    type Own = ();
     const EMITS_UNREACHABLE: bool = false;
 
-    fn cx(&mut self) -> &mut Context<'p, Vec<lower::Form>> {
+    fn cx(&mut self) -> &mut Context<'p, ()> {
         &mut self.cx
     }
 
@@ -568,6 +577,7 @@ impl<'p> SingleTarget<'p> for Emitter<'p> {
         self.epilogue();
     }
 
+    #[inline]
     fn lower_node(&mut self, v: Value) -> Result<(), JitError> {
         self.lower_ir_node(v)
     }

@@ -40,12 +40,13 @@ mod prims;
 use super::Emitter;
 use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
+use crate::jit::regalloc::ValueState;
 use crate::jit::single::state;
 use crate::jit::single::{self, Values};
 use crate::jit::spill::Plan;
 
 /// Allocatable value registers: `xmm1..=xmm12`.
-const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+pub(super) const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 
 /// How a node is lowered after the block's patterns are matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,15 +132,36 @@ impl Mem {
     }
 }
 
-/// Per-block lowering state: the values, and each node's form.
-pub(super) type BlockState<'p> = single::BlockState<'p, Vec<Form>>;
+/// Per-block lowering plan: where its values' facts and its nodes' forms
+/// are in the program's tables ([`Tables`]).
+pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
+
+/// What planning decides per node of every planned block, one table per
+/// kind of fact for the whole program (no allocation per block), indexed
+/// by the block's `values.base` plus the node: the facts of its value
+/// ([`crate::jit::spill::Plan::values`]) and its form here.
+#[derive(Default)]
+pub(super) struct Tables {
+    pub forms: Vec<Form>,
+    /// The values each node that runs reads at run time given its form
+    /// ([`real_operands`], found as the form settles): lowering reads
+    /// them here instead of deciding them again.
+    pub operands: Vec<Operands>,
+}
 
 /// Up to three operands, without allocating (16 bytes, copied as each
 /// running node settles).
-#[derive(Clone, Copy)]
-struct Operands {
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Operands {
     list: [Value; 3],
     len: u8,
+}
+
+/// The same values in the same order (what is past `len` is no operand).
+impl PartialEq for Operands {
+    fn eq(&self, other: &Operands) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl Operands {
@@ -180,7 +202,7 @@ impl IntoIterator for Operands {
 /// The values of an [`Operands`] in order: a plain index (an array's
 /// iterator under a `take` cost several times as much per operand, and
 /// every running node's operands are walked once while planning).
-struct OperandIter {
+pub(super) struct OperandIter {
     operands: Operands,
     next: u8,
 }
@@ -199,10 +221,9 @@ impl Iterator for OperandIter {
     }
 }
 
-/// The operands a node reads at run time, given its form. Asked of every
-/// node twice (planning, lowering): the common forms are answered inline,
-/// without an iterator chain.
-#[inline]
+/// The operands a node reads at run time, given its form: what planning
+/// stores per running node (`Tables::operands`; the tests' check of it).
+#[cfg(test)]
 fn real_operands(op: &Op, form: Form) -> Operands {
     match form {
         Form::Own => own_operands(op),
@@ -246,25 +267,50 @@ fn pattern_operands(op: &Op, form: Form) -> Operands {
     }
 }
 
+/// What planning decides for one block alone (the tests' view of it).
+#[cfg(test)]
+pub(super) struct TestState {
+    /// Each node's form.
+    pub own: Vec<Form>,
+    /// Each node's value: whether it may be emitted again.
+    pub remat: Vec<bool>,
+    /// The spill slots the block can need.
+    pub spill_slots: usize,
+}
+
+#[cfg(test)]
+impl crate::jit::spill::SpillSlots for TestState {
+    fn spill_slots_needed(&self) -> usize {
+        self.spill_slots
+    }
+}
+
 /// Matches the patterns of `block` and computes the last uses. `data[k]`
 /// says whether span `k` is lowered (the others are emitted by the flow
 /// code).
 #[cfg(test)]
-pub(super) fn block_state<'p>(
-    block: &'p Block,
+pub(super) fn block_state(
+    block: &Block,
     data: &[bool],
     f24: bool,
     preconverted_uniforms: bool,
-) -> BlockState<'p> {
+) -> TestState {
     let mut inputs = InputUses::default();
-    block_state_in(
+    let (mut values, mut tables) = (Vec::new(), Tables::default());
+    let state = block_state_in(
         block,
         data,
         f24,
         preconverted_uniforms,
         &mut Buffers::default(),
         &mut inputs,
-    )
+        (&mut values, &mut tables),
+    );
+    TestState {
+        own: tables.forms,
+        remat: values.iter().map(|v| v.remat).collect(),
+        spill_slots: state.values.spill_slots,
+    }
 }
 
 /// What planning reuses from block to block of a program (most blocks
@@ -278,8 +324,10 @@ struct Buffers {
 }
 
 /// [`block_state`] with [`Buffers`] reused across the blocks of a
-/// program. Also writes the block's [`InputUses`] into `inputs`, found as
-/// each node's form settles (no walk of its own).
+/// program, its values' facts and its nodes' forms appended to the
+/// program's tables (`values`, `tables`: the same length before and after).
+/// Also writes the block's [`InputUses`] into `inputs`, found as each
+/// node's form settles (no walk of its own).
 ///
 /// Two walks over the nodes: the use count (with the block's [`Census`]),
 /// and the walk back of [`Values::new_in`], which settles each node's form
@@ -295,6 +343,7 @@ fn block_state_in<'p>(
     preconverted_uniforms: bool,
     buffers: &mut Buffers,
     inputs: &mut InputUses,
+    (values, tables): (&mut Vec<ValueState>, &mut Tables),
 ) -> BlockState<'p> {
     let Buffers { uses, live } = buffers;
     let nodes = &block.nodes[..];
@@ -310,7 +359,12 @@ fn block_state_in<'p>(
         f24,
         preconverted_uniforms,
     };
-    let mut form = vec![Form::Own; nodes.len()];
+    let base = tables.forms.len();
+    debug_assert_eq!(base, values.len(), "the tables go in step");
+    tables.forms.resize(base + nodes.len(), Form::Own);
+    tables.operands.resize(base + nodes.len(), Operands::NONE);
+    let form = &mut tables.forms[base..];
+    let operands_of = &mut tables.operands[base..];
     // A matrix is four sums blended into x, y, z, w: only where a blend
     // takes lane w. Its parts are noted first (the walk back settles them);
     // an F32 matrix is four sums, each of its own product (used by its sum
@@ -348,14 +402,15 @@ fn block_state_in<'p>(
             form[k] = own;
             inputs.note(own);
         }
+        operands_of[k] = operands;
         (remat, operands)
     };
-    let values = Values::new_in(block, data, settle, &VALUE_REGS, live);
+    let planned = Values::plan(block, data, settle, &VALUE_REGS, live, values);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
-        values,
-        own: form,
+        values: planned,
+        own: (),
     }
 }
 
@@ -587,7 +642,7 @@ struct Writes {
 /// `pc` is lowered (the others are emitted by the flow code);
 /// `reachable(pc)` whether a block starting there is ever entered. Also
 /// returns which inputs the planned blocks read converted and flushed
-/// ([`input_uses`], found while planning).
+/// ([`input_uses`], found while planning), and the program's [`Tables`].
 pub(super) fn plan<'p>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
@@ -595,34 +650,48 @@ pub(super) fn plan<'p>(
     reachable: impl Fn(u32) -> bool,
     f24: bool,
     preconverted_uniforms: bool,
-) -> Result<(Plan<BlockState<'p>>, InputUses), JitError> {
+) -> Result<(Plan<BlockState<'p>>, InputUses, Tables), JitError> {
     let mut buffers = Buffers::default();
+    let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
+    // Room for a few blocks planned again from the unoptimised IR.
+    let room = nodes + nodes / 4;
+    let mut tables = Tables {
+        forms: Vec::with_capacity(room),
+        operands: Vec::with_capacity(room),
+    };
     // A block whose state needs too many spill slots is planned again from
     // its unoptimised IR: only the last state planned for a block (by its
     // start) counts.
     let (mut planned, mut last) = (InputUses::default(), None::<(u32, InputUses)>);
-    let plan = crate::jit::spill::plan(ir, unoptimised, data, reachable, |block, lowered| {
-        match last {
-            Some((start, _)) if start == block.start => {}
-            Some((_, done)) => planned.join(done),
-            None => {}
-        }
-        let mut inputs = InputUses::default();
-        let state = block_state_in(
-            block,
-            lowered,
-            f24,
-            preconverted_uniforms,
-            &mut buffers,
-            &mut inputs,
-        );
-        last = Some((block.start, inputs));
-        state
-    })?;
+    let plan = crate::jit::spill::plan(
+        ir,
+        unoptimised,
+        data,
+        reachable,
+        |block, lowered, values| {
+            match last {
+                Some((start, _)) if start == block.start => {}
+                Some((_, done)) => planned.join(done),
+                None => {}
+            }
+            let mut inputs = InputUses::default();
+            let state = block_state_in(
+                block,
+                lowered,
+                f24,
+                preconverted_uniforms,
+                &mut buffers,
+                &mut inputs,
+                (values, &mut tables),
+            );
+            last = Some((block.start, inputs));
+            state
+        },
+    )?;
     if let Some((_, done)) = last {
         planned.join(done);
     }
-    Ok((plan, planned))
+    Ok((plan, planned, tables))
 }
 
 /// The identity swizzle.
@@ -681,10 +750,10 @@ impl InputUses {
 /// The [`InputUses`] of the planned blocks of `plan`, by a walk over their
 /// forms: what [`plan`] returns with the plan (a check of it).
 #[cfg(test)]
-pub(super) fn input_uses(plan: &Plan<BlockState<'_>>) -> InputUses {
+pub(super) fn input_uses(plan: &Plan<BlockState<'_>>, tables: &Tables) -> InputUses {
     let mut uses = InputUses::default();
     for state in plan.blocks.iter().flatten() {
-        for &form in &state.own {
+        for &form in &tables.forms[state.values.range()] {
             uses.note(form);
         }
     }
@@ -741,21 +810,24 @@ fn relative(block: &Block, slot: Value) -> Option<Form> {
 
 impl Emitter<'_> {
     /// Lowers node `v` of the current block (one that runs).
+    #[inline(always)]
     pub(super) fn lower_ir_node(&mut self, v: Value) -> Result<(), JitError> {
-        let block = self.cx.lowering.block();
-        let (node, form) = (block.nodes[v.0 as usize], block.own[v.0 as usize]);
-        let operands = real_operands(&node.op, form);
-        let has_result = node.ty.is_some();
+        let (nodes, base) = self.cx.lowering.nodes();
+        let k = v.0 as usize;
+        let node = &nodes[k];
+        let (op, has_result) = (node.op, node.ty.is_some());
+        // Its form and operands as planning settled them.
+        let (form, operands) = (self.forms[base + k], self.operands[base + k]);
         single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
-            e.emit_node(node.op, form, d, regs)
+            e.emit_node(op, form, d, regs)
         })
     }
 
     /// Emits value `v` (a read of state the block does not write, or a
     /// constant) again into `reg`.
     pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
-        let block = self.cx.lowering.block();
-        let (op, form) = (block.nodes[v.0 as usize].op, block.own[v.0 as usize]);
+        let (nodes, base) = self.cx.lowering.nodes();
+        let (op, form) = (nodes[v.0 as usize].op, self.forms[base + v.0 as usize]);
         self.emit_node(op, form, reg, &[])
     }
 }

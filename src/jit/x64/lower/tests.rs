@@ -6,6 +6,7 @@ use crate::analysis::InstrClass;
 use crate::arith::Precision;
 use crate::jit::single::plan_tests;
 use crate::jit::spill::SpillSlots;
+use crate::program::ShaderKind;
 
 #[cfg(feature = "testgen")]
 #[test]
@@ -19,13 +20,12 @@ fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() 
             precision == Precision::F24,
             false,
         )
-        .map(|(plan, _)| plan)
+        .map(|(plan, _, _)| plan)
     });
 }
 
 #[test]
 fn the_inputs_found_while_planning_are_those_the_planned_forms_read() {
-    use crate::ShaderKind;
     // Input 1 in the first block, input 3 only after the `ifu` (a later
     // block): every planned block's reads count, the last one's too.
     let prog = program(
@@ -43,7 +43,7 @@ fn the_inputs_found_while_planning_are_those_the_planned_forms_read() {
         let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
         let ir = crate::ir::opt::optimize(&built);
         assert!(ir.blocks.len() >= 3, "{}", ir.blocks.len());
-        let (planned, found) = plan(
+        let (planned, found, tables) = plan(
             &ir,
             &built,
             |pc| a.class[pc as usize] == InstrClass::Data,
@@ -52,7 +52,7 @@ fn the_inputs_found_while_planning_are_those_the_planned_forms_read() {
             false,
         )
         .expect("a plan");
-        assert_eq!(found, super::input_uses(&planned), "{precision:?}");
+        assert_eq!(found, super::input_uses(&planned, &tables), "{precision:?}");
         let expected = if precision == Precision::F24 {
             0b1010
         } else {
@@ -167,8 +167,8 @@ fn only_reads_of_temporaries_the_block_does_not_write_are_emitted_again() {
     let ir = Ir::build(&program, 0, ShaderKind::Vertex, Precision::F32);
     let block = &ir.blocks[0];
     let lowered = vec![true; block.instrs.len()];
-    let mut state = block_state(block, &lowered, false, false);
-    let remat = state.values.registers().remat().to_vec();
+    let state = block_state(block, &lowered, false, false);
+    let remat = state.remat;
     let mut reads: Vec<(u8, bool)> = block
         .nodes
         .iter()
@@ -776,4 +776,52 @@ fn own_operands_are_the_ir_operands_of_every_operation() {
             "own operands of {op:?}"
         );
     }
+}
+
+/// The operands planning stores per running node (`Tables::operands`, what
+/// lowering reads) are those of the node's settled form (`real_operands`)
+/// in every planned block of the default shader and of every recipe, in
+/// both precisions, with and without converted uniforms; the pattern forms
+/// among them read other values than their IR operands.
+#[test]
+fn the_operands_planning_stores_are_those_of_each_settled_form() {
+    let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).expect("the default shader");
+    let default = crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        .expect("a program");
+    let mut patterns = 0;
+    for prog in [default, crate::jit::spill::every_recipe()] {
+        let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
+        for precision in [Precision::F24, Precision::F32] {
+            let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
+            let ir = crate::ir::opt::optimize(&built);
+            for preconverted in [false, true] {
+                let (planned, _, tables) = plan(
+                    &ir,
+                    &built,
+                    |pc| a.class[pc as usize] == InstrClass::Data,
+                    |pc| a.reachable[pc as usize],
+                    precision == Precision::F24,
+                    preconverted,
+                )
+                .expect("a plan");
+                for state in planned.blocks.iter().flatten() {
+                    let base = state.values.base as usize;
+                    for (k, node) in state.nodes.iter().enumerate() {
+                        if !planned.values[base + k].needed {
+                            continue;
+                        }
+                        let form = tables.forms[base + k];
+                        let expected = super::real_operands(&node.op, form);
+                        assert_eq!(
+                            tables.operands[base + k],
+                            expected,
+                            "{precision:?} node {k} {form:?}"
+                        );
+                        patterns += usize::from(expected != super::own_operands(&node.op));
+                    }
+                }
+            }
+        }
+    }
+    assert!(patterns > 0, "no pattern form reads other values");
 }
