@@ -391,6 +391,10 @@ impl Vector<'_> {
             code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
             code.push_i32(r.disp_less_base.wrapping_add(base as i32));
         }
+        for &(end, target) in self.st.slow.jumps() {
+            code.goto(dynasmrt::AssemblyOffset(end as usize - 4));
+            code.push_i32(target.wrapping_sub(end) as i32);
+        }
         self.st.slow.forget_copies();
     }
 

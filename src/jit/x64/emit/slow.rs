@@ -70,19 +70,24 @@ pub(super) struct SlowPaths {
     /// each slot a position in `groups` + 1 (0: empty), at most half full.
     index: Vec<u32>,
     /// Scratch of [`Vector::emit_slow_paths`] (kept for its room): the
-    /// shared bodies (key, group), the `jnz`s into the paths (the
-    /// instruction's end, the path's offset) and the `call`s of the shared
-    /// bodies (the instruction's end, the group).
+    /// shared bodies (key, group), and the `call`s of the shared bodies
+    /// (the instruction's end, the group).
     shared: Vec<(u64, u32)>,
-    jumps: Vec<(u32, u32)>,
     calls: Vec<(u32, u32)>,
+    /// The `jnz`s into the emitted paths and the `call`s of the shared
+    /// bodies (the instruction's end, its target), whose displacements
+    /// [`VectorState::patch_pool_refs`] writes into the finished code with
+    /// the constant operands' (through the assembler's modifier, a byte at
+    /// a time with its checks, they cost several times as much).
+    jumps: Vec<(u32, u32)>,
     /// The constant lists of the kept bodies copied into this code
-    /// ([`Assembled::list`]), each with where its pool offsets start in
-    /// `list_offsets`: a body whose list another copied body had already
-    /// pooled refers to the same entries without asking the pool again.
-    /// Valid until the pool is placed ([`SlowPaths::forget_pool`]).
+    /// ([`Assembled::list`]), each with its position in `list_offsets`: a
+    /// body whose list another copied body had already pooled refers to the
+    /// same entries without asking the pool again. Valid until the pool is
+    /// placed ([`SlowPaths::forget_pool`]).
     lists: Vec<(u32, u32)>,
-    list_offsets: Vec<u32>,
+    /// Per list, the pool offsets of its constants (the rest zeros).
+    list_offsets: Vec<[u32; MAX_CONSTANTS]>,
     /// The kept bodies copied into this code, whose constant operands'
     /// displacements [`VectorState::patch_pool_refs`] writes: one record per
     /// copy rather than one [`PoolRef`] per operand (a float24 shader's
@@ -94,8 +99,8 @@ pub(super) struct SlowPaths {
 struct Copied {
     /// Where the copy starts.
     base: u32,
-    /// Where its constants' pool offsets start in [`SlowPaths::list_offsets`].
-    start: u32,
+    /// Its constants' pool offsets in [`SlowPaths::list_offsets`].
+    list: u32,
     body: std::rc::Rc<Assembled>,
 }
 
@@ -224,45 +229,58 @@ impl SlowPaths {
     #[cfg(test)]
     pub(super) fn copied_refs(&self) -> impl Iterator<Item = PoolRef> + '_ {
         self.copies.iter().flat_map(move |copy| {
-            let offsets = &self.list_offsets[copy.start as usize..];
-            copy.body
-                .refs
-                .iter()
-                .map(move |&(disp_at, end, k)| PoolRef {
-                    disp_at: copy.base + disp_at,
-                    disp_less_base: offsets[usize::from(k)].wrapping_sub(copy.base + end) as i32,
-                })
+            let offsets = &self.list_offsets[copy.list as usize];
+            (copy.body.refs.iter()).map(move |&(disp_at, end, k)| PoolRef {
+                disp_at: copy.base + disp_at,
+                disp_less_base: offsets[usize::from(k)].wrapping_sub(copy.base + end) as i32,
+            })
         })
     }
 
     /// Writes the displacements of the copied bodies' constant operands into
-    /// `code`, whose pool is at `pool`, and forgets the copies.
+    /// `code`, whose pool is at `pool`, and of the jumps into and calls out
+    /// of the paths, and forgets them.
     pub(super) fn patch_copies(&mut self, code: &mut [u8], pool: u32) -> Result<(), JitError> {
         for copy in &self.copies {
             let base = copy.base as usize;
             let Some(copied) = code.get_mut(base..base + copy.body.code.len()) else {
                 return Err(JitError::Assemble("slow path past the code".into()));
             };
-            let offsets = &self.list_offsets[copy.start as usize..];
+            let offsets = &self.list_offsets[copy.list as usize];
             // The displacement of the operand of constant k ending at `end`:
             // `pool + offsets[k] - (base + end)`.
             let from_pool = pool.wrapping_sub(copy.base);
             for &(disp_at, end, k) in &copy.body.refs {
-                let disp = from_pool
-                    .wrapping_add(offsets[usize::from(k)])
-                    .wrapping_sub(end);
+                // (`k` is below `MAX_CONSTANTS`: no bounds check.)
+                let offset = offsets[usize::from(k) % MAX_CONSTANTS];
+                let disp = from_pool.wrapping_add(offset).wrapping_sub(end);
                 let at = disp_at as usize;
                 copied[at..at + 4].copy_from_slice(&disp.to_le_bytes());
             }
+        }
+        for &(end, target) in &self.jumps {
+            let at = end as usize - 4;
+            let Some(field) = code.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<4>) else {
+                return Err(JitError::Assemble("slow-path jump past the code".into()));
+            };
+            *field = target.wrapping_sub(end).to_le_bytes();
         }
         self.forget_copies();
         Ok(())
     }
 
-    /// Forgets the copies (their operands patched).
+    /// Forgets the copies and jumps (their displacements written).
     pub(super) fn forget_copies(&mut self) {
         self.copies.clear();
         self.list_offsets.clear();
+        self.jumps.clear();
+    }
+
+    /// The jumps into and calls out of the emitted paths (the instruction's
+    /// end, its target; see [`SlowPaths::jumps`]).
+    #[cfg(test)]
+    pub(super) fn jumps(&self) -> &[(u32, u32)] {
+        &self.jumps
     }
 }
 
@@ -466,8 +484,9 @@ const RSP: u8 = 4;
 
 impl Vector<'_> {
     /// Leaves the fast path for a new slow path where the flags say not
-    /// zero (`jnz rel32`, the displacement written when the slow path is
-    /// emitted); the code up to [`Self::rejoin`] is the fast path's rest.
+    /// zero (`jnz rel32`, the displacement written into the finished code
+    /// once the slow path is placed, see [`SlowPaths::jumps`]); the code up
+    /// to [`Self::rejoin`] is the fast path's rest.
     pub(super) fn jnz_to_slow(&mut self) -> SlowEntry {
         self.ops.extend(&[0x0F, 0x85, 0, 0, 0, 0]);
         SlowEntry(self.ops.offset().0 as u32)
@@ -504,8 +523,8 @@ impl Vector<'_> {
     ///
     /// The paths come in the order recorded, then the subroutines by body
     /// key; the `jnz`s into the paths and the `call`s (`call rel32`, as
-    /// `dynasm` writes a call to a dynamic label) get their displacements
-    /// once everything is placed, in one pass.
+    /// `dynasm` writes a call to a dynamic label) get their displacements in
+    /// the finished code ([`SlowPaths::jumps`]).
     pub fn emit_slow_paths(&mut self) {
         if self.st.slow.is_empty() {
             return;
@@ -545,19 +564,12 @@ impl Vector<'_> {
             self.slow_body_keyed(body, key);
             dynasm!(self.ops ; .arch x64 ; ret);
         }
-        let mut code = self.ops.alter();
-        let targets = jumps.iter().copied();
-        let calls_targets = calls.iter().map(|&(end, g)| (end, groups[g as usize].at));
-        for (end, target) in targets.chain(calls_targets) {
-            code.goto(dynasmrt::AssemblyOffset(end as usize - 4));
-            code.push_i32(target.wrapping_sub(end) as i32);
-        }
+        jumps.extend(calls.iter().map(|&(end, g)| (end, groups[g as usize].at)));
         let slow = &mut self.st.slow;
         slow.paths = paths;
         slow.groups = groups;
         slow.clear_paths();
         shared.clear();
-        jumps.clear();
         calls.clear();
         (slow.shared, slow.jumps, slow.calls) = (shared, jumps, calls);
     }
@@ -596,31 +608,32 @@ impl Vector<'_> {
         };
         let base = self.ops.offset().0 as u32;
         self.ops.extend(&assembled.code[..]);
-        let start = self.pooled_list(&assembled) as u32;
+        let list = self.pooled_list(&assembled);
         self.st.slow.copies.push(Copied {
             base,
-            start,
+            list,
             body: assembled,
         });
     }
 
-    /// Where the pool offsets of `assembled`'s constants start in
-    /// [`SlowPaths::list_offsets`]: its constants pooled in the order it
-    /// first asks for them, unless a body with the same list did that
-    /// already (pooling them again would find every one pooled).
-    fn pooled_list(&mut self, assembled: &Assembled) -> usize {
+    /// The position in [`SlowPaths::list_offsets`] of the pool offsets of
+    /// `assembled`'s constants: its constants pooled in the order it first
+    /// asks for them, unless a body with the same list did that already
+    /// (pooling them again would find every one pooled).
+    fn pooled_list(&mut self, assembled: &Assembled) -> u32 {
         let slow = &self.st.slow;
-        if let Some(&(_, start)) = slow.lists.iter().find(|(list, _)| *list == assembled.list) {
-            return start as usize;
+        if let Some(&(_, at)) = slow.lists.iter().find(|(list, _)| *list == assembled.list) {
+            return at;
         }
-        let start = slow.list_offsets.len();
-        for &bits in &assembled.constants {
-            let entry = self.pool_entry(bits) as u32;
-            let offset = entry << self.st.entry_shift;
-            self.st.slow.list_offsets.push(offset);
+        let mut offsets = [0; MAX_CONSTANTS];
+        for (offset, &bits) in offsets.iter_mut().zip(&assembled.constants) {
+            *offset = (self.pool_entry(bits) as u32) << self.st.entry_shift;
         }
-        self.st.slow.lists.push((assembled.list, start as u32));
-        start
+        let slow = &mut self.st.slow;
+        let at = slow.list_offsets.len() as u32;
+        slow.list_offsets.push(offsets);
+        slow.lists.push((assembled.list, at));
+        at
     }
 
     /// Assembles the code of one slow path.
