@@ -461,7 +461,75 @@ impl Vector<'_> {
 
 #[cfg(test)]
 mod pool_tests {
-    use super::{Asm, Encoding, VectorState};
+    use super::{Asm, Encoding, PoolRef, V, VectorState};
+
+    /// A reference's entry and end read back from it as [`PoolRef::new`]
+    /// wrote them (how a body assembled on its own learns its operands),
+    /// entry 0 and the largest end included; the displacement it patches
+    /// is the entry's offset less the end plus the pool's.
+    #[test]
+    fn a_pool_references_entry_and_end_read_back() {
+        for shift in [4, 5, 6, 16] {
+            for entry in [0, 1, 2, 31] {
+                for end in [1u32, 4, 5, 300, (1 << shift.min(16)) - 1] {
+                    if end >= 1 << shift {
+                        continue;
+                    }
+                    let r = PoolRef::new(end.saturating_sub(4), end, entry, shift);
+                    assert_eq!(
+                        r.entry_and_end(shift),
+                        (entry, end),
+                        "{shift} {entry} {end}"
+                    );
+                    let pool = 4096;
+                    let target = pool + (entry << shift) as i64 - i64::from(end);
+                    assert_eq!(
+                        i64::from(r.disp_less_base.wrapping_add(pool as i32)),
+                        target
+                    );
+                }
+            }
+        }
+    }
+
+    /// A state that takes the lists a dropped state left on this thread
+    /// emits what a state with fresh lists does (the lists come emptied:
+    /// no pattern, label, operand or slow path of the other code).
+    #[test]
+    fn a_state_on_the_lists_of_a_dropped_one_emits_what_a_fresh_one_does() {
+        let emit = |state: &mut VectorState, patterns: std::ops::Range<u32>| {
+            let mut ops = Asm::new(0);
+            let mut v = state.on(&mut ops);
+            for bits in patterns {
+                v.v3c(V::Addps, 3, 4, bits);
+                v.pool_label(bits ^ 1);
+                v.binary(crate::ir::BinOp::PicaMulF24, 5, 3, 4);
+            }
+            v.emit_slow_paths();
+            v.emit_pool();
+            ops.finalize().expect("assembles")
+        };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            // Leaves its lists, full, to the next state.
+            let mut dropped = VectorState::new(encoding);
+            let mut ops = Asm::new(0);
+            let mut v = dropped.on(&mut ops);
+            for bits in 0..40 {
+                v.v3c(V::Andps, 3, 4, bits);
+                v.binary(crate::ir::BinOp::PicaMulF24, 5, 3, 4);
+            }
+            v.constant_lanes(6, [1, 2, 3, 4]);
+            drop(dropped);
+            let mut recycled = VectorState::new(encoding);
+            // The spare lists are taken: this one is fresh.
+            let mut fresh = VectorState::new(encoding);
+            assert_eq!(
+                emit(&mut recycled, 7..30),
+                emit(&mut fresh, 7..30),
+                "{encoding:?}"
+            );
+        }
+    }
 
     #[test]
     fn pool_labels_are_one_per_pattern_as_the_index_grows() {

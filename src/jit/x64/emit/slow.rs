@@ -660,9 +660,119 @@ impl Vector<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ASSEMBLED, Body, DotTerms, Encoding, MatrixRow};
+    use super::{ASSEMBLED, Body, DotTerms, Encoding, MatrixRow, RSP, SlowPaths};
     use crate::jit::x64::Asm;
     use crate::jit::x64::emit::{Vector, VectorState};
+
+    /// Slow paths are grouped by body as they are recorded: every path of a
+    /// body in its group (numbered in the order bodies first come), no two
+    /// bodies in one, the paths counted, as the index grows past its first
+    /// slots; a group is shared (called) when it has two paths or more and
+    /// does not address memory from `rsp`.
+    #[test]
+    fn slow_paths_are_grouped_by_body_as_recorded() {
+        let mut slow = SlowPaths::default();
+        // 90 bodies of four kinds, several sharing registers (distinct keys,
+        // close to each other), the `rsp` one among them.
+        let bodies: Vec<Body> = (0..90u8)
+            .map(|k| match k % 4 {
+                0 => Body::F24Overflow { d: k },
+                1 => Body::F24Load { d: k },
+                2 => Body::PicaMulF24 { d: k, a: 1, b: 2 },
+                _ => Body::PicaMulMem {
+                    d: 1,
+                    a: 2,
+                    base: if k == 3 { RSP } else { 5 },
+                    off: 16 * i32::from(k),
+                },
+            })
+            .collect();
+        // Each body once, then every third again, then every ninth again.
+        let order = (0..90).chain((0..90).step_by(3)).chain((0..90).step_by(9));
+        for k in order {
+            let group = slow.group_of(bodies[k]);
+            assert_eq!(group as usize, k, "{:?}", bodies[k]);
+        }
+        assert_eq!(slow.groups.len(), bodies.len());
+        for (k, group) in slow.groups.iter().enumerate() {
+            let paths = 1 + u32::from(k % 3 == 0) + u32::from(k % 9 == 0);
+            assert_eq!((group.body, group.paths), (bodies[k], paths), "group {k}");
+            assert_eq!(group.key, bodies[k].key());
+            assert_eq!(group.shared(), paths > 1 && k != 3, "group {k}");
+        }
+        // Emptied, the groups start again from the first.
+        slow.clear_paths();
+        assert_eq!(slow.group_of(bodies[7]), 0);
+        assert_eq!(slow.group_of(bodies[5]), 1);
+        assert_eq!(slow.group_of(bodies[7]), 0);
+        assert_eq!(slow.groups[0].paths, 2);
+    }
+
+    /// The compilers' way of finishing code with slow paths (the pool
+    /// placed, then the constant operands, the jumps into the paths and the
+    /// calls of shared bodies written into the finished code) gives the
+    /// bytes of the same code assembled in place with labels: kept bodies
+    /// copied (two with the same constant list on other registers, whose
+    /// second copy reuses the first's pool entries, and one with another
+    /// list), a body shared by two paths, new constants pooled between them,
+    /// in both `xmm` encodings.
+    #[test]
+    fn slow_paths_patched_in_the_finished_code_are_the_code_assembled_in_place() {
+        use dynasmrt::{DynasmLabelApi, dynasm};
+        let first = Body::F24Overflow { d: 2 };
+        let second = Body::F24Overflow { d: 6 };
+        let other = Body::F24LoadFrom { d: 9, a: 3 };
+        let shared = Body::PicaMulF24 { d: 3, a: 4, b: 5 };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            for pass in ["first", "cached"] {
+                let mut ops = Asm::new(0);
+                let mut state = VectorState::new(encoding);
+                let mut v = state.on(&mut ops);
+                v.constant(1, 0x1234_5678);
+                for body in [first, other, shared, second, shared] {
+                    let entry = v.jnz_to_slow();
+                    v.constant(7, 0x4000_0000 | body.key() as u32);
+                    v.rejoin(entry, body);
+                }
+                v.emit_slow_paths();
+                dynasm!(v.ops ; .arch x64 ; int3);
+                let pool = v.place_pool();
+                let mut patched = ops.finalize().expect("assembles");
+                state
+                    .patch_pool_refs(&mut patched, pool)
+                    .expect("in the code");
+                assert!(state.slow.jumps.is_empty() && state.slow.copies.is_empty());
+                drop(state);
+
+                let mut ops = Asm::new(0);
+                let mut state = VectorState::new(encoding);
+                let mut v = state.on(&mut ops);
+                v.constant(1, 0x1234_5678);
+                let labels: Vec<_> = (0..11).map(|_| v.ops.new_dynamic_label()).collect();
+                let (into, back, sub) = (&labels[..5], &labels[5..10], labels[10]);
+                for (k, body) in [first, other, shared, second, shared].iter().enumerate() {
+                    dynasm!(v.ops ; .arch x64 ; jnz =>into[k]);
+                    v.constant(7, 0x4000_0000 | body.key() as u32);
+                    dynasm!(v.ops ; .arch x64 ; =>back[k]);
+                }
+                for (k, body) in [first, other, shared, second, shared].iter().enumerate() {
+                    dynasm!(v.ops ; .arch x64 ; =>into[k]);
+                    if *body == shared {
+                        dynasm!(v.ops ; .arch x64 ; call =>sub);
+                    } else {
+                        v.assemble_body(*body);
+                    }
+                    dynasm!(v.ops ; .arch x64 ; jmp =>back[k]);
+                }
+                dynasm!(v.ops ; .arch x64 ; =>sub);
+                v.assemble_body(shared);
+                dynasm!(v.ops ; .arch x64 ; ret ; int3);
+                v.emit_pool();
+                let in_place = ops.finalize().expect("assembles");
+                assert_eq!(patched, in_place, "{encoding:?} ({pass})");
+            }
+        }
+    }
 
     /// The whole buffer (code, then the pool) after a constant pooled first
     /// (so the body's constants land at other pool entries than in its own
