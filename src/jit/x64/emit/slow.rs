@@ -457,6 +457,9 @@ fn constant_list(constants: &[[u32; 4]]) -> u32 {
     })
 }
 
+/// A body's constants and their list's number ([`constant_list`]).
+type ConstantList = (Box<[[u32; 4]]>, u32);
+
 /// Bodies kept per thread, at most (each a few hundred bytes; the register
 /// assignment bounds how many distinct ones the corpus has, far fewer).
 const MAX_ASSEMBLED: usize = 4096;
@@ -475,7 +478,7 @@ thread_local! {
     static ASSEMBLED: std::cell::RefCell<AssembledBodies> = Default::default();
     /// The constant lists of those bodies, each with its number (a few
     /// dozen: one per kind of sequence, not per register assignment).
-    static LISTS: std::cell::RefCell<Vec<(Box<[[u32; 4]]>, u32)>> = Default::default();
+    static LISTS: std::cell::RefCell<Vec<ConstantList>> = Default::default();
 }
 
 /// `rsp`, which a `call` moves: a body that addresses memory from it is
