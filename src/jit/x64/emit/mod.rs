@@ -36,7 +36,11 @@ pub(in crate::jit::x64) use encode::{
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;
 pub(in crate::jit::x64) use ops::{K, U, V, z};
-pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowEntry, SlowPath};
+pub(in crate::jit::x64) use slow::{Body, DotTerms, MatrixRow, SlowEntry};
+// Named by the documentation's links only.
+#[cfg(doc)]
+pub(in crate::jit::x64) use slow::SlowPath;
+use slow::SlowPaths;
 
 use super::Asm;
 use crate::jit::JitError;
@@ -79,7 +83,12 @@ pub(in crate::jit::x64) struct VectorState {
     encoding: Encoding,
     /// Constants (a 16-byte pattern repeated over a whole register), emitted
     /// after the code.
-    pool: Vec<([u32; 4], DynamicLabel)>,
+    pool: Vec<[u32; 4]>,
+    /// The label of each pool entry, where something asked for one
+    /// ([`Vector::pool_label_lanes`]: AVX-512 operands, the wide engine's
+    /// rows); [`Vector::place_pool`] binds them. Most entries are only
+    /// addressed through [`Vector::pool_ref`] and need none.
+    pool_labels: Vec<Option<DynamicLabel>>,
     /// An index of `pool`: open addressing by a hash of the pattern, each
     /// slot a position in `pool` + 1 (0: empty), at most half of them full.
     /// The exact sequences ask for the same few dozen patterns a hundred
@@ -87,12 +96,13 @@ pub(in crate::jit::x64) struct VectorState {
     /// part of compiling.
     pool_index: Vec<u32>,
     /// RIP-relative references to pool entries whose displacement
-    /// [`Vector::emit_pool`] writes once it has placed the pool: the
-    /// displacement's offset, the end of the instruction (what RIP is when
-    /// it runs) and the entry. Patching them directly costs a fraction of a
-    /// dynamic label's relocation, and the exact float24 sequences refer to
-    /// the pool a few hundred times per shader.
+    /// [`VectorState::patch_pool_refs`] writes once the pool is placed (see
+    /// [`PoolRef`]). Patching them directly costs a fraction of a dynamic
+    /// label's relocation, and the exact float24 sequences refer to the
+    /// pool a thousand times per shader.
     pool_refs: Vec<PoolRef>,
+    /// log2 of a pool entry's bytes (one register).
+    entry_shift: u32,
     /// AVX-512: `k1` holds the last compare into [`MASK`] (debug builds
     /// check that a select by [`MASK`] has one to read).
     mask_in_k1: bool,
@@ -101,20 +111,51 @@ pub(in crate::jit::x64) struct VectorState {
     /// Forgotten when either changes and where paths join
     /// ([`Vector::bind`]).
     k1_holds: Option<u8>,
-    /// Slow paths still to emit.
-    slow: Vec<SlowPath>,
+    /// Slow paths still to emit, and what emitting them needs.
+    slow: SlowPaths,
+}
+
+/// The lists of a [`VectorState`], empty: what a state dropped on this
+/// thread leaves for the next one ([`SPARE_LISTS`]).
+#[derive(Default)]
+struct Lists {
+    pool: Vec<[u32; 4]>,
+    pool_labels: Vec<Option<DynamicLabel>>,
+    pool_index: Vec<u32>,
+    pool_refs: Vec<PoolRef>,
+    slow: SlowPaths,
+}
+
+thread_local! {
+    /// The lists of the last [`VectorState`] dropped on this thread, emptied,
+    /// with their room: a compilation's state takes them instead of
+    /// allocating a dozen lists (and freeing them at its end).
+    static SPARE_LISTS: std::cell::Cell<Option<Lists>> = const { std::cell::Cell::new(None) };
 }
 
 impl VectorState {
     pub fn new(encoding: Encoding) -> VectorState {
+        let Lists {
+            pool,
+            pool_labels,
+            pool_index,
+            pool_refs,
+            slow,
+        } = SPARE_LISTS
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         VectorState {
             encoding,
-            pool: Vec::new(),
-            pool_index: Vec::new(),
-            pool_refs: Vec::new(),
+            pool,
+            pool_labels,
+            pool_index,
+            pool_refs,
+            entry_shift: encoding.register_bytes().trailing_zeros(),
             mask_in_k1: false,
             k1_holds: None,
-            slow: Vec::new(),
+            slow,
         }
     }
 
@@ -124,22 +165,24 @@ impl VectorState {
     pub fn reserve(&mut self, refs: usize, patterns: usize, slow: usize) {
         self.pool_refs.reserve(refs);
         self.pool.reserve(patterns);
+        self.pool_labels.reserve(patterns);
         self.slow.reserve(slow);
     }
 
     /// Writes the displacement of every constant operand into `code`, the
     /// finished buffer whose pool [`Vector::place_pool`] placed at `base`.
     pub fn patch_pool_refs(&mut self, code: &mut [u8], base: usize) -> Result<(), JitError> {
-        let entry = self.encoding.register_bytes();
-        for r in self.pool_refs.drain(..) {
-            // The code and its pool are far below 2 GiB apart.
-            let target = base + entry * r.entry as usize;
-            let disp = (target as i64 - i64::from(r.end)) as i32;
+        self.slow.patch_copies(code, base as u32)?;
+        // The code and its pool are far below 2 GiB long.
+        let base = base as i32;
+        for r in &self.pool_refs {
             let at = r.disp_at as usize;
-            code.get_mut(at..at + 4)
-                .ok_or_else(|| JitError::Assemble("constant operand past the code".into()))?
-                .copy_from_slice(&disp.to_le_bytes());
+            let Some(field) = code.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<4>) else {
+                return Err(JitError::Assemble("constant operand past the code".into()));
+            };
+            *field = r.disp_less_base.wrapping_add(base).to_le_bytes();
         }
+        self.pool_refs.clear();
         Ok(())
     }
 
@@ -149,12 +192,59 @@ impl VectorState {
     }
 }
 
-/// A RIP-relative reference to a pool entry (see [`VectorState::pool_refs`]).
+impl Drop for VectorState {
+    /// Leaves the lists, emptied, for the next state on this thread.
+    fn drop(&mut self) {
+        let mut lists = Lists {
+            pool: std::mem::take(&mut self.pool),
+            pool_labels: std::mem::take(&mut self.pool_labels),
+            pool_index: std::mem::take(&mut self.pool_index),
+            pool_refs: std::mem::take(&mut self.pool_refs),
+            slow: std::mem::take(&mut self.slow),
+        };
+        lists.pool.clear();
+        lists.pool_labels.clear();
+        // Empty: the first pattern pooled sizes it.
+        lists.pool_index.clear();
+        lists.pool_refs.clear();
+        lists.slow.clear();
+        // Where the thread is exiting, they are simply dropped.
+        let _ = SPARE_LISTS.try_with(|spare| spare.set(Some(lists)));
+    }
+}
+
+/// A RIP-relative reference to a pool entry (see [`VectorState::pool_refs`]):
+/// where its displacement is, and the displacement less the pool's offset
+/// (the entry's offset in the pool less the instruction's end, where RIP is
+/// when it runs), so that placing the pool only adds its offset.
 #[derive(Clone, Copy, Debug)]
 struct PoolRef {
     disp_at: u32,
-    end: u32,
-    entry: u32,
+    disp_less_base: i32,
+}
+
+impl PoolRef {
+    /// The reference to pool entry `entry` (of `1 << entry_shift` bytes)
+    /// from the displacement at `disp_at` of an instruction ending at `end`.
+    #[inline]
+    fn new(disp_at: u32, end: u32, entry: u32, entry_shift: u32) -> PoolRef {
+        PoolRef {
+            disp_at,
+            disp_less_base: (entry << entry_shift).wrapping_sub(end) as i32,
+        }
+    }
+
+    /// The entry and the instruction's end of a reference made by
+    /// [`PoolRef::new`] with `entry_shift`, where the end is below
+    /// `1 << entry_shift` (and above 0).
+    fn entry_and_end(self, entry_shift: u32) -> (u32, u32) {
+        // `(entry << shift) - end` lies between `(entry - 1) << shift` and
+        // `entry << shift`, both excluded.
+        // (an arithmetic shift: the entry may be 0).
+        let entry = (self.disp_less_base >> entry_shift) + 1;
+        let end = (entry << entry_shift).wrapping_sub(self.disp_less_base);
+        (entry as u32, end as u32)
+    }
 }
 
 /// Slots of [`VectorState::pool_index`] to start with (a power of two).
@@ -200,7 +290,14 @@ impl Vector<'_> {
     #[inline]
     pub fn pool_label_lanes(&mut self, bits: [u32; 4]) -> DynamicLabel {
         let entry = self.pool_entry(bits);
-        self.st.pool[entry].1
+        match self.st.pool_labels[entry] {
+            Some(label) => label,
+            None => {
+                let label = self.ops.new_dynamic_label();
+                self.st.pool_labels[entry] = Some(label);
+                label
+            }
+        }
     }
 
     /// The position in the pool of the constant whose every 16 bytes are
@@ -216,7 +313,7 @@ impl Vector<'_> {
                 if n == 0 {
                     break;
                 }
-                if self.st.pool[n as usize - 1].0 == bits {
+                if self.st.pool[n as usize - 1] == bits {
                     return n as usize - 1;
                 }
                 at = (at + 1) & mask;
@@ -225,12 +322,12 @@ impl Vector<'_> {
         self.pool_new(bits)
     }
 
-    /// Pools `bits` (not pooled yet) under a new label; its position.
+    /// Pools `bits` (not pooled yet); its position.
     #[cold]
     #[inline(never)]
     fn pool_new(&mut self, bits: [u32; 4]) -> usize {
-        let label = self.ops.new_dynamic_label();
-        self.st.pool.push((bits, label));
+        self.st.pool.push(bits);
+        self.st.pool_labels.push(None);
         let st = &mut *self.st;
         if 2 * st.pool.len() > st.pool_index.len() {
             // Twice as many slots (or the first ones): every pattern placed
@@ -239,7 +336,7 @@ impl Vector<'_> {
             st.pool_index.clear();
             st.pool_index.resize(slots, 0);
             for k in 0..st.pool.len() {
-                place(&mut st.pool_index, st.pool[k].0, k);
+                place(&mut st.pool_index, st.pool[k], k);
             }
         } else {
             place(&mut st.pool_index, bits, st.pool.len() - 1);
@@ -272,11 +369,8 @@ impl Vector<'_> {
     #[inline]
     pub fn pool_ref(&mut self, entry: usize, tail: u32) {
         let end = self.ops.offset().0 as u32;
-        self.st.pool_refs.push(PoolRef {
-            disp_at: end - 4 - tail,
-            end,
-            entry: entry as u32,
-        });
+        let r = PoolRef::new(end - 4 - tail, end, entry as u32, self.st.entry_shift);
+        self.st.pool_refs.push(r);
     }
 
     /// The label of the constant `bits` in every lane.
@@ -290,16 +384,18 @@ impl Vector<'_> {
     /// the finished code).
     #[cfg(test)]
     pub fn emit_pool(&mut self) {
-        let entry = self.st.encoding.register_bytes();
         let base = self.place_pool();
+        let copied: Vec<PoolRef> = self.st.slow.copied_refs().collect();
         let mut code = self.ops.alter();
-        for r in self.st.pool_refs.drain(..) {
-            // The code and its pool are far below 2 GiB apart.
-            let target = base + entry * r.entry as usize;
-            let disp = target as i64 - i64::from(r.end);
+        for r in self.st.pool_refs.drain(..).chain(copied) {
             code.goto(dynasmrt::AssemblyOffset(r.disp_at as usize));
-            code.push_i32(disp as i32);
+            code.push_i32(r.disp_less_base.wrapping_add(base as i32));
         }
+        for &(end, target) in self.st.slow.jumps() {
+            code.goto(dynasmrt::AssemblyOffset(end as usize - 4));
+            code.push_i32(target.wrapping_sub(end) as i32);
+        }
+        self.st.slow.forget_copies();
     }
 
     /// Places the constant pool ([`Self::place_pool`]), lets `then` emit
@@ -334,12 +430,17 @@ impl Vector<'_> {
         }
         self.st.pool_index.clear();
         let base = self.ops.offset().0;
-        for (bits, label) in std::mem::take(&mut self.st.pool) {
-            dynasm!(self.ops ; .arch x64 ; =>label);
+        for (&bits, label) in self.st.pool.iter().zip(&self.st.pool_labels) {
+            if let Some(label) = *label {
+                dynasm!(self.ops ; .arch x64 ; =>label);
+            }
             for _ in 0..entry / 16 {
                 dynasm!(self.ops ; .arch x64 ; .u32 bits[0], bits[1], bits[2], bits[3]);
             }
         }
+        self.st.pool.clear();
+        self.st.pool_labels.clear();
+        self.st.slow.forget_pool();
         base
     }
 
@@ -360,7 +461,75 @@ impl Vector<'_> {
 
 #[cfg(test)]
 mod pool_tests {
-    use super::{Asm, Encoding, VectorState};
+    use super::{Asm, Encoding, PoolRef, V, VectorState};
+
+    /// A reference's entry and end read back from it as [`PoolRef::new`]
+    /// wrote them (how a body assembled on its own learns its operands),
+    /// entry 0 and the largest end included; the displacement it patches
+    /// is the entry's offset less the end plus the pool's.
+    #[test]
+    fn a_pool_references_entry_and_end_read_back() {
+        for shift in [4, 5, 6, 16] {
+            for entry in [0, 1, 2, 31] {
+                for end in [1u32, 4, 5, 300, (1 << shift.min(16)) - 1] {
+                    if end >= 1 << shift {
+                        continue;
+                    }
+                    let r = PoolRef::new(end.saturating_sub(4), end, entry, shift);
+                    assert_eq!(
+                        r.entry_and_end(shift),
+                        (entry, end),
+                        "{shift} {entry} {end}"
+                    );
+                    let pool = 4096;
+                    let target = pool + (entry << shift) as i64 - i64::from(end);
+                    assert_eq!(
+                        i64::from(r.disp_less_base.wrapping_add(pool as i32)),
+                        target
+                    );
+                }
+            }
+        }
+    }
+
+    /// A state that takes the lists a dropped state left on this thread
+    /// emits what a state with fresh lists does (the lists come emptied:
+    /// no pattern, label, operand or slow path of the other code).
+    #[test]
+    fn a_state_on_the_lists_of_a_dropped_one_emits_what_a_fresh_one_does() {
+        let emit = |state: &mut VectorState, patterns: std::ops::Range<u32>| {
+            let mut ops = Asm::new(0);
+            let mut v = state.on(&mut ops);
+            for bits in patterns {
+                v.v3c(V::Addps, 3, 4, bits);
+                v.pool_label(bits ^ 1);
+                v.binary(crate::ir::BinOp::PicaMulF24, 5, 3, 4);
+            }
+            v.emit_slow_paths();
+            v.emit_pool();
+            ops.finalize().expect("assembles")
+        };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            // Leaves its lists, full, to the next state.
+            let mut dropped = VectorState::new(encoding);
+            let mut ops = Asm::new(0);
+            let mut v = dropped.on(&mut ops);
+            for bits in 0..40 {
+                v.v3c(V::Andps, 3, 4, bits);
+                v.binary(crate::ir::BinOp::PicaMulF24, 5, 3, 4);
+            }
+            v.constant_lanes(6, [1, 2, 3, 4]);
+            drop(dropped);
+            let mut recycled = VectorState::new(encoding);
+            // The spare lists are taken: this one is fresh.
+            let mut fresh = VectorState::new(encoding);
+            assert_eq!(
+                emit(&mut recycled, 7..30),
+                emit(&mut fresh, 7..30),
+                "{encoding:?}"
+            );
+        }
+    }
 
     #[test]
     fn pool_labels_are_one_per_pattern_as_the_index_grows() {
@@ -381,7 +550,6 @@ mod pool_tests {
             assert!(first[i + 1..].iter().all(|b| b != a), "label {i} shared");
         }
         // The pool holds each pattern once, in the order first asked for.
-        let pooled: Vec<[u32; 4]> = state.pool.iter().map(|&(bits, _)| bits).collect();
-        assert_eq!(pooled, patterns);
+        assert_eq!(state.pool, patterns);
     }
 }

@@ -1,9 +1,12 @@
 //! The slow paths of the x86-64 primitives: rare lanes' exact sequences,
 //! entered with `jnz label` from the fast path and returning to `back`.
 
-use super::{Encoding, PoolRef, S3, Vector, VectorState};
+#[cfg(test)]
+use super::PoolRef;
+use super::{Encoding, S3, Vector, VectorState};
+use crate::jit::JitError;
 use crate::jit::x64::Asm;
-use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, dynasm};
+use dynasmrt::{DynasmApi, dynasm};
 
 /// The terms of [`Vector::f24_dot_sum`] (and of its slow path), by register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,7 +53,240 @@ pub(in crate::jit::x64) struct SlowPath {
     entry: SlowEntry,
     /// The code offset the slow path jumps back to.
     back: u32,
+    /// Its body's group in [`SlowPaths::groups`].
+    group: u32,
+}
+
+/// The slow paths recorded and not emitted yet, grouped by body as they are
+/// recorded (so that emitting them finds the bodies several paths share
+/// without sorting the paths), and what copying kept bodies into this code
+/// has learnt of its pool.
+#[derive(Default)]
+pub(super) struct SlowPaths {
+    paths: Vec<SlowPath>,
+    /// The distinct bodies of `paths`, in the order first recorded.
+    groups: Vec<Group>,
+    /// An index of `groups`: open addressing by a hash of the body's key,
+    /// each slot a position in `groups` + 1 (0: empty), at most half full.
+    index: Vec<u32>,
+    /// Scratch of [`Vector::emit_slow_paths`] (kept for its room): the
+    /// shared bodies (key, group), and the `call`s of the shared bodies
+    /// (the instruction's end, the group).
+    shared: Vec<(u64, u32)>,
+    calls: Vec<(u32, u32)>,
+    /// The `jnz`s into the emitted paths and the `call`s of the shared
+    /// bodies (the instruction's end, its target), whose displacements
+    /// [`VectorState::patch_pool_refs`] writes into the finished code with
+    /// the constant operands' (through the assembler's modifier, a byte at
+    /// a time with its checks, they cost several times as much).
+    jumps: Vec<(u32, u32)>,
+    /// The constant lists of the kept bodies copied into this code
+    /// ([`Assembled::list`]), each with its position in `list_offsets`: a
+    /// body whose list another copied body had already pooled refers to the
+    /// same entries without asking the pool again. Valid until the pool is
+    /// placed ([`SlowPaths::forget_pool`]).
+    lists: Vec<(u32, u32)>,
+    /// Per list, the pool offsets of its constants (the rest zeros).
+    list_offsets: Vec<[u32; MAX_CONSTANTS]>,
+    /// The kept bodies copied into this code, whose constant operands'
+    /// displacements [`VectorState::patch_pool_refs`] writes: one record per
+    /// copy rather than one [`PoolRef`] per operand (a float24 shader's
+    /// copies have most of its constant operands, a dozen or more each).
+    copies: Vec<Copied>,
+}
+
+/// A kept body copied into the code ([`SlowPaths::copies`]).
+struct Copied {
+    /// Where the copy starts.
+    base: u32,
+    /// Its constants' pool offsets in [`SlowPaths::list_offsets`].
+    list: u32,
+    body: std::rc::Rc<Assembled>,
+}
+
+/// Paths with one body ([`SlowPaths::groups`]).
+#[derive(Clone, Copy)]
+struct Group {
+    key: u64,
     body: Body,
+    /// How many recorded paths have this body.
+    paths: u32,
+    /// Where its subroutine starts, once emitted (shared bodies).
+    at: u32,
+}
+
+impl Group {
+    /// Whether the body is emitted once as a subroutine the paths call:
+    /// more than one path has it and it does not address memory from `rsp`
+    /// (which the `call` moves).
+    fn shared(&self) -> bool {
+        self.paths > 1 && !matches!(self.body, Body::PicaMulMem { base: RSP, .. })
+    }
+}
+
+/// Slots of [`SlowPaths::index`] to start with (a power of two).
+const GROUP_INDEX_SLOTS: usize = 64;
+
+impl SlowPaths {
+    /// Makes room for `paths` slow paths.
+    pub(super) fn reserve(&mut self, paths: usize) {
+        self.paths.reserve(paths);
+    }
+
+    /// Whether no slow path waits to be emitted.
+    fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// The group of `body`, a new one if no recorded path has it yet.
+    fn group_of(&mut self, body: Body) -> u32 {
+        let key = body.key();
+        if !self.index.is_empty() {
+            let mask = self.index.len() - 1;
+            let mut at = group_hash(key) & mask;
+            loop {
+                let n = self.index[at];
+                if n == 0 {
+                    break;
+                }
+                let group = &mut self.groups[n as usize - 1];
+                if group.key == key {
+                    group.paths += 1;
+                    return n - 1;
+                }
+                at = (at + 1) & mask;
+            }
+        }
+        self.new_group(key, body)
+    }
+
+    /// Records the first path of `body` (whose key is `key`).
+    #[cold]
+    #[inline(never)]
+    fn new_group(&mut self, key: u64, body: Body) -> u32 {
+        self.groups.push(Group {
+            key,
+            body,
+            paths: 1,
+            at: 0,
+        });
+        if 2 * self.groups.len() > self.index.len() {
+            // Twice as many slots (or the first ones): every group placed
+            // again.
+            let slots = (2 * self.index.len()).max(GROUP_INDEX_SLOTS);
+            self.index.clear();
+            self.index.resize(slots, 0);
+            for k in 0..self.groups.len() {
+                place(&mut self.index, self.groups[k].key, k);
+            }
+        } else {
+            place(&mut self.index, key, self.groups.len() - 1);
+        }
+        return self.groups.len() as u32 - 1;
+
+        /// Records group `k` (of key `key`) in the first free slot from its
+        /// hash on.
+        fn place(index: &mut [u32], key: u64, k: usize) {
+            let mask = index.len() - 1;
+            let mut at = group_hash(key) & mask;
+            while index[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            index[at] = k as u32 + 1;
+        }
+    }
+
+    /// Forgets the recorded paths and their groups (emitted).
+    fn clear_paths(&mut self) {
+        self.paths.clear();
+        if !self.groups.is_empty() {
+            self.groups.clear();
+            self.index.fill(0);
+        }
+    }
+
+    /// Forgets everything (for a state of another code).
+    pub(super) fn clear(&mut self) {
+        self.paths.clear();
+        self.groups.clear();
+        // Empty: the first group sizes it.
+        self.index.clear();
+        self.shared.clear();
+        self.jumps.clear();
+        self.calls.clear();
+        self.lists.clear();
+        self.list_offsets.clear();
+        self.copies.clear();
+    }
+
+    /// The pool was placed: its entries are no longer this code's (the
+    /// copies' offsets stay until their operands are patched).
+    pub(super) fn forget_pool(&mut self) {
+        self.lists.clear();
+    }
+
+    /// The constant operands of the copied bodies, one [`PoolRef`] each.
+    #[cfg(test)]
+    pub(super) fn copied_refs(&self) -> impl Iterator<Item = PoolRef> + '_ {
+        self.copies.iter().flat_map(move |copy| {
+            let offsets = &self.list_offsets[copy.list as usize];
+            (copy.body.refs.iter()).map(move |&(disp_at, end, k)| PoolRef {
+                disp_at: copy.base + disp_at,
+                disp_less_base: offsets[usize::from(k)].wrapping_sub(copy.base + end) as i32,
+            })
+        })
+    }
+
+    /// Writes the displacements of the copied bodies' constant operands into
+    /// `code`, whose pool is at `pool`, and of the jumps into and calls out
+    /// of the paths, and forgets them.
+    pub(super) fn patch_copies(&mut self, code: &mut [u8], pool: u32) -> Result<(), JitError> {
+        for copy in &self.copies {
+            let base = copy.base as usize;
+            let Some(copied) = code.get_mut(base..base + copy.body.code.len()) else {
+                return Err(JitError::Assemble("slow path past the code".into()));
+            };
+            let offsets = &self.list_offsets[copy.list as usize];
+            // The displacement of the operand of constant k ending at `end`:
+            // `pool + offsets[k] - (base + end)`.
+            let from_pool = pool.wrapping_sub(copy.base);
+            for &(disp_at, end, k) in &copy.body.refs {
+                // (`k` is below `MAX_CONSTANTS`: no bounds check.)
+                let offset = offsets[usize::from(k) % MAX_CONSTANTS];
+                let disp = from_pool.wrapping_add(offset).wrapping_sub(end);
+                let at = disp_at as usize;
+                copied[at..at + 4].copy_from_slice(&disp.to_le_bytes());
+            }
+        }
+        for &(end, target) in &self.jumps {
+            let at = end as usize - 4;
+            let Some(field) = code.get_mut(at..).and_then(<[u8]>::first_chunk_mut::<4>) else {
+                return Err(JitError::Assemble("slow-path jump past the code".into()));
+            };
+            *field = target.wrapping_sub(end).to_le_bytes();
+        }
+        self.forget_copies();
+        Ok(())
+    }
+
+    /// Forgets the copies and jumps (their displacements written).
+    pub(super) fn forget_copies(&mut self) {
+        self.copies.clear();
+        self.list_offsets.clear();
+        self.jumps.clear();
+    }
+
+    /// The jumps into and calls out of the emitted paths (the instruction's
+    /// end, its target; see [`SlowPaths::jumps`]).
+    #[cfg(test)]
+    pub(super) fn jumps(&self) -> &[(u32, u32)] {
+        &self.jumps
+    }
+}
+
+/// The hash of a body's key that [`SlowPaths::index`] is probed from.
+fn group_hash(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize
 }
 
 /// The `jnz` into a slow path not emitted yet: the code offset just past
@@ -147,6 +383,9 @@ struct Assembled {
     code: Box<[u8]>,
     /// The constants, in the order the body first refers to them.
     constants: Box<[[u32; 4]]>,
+    /// A number only bodies with these `constants` share (many bodies,
+    /// the same sequence on other registers, have the same list).
+    list: u32,
     /// The operands: displacement, end, constant (in `constants`).
     refs: Box<[(u32, u32, u8)]>,
 }
@@ -154,6 +393,12 @@ struct Assembled {
 /// Distinct constants of one body, at most (a copied body has them in an
 /// array; one with more is assembled in place every time).
 const MAX_CONSTANTS: usize = 32;
+
+/// log2 of a pool entry's bytes in the scratch state a body is assembled in
+/// on its own: large enough that a reference's entry and end can be read
+/// back from its [`PoolRef`] ([`PoolRef::entry_and_end`]; a body's code is
+/// far below 2^16 bytes).
+const SCRATCH_ENTRY_SHIFT: u32 = 16;
 
 impl Assembled {
     /// `body` assembled for `encoding`, unless its code refers to anything
@@ -166,6 +411,7 @@ impl Assembled {
         // assembling a body on its own cost twice assembling it in place.
         let mut ops = Asm::new_with_capacity(0, 2048, 0, 0, 32, 0, 32);
         let mut st = VectorState::new(encoding);
+        st.entry_shift = SCRATCH_ENTRY_SHIFT;
         st.pool.reserve(MAX_CONSTANTS);
         st.pool_refs.reserve(128);
         st.on(&mut ops).assemble_body(body);
@@ -175,22 +421,44 @@ impl Assembled {
         // Fails on a reference to a label the body does not bind.
         let code = ops.finalize().ok()?;
         // The scratch pool holds the body's constants in first-use order.
-        if st.pool.len() > MAX_CONSTANTS {
+        if st.pool.len() > MAX_CONSTANTS || code.len() >= 1 << SCRATCH_ENTRY_SHIFT {
             return None;
         }
-        let constants = st.pool.iter().map(|&(bits, _)| bits).collect();
         let refs = st
             .pool_refs
             .iter()
-            .map(|r| (r.disp_at, r.end, r.entry as u8))
+            .map(|r| {
+                let (entry, end) = r.entry_and_end(SCRATCH_ENTRY_SHIFT);
+                (r.disp_at, end, entry as u8)
+            })
             .collect();
         Some(Assembled {
             code: code.into_boxed_slice(),
-            constants,
+            list: constant_list(&st.pool),
+            constants: st.pool[..].into(),
             refs,
         })
     }
 }
+
+/// The number of the constant list `constants` ([`Assembled::list`]): the
+/// same as an earlier list of this thread with the same constants, else a
+/// new one, unique in the process (so that no two lists ever share one,
+/// whichever thread numbered them).
+fn constant_list(constants: &[[u32; 4]]) -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    LISTS.with_borrow_mut(|lists| {
+        if let Some((_, number)) = lists.iter().find(|(list, _)| **list == *constants) {
+            return *number;
+        }
+        let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        lists.push((constants.into(), number));
+        number
+    })
+}
+
+/// A body's constants and their list's number ([`constant_list`]).
+type ConstantList = (Box<[[u32; 4]]>, u32);
 
 /// Bodies kept per thread, at most (each a few hundred bytes; the register
 /// assignment bounds how many distinct ones the corpus has, far fewer).
@@ -208,6 +476,9 @@ type AssembledBodies = std::collections::HashMap<
 thread_local! {
     /// The bodies this thread has assembled (see [`Assembled`]).
     static ASSEMBLED: std::cell::RefCell<AssembledBodies> = Default::default();
+    /// The constant lists of those bodies, each with its number (a few
+    /// dozen: one per kind of sequence, not per register assignment).
+    static LISTS: std::cell::RefCell<Vec<ConstantList>> = Default::default();
 }
 
 /// `rsp`, which a `call` moves: a body that addresses memory from it is
@@ -216,8 +487,9 @@ const RSP: u8 = 4;
 
 impl Vector<'_> {
     /// Leaves the fast path for a new slow path where the flags say not
-    /// zero (`jnz rel32`, the displacement written when the slow path is
-    /// emitted); the code up to [`Self::rejoin`] is the fast path's rest.
+    /// zero (`jnz rel32`, the displacement written into the finished code
+    /// once the slow path is placed, see [`SlowPaths::jumps`]); the code up
+    /// to [`Self::rejoin`] is the fast path's rest.
     pub(super) fn jnz_to_slow(&mut self) -> SlowEntry {
         self.ops.extend(&[0x0F, 0x85, 0, 0, 0, 0]);
         SlowEntry(self.ops.offset().0 as u32)
@@ -229,16 +501,9 @@ impl Vector<'_> {
     pub(super) fn rejoin(&mut self, entry: SlowEntry, body: Body) {
         let back = self.ops.offset().0 as u32;
         self.forget_masks();
-        self.st.slow.push(SlowPath { entry, back, body });
-    }
-
-    /// Writes the displacement of the jump or call whose instruction ends at
-    /// `end` (its last four bytes) so that it goes to `target`.
-    fn patch_rel32(&mut self, end: u32, target: usize) {
-        let disp = (target as i64 - i64::from(end)) as i32;
-        let mut code = self.ops.alter();
-        code.goto(dynasmrt::AssemblyOffset(end as usize - 4));
-        code.push_i32(disp);
+        let slow = &mut self.st.slow;
+        let group = slow.group_of(body);
+        slow.paths.push(SlowPath { entry, back, group });
     }
 
     /// `jmp rel32` to the code offset `target` (emitted already).
@@ -258,59 +523,76 @@ impl Vector<'_> {
     /// assembles each body once. The subroutine pushes its return address
     /// below `rsp`, which no generated code uses for anything else (the
     /// frame and its spill slots are above it).
+    ///
+    /// The paths come in the order recorded, then the subroutines by body
+    /// key; the `jnz`s into the paths and the `call`s (`call rel32`, as
+    /// `dynasm` writes a call to a dynamic label) get their displacements in
+    /// the finished code ([`SlowPaths::jumps`]).
     pub fn emit_slow_paths(&mut self) {
-        let slow = std::mem::take(&mut self.st.slow);
-        // Per slow path, the subroutine it calls (where another has the same
-        // body): the paths sorted by body, equal bodies next to each other
-        // (a search per path made a shader of many slow paths slower to
-        // compile than their copies did).
-        let mut called: Vec<Option<DynamicLabel>> = vec![None; slow.len()];
-        let mut subroutines: Vec<(DynamicLabel, Body)> = Vec::new();
-        if slow.len() > 1 {
-            let mut by_body: Vec<(u64, u32)> = (0..slow.len())
-                .map(|k| (slow[k].body.key(), k as u32))
-                .collect();
-            by_body.sort_unstable();
-            for same in by_body.chunk_by(|x, y| x.0 == y.0) {
-                let body = slow[same[0].1 as usize].body;
-                if same.len() < 2 || matches!(body, Body::PicaMulMem { base: RSP, .. }) {
-                    continue;
-                }
-                let sub = self.ops.new_dynamic_label();
-                for &(_, k) in same {
-                    called[k as usize] = Some(sub);
-                }
-                subroutines.push((sub, body));
-            }
+        if self.st.slow.is_empty() {
+            return;
         }
-        for (path, sub) in slow.iter().zip(called) {
-            let SlowPath { entry, back, body } = *path;
-            let here = self.ops.offset().0;
-            self.patch_rel32(entry.0, here);
+        // Taken for the loop (bodies are emitted through `self`), given
+        // back emptied with their room.
+        let paths = std::mem::take(&mut self.st.slow.paths);
+        let mut groups = std::mem::take(&mut self.st.slow.groups);
+        let mut shared = std::mem::take(&mut self.st.slow.shared);
+        let mut jumps = std::mem::take(&mut self.st.slow.jumps);
+        let mut calls = std::mem::take(&mut self.st.slow.calls);
+        shared.extend(
+            (groups.iter().enumerate())
+                .filter(|(_, group)| group.shared())
+                .map(|(g, group)| (group.key, g as u32)),
+        );
+        // Few (one per shared body): the order the subroutines are placed in.
+        shared.sort_unstable();
+        for &SlowPath { entry, back, group } in &paths {
+            jumps.push((entry.0, self.ops.offset().0 as u32));
             self.forget_masks();
-            match sub {
-                Some(sub) => dynasm!(self.ops ; .arch x64 ; call =>sub),
-                None => self.slow_body(body),
+            let Group { key, body, .. } = groups[group as usize];
+            if groups[group as usize].shared() {
+                // `call rel32` to the subroutine, placed below.
+                self.ops.extend(&[0xE8, 0, 0, 0, 0]);
+                calls.push((self.ops.offset().0 as u32, group));
+            } else {
+                self.slow_body_keyed(body, key);
             }
             self.jmp_back(back);
         }
-        for (sub, body) in subroutines {
-            self.bind(sub);
-            self.slow_body(body);
+        for &(key, g) in &shared {
+            let group = &mut groups[g as usize];
+            group.at = self.ops.offset().0 as u32;
+            let body = group.body;
+            self.forget_masks();
+            self.slow_body_keyed(body, key);
             dynasm!(self.ops ; .arch x64 ; ret);
         }
+        jumps.extend(calls.iter().map(|&(end, g)| (end, groups[g as usize].at)));
+        let slow = &mut self.st.slow;
+        slow.paths = paths;
+        slow.groups = groups;
+        slow.clear_paths();
+        shared.clear();
+        calls.clear();
+        (slow.shared, slow.jumps, slow.calls) = (shared, jumps, calls);
     }
 
     /// The code of one slow path, between its entry and its way back: a
     /// copy of the body's code assembled once per thread ([`ASSEMBLED`]),
     /// or assembled here.
+    #[cfg(test)]
     fn slow_body(&mut self, body: Body) {
+        self.slow_body_keyed(body, body.key());
+    }
+
+    /// [`Self::slow_body`] of `body`, whose [`Body::key`] is `key`.
+    fn slow_body_keyed(&mut self, body: Body, key: u64) {
         let encoding = self.st.encoding;
         // AVX-512 code depends on what `k1` holds on entry.
         if encoding == Encoding::Evex512 || !body.recurs() {
             return self.assemble_body(body);
         }
-        let key = (body.key(), encoding as u8);
+        let key = (key, encoding as u8);
         let hit = ASSEMBLED.with_borrow(|bodies| bodies.get(&key).cloned());
         let assembled = match hit {
             Some(assembled) => assembled,
@@ -329,18 +611,32 @@ impl Vector<'_> {
         };
         let base = self.ops.offset().0 as u32;
         self.ops.extend(&assembled.code[..]);
-        // The body's constants pooled in the order it first asks for them.
-        let mut entries = [0u32; MAX_CONSTANTS];
-        for (entry, &bits) in entries.iter_mut().zip(&assembled.constants) {
-            *entry = self.pool_entry(bits) as u32;
+        let list = self.pooled_list(&assembled);
+        self.st.slow.copies.push(Copied {
+            base,
+            list,
+            body: assembled,
+        });
+    }
+
+    /// The position in [`SlowPaths::list_offsets`] of the pool offsets of
+    /// `assembled`'s constants: its constants pooled in the order it first
+    /// asks for them, unless a body with the same list did that already
+    /// (pooling them again would find every one pooled).
+    fn pooled_list(&mut self, assembled: &Assembled) -> u32 {
+        let slow = &self.st.slow;
+        if let Some(&(_, at)) = slow.lists.iter().find(|(list, _)| *list == assembled.list) {
+            return at;
         }
-        self.st
-            .pool_refs
-            .extend(assembled.refs.iter().map(|&(disp_at, end, k)| PoolRef {
-                disp_at: base + disp_at,
-                end: base + end,
-                entry: entries[usize::from(k)],
-            }));
+        let mut offsets = [0; MAX_CONSTANTS];
+        for (offset, &bits) in offsets.iter_mut().zip(&assembled.constants) {
+            *offset = (self.pool_entry(bits) as u32) << self.st.entry_shift;
+        }
+        let slow = &mut self.st.slow;
+        let at = slow.list_offsets.len() as u32;
+        slow.list_offsets.push(offsets);
+        slow.lists.push((assembled.list, at));
+        at
     }
 
     /// Assembles the code of one slow path.
@@ -367,9 +663,119 @@ impl Vector<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ASSEMBLED, Body, DotTerms, Encoding, MatrixRow};
+    use super::{ASSEMBLED, Body, DotTerms, Encoding, MatrixRow, RSP, SlowPaths};
     use crate::jit::x64::Asm;
     use crate::jit::x64::emit::{Vector, VectorState};
+
+    /// Slow paths are grouped by body as they are recorded: every path of a
+    /// body in its group (numbered in the order bodies first come), no two
+    /// bodies in one, the paths counted, as the index grows past its first
+    /// slots; a group is shared (called) when it has two paths or more and
+    /// does not address memory from `rsp`.
+    #[test]
+    fn slow_paths_are_grouped_by_body_as_recorded() {
+        let mut slow = SlowPaths::default();
+        // 90 bodies of four kinds, several sharing registers (distinct keys,
+        // close to each other), the `rsp` one among them.
+        let bodies: Vec<Body> = (0..90u8)
+            .map(|k| match k % 4 {
+                0 => Body::F24Overflow { d: k },
+                1 => Body::F24Load { d: k },
+                2 => Body::PicaMulF24 { d: k, a: 1, b: 2 },
+                _ => Body::PicaMulMem {
+                    d: 1,
+                    a: 2,
+                    base: if k == 3 { RSP } else { 5 },
+                    off: 16 * i32::from(k),
+                },
+            })
+            .collect();
+        // Each body once, then every third again, then every ninth again.
+        let order = (0..90).chain((0..90).step_by(3)).chain((0..90).step_by(9));
+        for k in order {
+            let group = slow.group_of(bodies[k]);
+            assert_eq!(group as usize, k, "{:?}", bodies[k]);
+        }
+        assert_eq!(slow.groups.len(), bodies.len());
+        for (k, group) in slow.groups.iter().enumerate() {
+            let paths = 1 + u32::from(k % 3 == 0) + u32::from(k % 9 == 0);
+            assert_eq!((group.body, group.paths), (bodies[k], paths), "group {k}");
+            assert_eq!(group.key, bodies[k].key());
+            assert_eq!(group.shared(), paths > 1 && k != 3, "group {k}");
+        }
+        // Emptied, the groups start again from the first.
+        slow.clear_paths();
+        assert_eq!(slow.group_of(bodies[7]), 0);
+        assert_eq!(slow.group_of(bodies[5]), 1);
+        assert_eq!(slow.group_of(bodies[7]), 0);
+        assert_eq!(slow.groups[0].paths, 2);
+    }
+
+    /// The compilers' way of finishing code with slow paths (the pool
+    /// placed, then the constant operands, the jumps into the paths and the
+    /// calls of shared bodies written into the finished code) gives the
+    /// bytes of the same code assembled in place with labels: kept bodies
+    /// copied (two with the same constant list on other registers, whose
+    /// second copy reuses the first's pool entries, and one with another
+    /// list), a body shared by two paths, new constants pooled between them,
+    /// in both `xmm` encodings.
+    #[test]
+    fn slow_paths_patched_in_the_finished_code_are_the_code_assembled_in_place() {
+        use dynasmrt::{DynasmLabelApi, dynasm};
+        let first = Body::F24Overflow { d: 2 };
+        let second = Body::F24Overflow { d: 6 };
+        let other = Body::F24LoadFrom { d: 9, a: 3 };
+        let shared = Body::PicaMulF24 { d: 3, a: 4, b: 5 };
+        for encoding in [Encoding::Sse41, Encoding::Vex128] {
+            for pass in ["first", "cached"] {
+                let mut ops = Asm::new(0);
+                let mut state = VectorState::new(encoding);
+                let mut v = state.on(&mut ops);
+                v.constant(1, 0x1234_5678);
+                for body in [first, other, shared, second, shared] {
+                    let entry = v.jnz_to_slow();
+                    v.constant(7, 0x4000_0000 | body.key() as u32);
+                    v.rejoin(entry, body);
+                }
+                v.emit_slow_paths();
+                dynasm!(v.ops ; .arch x64 ; int3);
+                let pool = v.place_pool();
+                let mut patched = ops.finalize().expect("assembles");
+                state
+                    .patch_pool_refs(&mut patched, pool)
+                    .expect("in the code");
+                assert!(state.slow.jumps.is_empty() && state.slow.copies.is_empty());
+                drop(state);
+
+                let mut ops = Asm::new(0);
+                let mut state = VectorState::new(encoding);
+                let mut v = state.on(&mut ops);
+                v.constant(1, 0x1234_5678);
+                let labels: Vec<_> = (0..11).map(|_| v.ops.new_dynamic_label()).collect();
+                let (into, back, sub) = (&labels[..5], &labels[5..10], labels[10]);
+                for (k, body) in [first, other, shared, second, shared].iter().enumerate() {
+                    dynasm!(v.ops ; .arch x64 ; jnz =>into[k]);
+                    v.constant(7, 0x4000_0000 | body.key() as u32);
+                    dynasm!(v.ops ; .arch x64 ; =>back[k]);
+                }
+                for (k, body) in [first, other, shared, second, shared].iter().enumerate() {
+                    dynasm!(v.ops ; .arch x64 ; =>into[k]);
+                    if *body == shared {
+                        dynasm!(v.ops ; .arch x64 ; call =>sub);
+                    } else {
+                        v.assemble_body(*body);
+                    }
+                    dynasm!(v.ops ; .arch x64 ; jmp =>back[k]);
+                }
+                dynasm!(v.ops ; .arch x64 ; =>sub);
+                v.assemble_body(shared);
+                dynasm!(v.ops ; .arch x64 ; ret ; int3);
+                v.emit_pool();
+                let in_place = ops.finalize().expect("assembles");
+                assert_eq!(patched, in_place, "{encoding:?} ({pass})");
+            }
+        }
+    }
 
     /// The whole buffer (code, then the pool) after a constant pooled first
     /// (so the body's constants land at other pool entries than in its own
