@@ -4,7 +4,6 @@
 
 use super::JitError;
 use crate::ir::{Block, Ir};
-use crate::jit::regalloc::ValueState;
 
 /// At most this many stack slots for spilled values (16 bytes each, below the
 /// saved registers): 1 KiB keeps the frame well inside the stack's guard page,
@@ -20,14 +19,15 @@ pub(crate) trait SpillSlots {
 }
 
 /// The lowering of a whole program, decided before any code is emitted.
-pub(crate) struct Plan<S> {
+pub(crate) struct Plan<S, V> {
     /// Per block of the IR (in address order): the backend's lowering state,
     /// `None` for a block never entered.
     pub blocks: Vec<Option<S>>,
     /// What the states found of every planned block's values, one table for
-    /// the program ([`crate::jit::single::Values::plan`]; a block planned
-    /// again from its unoptimised IR appends its entries again).
-    pub values: Vec<ValueState>,
+    /// the program (the register allocator's entries, appended by
+    /// `jit::single::Values::plan`, a layer above; a block planned again from
+    /// its unoptimised IR appends its entries again).
+    pub values: Vec<V>,
     /// Spill slots the prologue reserves: the most any block needs.
     pub spill_slots: usize,
 }
@@ -42,19 +42,19 @@ pub(crate) struct Plan<S> {
 /// code), appending its values' facts to the program's table (its third
 /// argument, sized up front for every node of `ir`); `reachable(pc)` says
 /// whether a block starting there is ever entered.
-pub(crate) fn plan<'p, S: SpillSlots>(
+pub(crate) fn plan<'p, S: SpillSlots, V>(
     ir: &'p Ir,
     unoptimised: &'p Ir,
     data: impl Fn(u32) -> bool,
     reachable: impl Fn(u32) -> bool,
-    mut state: impl FnMut(&'p Block, &[bool], &mut Vec<ValueState>) -> S,
-) -> Result<Plan<S>, JitError> {
+    mut state: impl FnMut(&'p Block, &[bool], &mut Vec<V>) -> S,
+) -> Result<Plan<S, V>, JitError> {
     // One buffer for every block's "lowered" flags, one table for every
     // block's values (no allocation per block).
     let mut lowered: Vec<bool> = Vec::new();
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
-    let mut values: Vec<ValueState> = Vec::with_capacity(nodes);
-    let mut sized = |block: &'p Block, values: &mut Vec<ValueState>| {
+    let mut values: Vec<V> = Vec::with_capacity(nodes);
+    let mut sized = |block: &'p Block, values: &mut Vec<V>| {
         lowered.clear();
         lowered.extend((block.start..=block.last).map(&data));
         state(block, &lowered, values)

@@ -18,6 +18,10 @@ pub(crate) mod values;
 
 pub(crate) use values::{Planned, Values};
 
+/// The lowering plan of a program whose blocks are lowered by this driver:
+/// the spill plan with the register allocator's table of every block's values.
+pub(crate) type Plan<S> = crate::jit::spill::Plan<S, crate::jit::regalloc::ValueState>;
+
 use crate::analysis::{Analysis, InstrClass};
 use crate::ir::{InstrSpan, Ir, Node, Value};
 use crate::jit::JitError;
@@ -83,11 +87,7 @@ impl<'p, X> Lowering<'p, X> {
     /// The lowering of `ir` by its `plan` ([`crate::jit::spill::plan`]),
     /// values in the ISA's registers `regs` (in the order the allocator
     /// takes them).
-    pub fn new(
-        ir: &'p Ir,
-        plan: crate::jit::spill::Plan<BlockState<'p, X>>,
-        regs: &'static [u8],
-    ) -> Self {
+    pub fn new(ir: &'p Ir, plan: Plan<BlockState<'p, X>>, regs: &'static [u8]) -> Self {
         Lowering {
             ir,
             blocks: plan.blocks,

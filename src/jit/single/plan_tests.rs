@@ -4,11 +4,12 @@
 //! produces is checked against the interpreter by the engine suites).
 
 use super::BlockState;
+use super::Plan;
 use crate::analysis::{self, Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Block, Ir};
 use crate::jit::JitError;
-use crate::jit::spill::{MAX_SPILL_SLOTS, Plan};
+use crate::jit::spill::MAX_SPILL_SLOTS;
 use crate::program::ShaderKind;
 
 /// An ISA's plan of the optimised and the unoptimised IR.

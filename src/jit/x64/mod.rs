@@ -299,7 +299,7 @@ fn keep_assembler(ops: Asm) {
 /// always probes (its conversions compute).
 fn needs_fp_env(
     precision: Precision,
-    plan: &crate::jit::spill::Plan<lower::BlockState<'_>>,
+    plan: &crate::jit::single::Plan<lower::BlockState<'_>>,
     tables: &lower::Tables,
     flow_code: bool,
 ) -> bool {

@@ -41,9 +41,9 @@ use super::Emitter;
 use crate::ir::{AddrReg, BinOp, Block, Elem, Ir, Op, UnOp, Value};
 use crate::jit::JitError;
 use crate::jit::regalloc::ValueState;
+use crate::jit::single::Plan;
 use crate::jit::single::state;
 use crate::jit::single::{self, Values};
-use crate::jit::spill::Plan;
 
 /// Allocatable value registers: `xmm1..=xmm12`.
 pub(super) const VALUE_REGS: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
