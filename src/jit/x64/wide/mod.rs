@@ -1577,10 +1577,11 @@ mod tests {
     /// §9.31: a position `(v0.xyz, 1)` transformed by a uniform matrix
     /// (`dph`): each adds the matrix's `w` column (a hoisted row, checked
     /// once per call beside the product operands) to its bounded product
-    /// of `z`, so that sum is on the grid too, and the bounded run has no flush compare and no record at all
-    /// (the four stored sums add +0). (Leaving rows that additions read out
-    /// of the per-call check, as before, fails it: (4, 4), the `z + w`
-    /// sums quantised in full and recorded.)
+    /// of `z`, so that sum is on the grid too, and the bounded run has no
+    /// flush compare and no record at all (the four stored sums add +0).
+    /// (Leaving rows that additions read out of the per-call check, as
+    /// before, fails it: (4, 9), the `z + w` sums quantised in full and
+    /// recorded, and the region's check.)
     #[test]
     fn hoisted_rows_added_to_bounded_products_are_on_the_grid() {
         let text = "
