@@ -76,6 +76,18 @@ fn widths() -> Vec<Width> {
     widths
 }
 
+/// Runs `check` at every wide width of this host ([`widths`]: none is a
+/// failure under `PICA_REQUIRE_JIT=1` where there is a code generator).
+/// `check` returns how many vertices it compared with the interpreter; a
+/// width at which it compared none fails, so a check that returns early or
+/// runs on no input cannot pass for one that ran.
+fn for_each_width(mut check: impl FnMut(Width) -> usize) {
+    for width in widths() {
+        let compared = check(width);
+        assert!(compared > 0, "{width:?}: no vertex compared");
+    }
+}
+
 /// The 16-lane width is there whenever the CPU has what it needs (AVX-512F
 /// and DQ), and `Width::best` picks it; with `PICA_REQUIRE_AVX512=1` (which
 /// `.ci/run` sets on AVX-512 hosts) its absence fails, so a lost detection
@@ -1986,9 +1998,7 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
     let mut uniforms = pica_jit::Uniforms::default();
     uniforms.f[0] = [2.0, -p(40), p(-40), 0.5];
     uniforms.f[1] = [1.0, p(35), -0.25, p(-45)];
-    let mut any_width = false;
-    for width in widths() {
-        any_width = true;
+    for_each_width(|width| {
         let lanes = width.lanes();
         // Groups with one edge lane, groups with several and groups of
         // ordinary lanes only, then a partial group.
@@ -2081,10 +2091,8 @@ fn f24_edge_values_in_dot_products_match_the_interpreter_at_every_width() {
                 assert_eq!(got[cancel][0][0].to_bits(), 0x7FC0_0000, "{width:?}: NaN");
             }
         }
-    }
-    if !any_width {
-        eprintln!("SKIPPED: no wide width");
-    }
+        inputs.len()
+    });
 }
 
 /// A program that runs past its last instruction without `end` (as several
@@ -2909,9 +2917,7 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
         let x = n as f32 * 0.25 + 1.0;
         [[x, -x, 2.0, 0.5], [3.0, x, -0.75, 1.0], [0.5, 1.5, -x, 2.0]]
     };
-    let mut any_width = false;
-    for width in widths() {
-        any_width = true;
+    for_each_width(|width| {
         let inputs = every_edge_mixed(width.lanes(), &edges, ordinary);
         let config = pica_jit::ShaderConfig {
             precision: pica_jit::Precision::F24,
@@ -2949,8 +2955,8 @@ fn f24_inputs_read_only_flushed_match_the_interpreter_at_every_width() {
             &format_args!("{width:?}"),
         );
         assert_run_batch_matches(&interp, &jit, &Default::default(), &inputs, width);
-    }
-    assert!(any_width || Width::available().is_empty());
+        inputs.len()
+    });
 }
 
 /// `run_vertices` prepares uniforms only where the unit sees them changed:
@@ -3190,9 +3196,7 @@ fn bounded_products_match_the_interpreter_at_every_width() {
         u.f[4] = [e; 4];
         uniform_sets.push(u);
     }
-    let mut any_width = false;
-    for width in widths() {
-        any_width = true;
+    for_each_width(|width| {
         // Groups of bounded lanes; then one edge per group (so that the
         // other lanes' bounds do not decide the group's run), in a different
         // register and component per lane; then groups mixing every edge.
@@ -3207,8 +3211,8 @@ fn bounded_products_match_the_interpreter_at_every_width() {
         let (interp, jit) =
             assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
         assert_run_batch_matches(&interp, &jit, &uniform_sets[0], &inputs, width);
-    }
-    assert!(any_width || Width::available().is_empty());
+        inputs.len()
+    });
 }
 
 /// float24 edge values for input lanes: signed zeros, subnormals (2^-70,
@@ -3372,9 +3376,7 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
             uniform_sets.push(uniforms(s, f));
         }
     }
-    let mut any_width = false;
-    for width in widths() {
-        any_width = true;
+    for_each_width(|width| {
         // One edge per group, in a different component per lane; then
         // groups mixing every edge.
         let inputs = edge_groups(
@@ -3386,8 +3388,8 @@ fn bounded_products_of_computed_values_match_the_interpreter_at_every_width() {
             |v, n, shift| v[0] = std::array::from_fn(|c| edges[(n + shift + 3 * c) % edges.len()]),
         );
         assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
-    }
-    assert!(any_width || Width::available().is_empty());
+        inputs.len()
+    });
 }
 
 /// §9.29: where every product operand is zero or within [2^-23, 2^29), a
@@ -3462,9 +3464,7 @@ fn sums_of_bounded_products_match_the_interpreter_at_every_width() {
         p(28),
     ];
     let uniform_sets: Vec<_> = scales.iter().map(|&s| uniforms(s)).collect();
-    let mut any_width = false;
-    for width in widths() {
-        any_width = true;
+    for_each_width(|width| {
         // One edge per group, beside its twin (in `x` and `y`); then
         // groups mixing the edges.
         let inputs = edge_groups(
@@ -3484,8 +3484,249 @@ fn sums_of_bounded_products_match_the_interpreter_at_every_width() {
         let (interp, jit) =
             assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
         assert_run_batch_matches(&interp, &jit, &uniform_sets[1], &inputs, width);
-    }
-    assert!(any_width || Width::available().is_empty());
+        inputs.len()
+    });
+}
+
+/// §9.33: the hoisted rows added to bounded products (a matrix's `w`
+/// column times the uniform 1 of `mov r0.w`, `dph`'s `w`) are checked once
+/// per call with the product operands; where every one is zero or within
+/// [2^-23, 2^29) the sums they are added to are on the 2^-62 grid and
+/// quantised by truncation. Translations at, just above and just below
+/// 2^-23, 2^-24, 2^-46, just below 2^29, 2^29, -2^40, a float24 subnormal,
+/// infinity, NaN, zeros of both signs, and `-(2^-46 - 2^-63)`, which
+/// cancels a product of 2^-23 by 2^-23 to 2^-63, inside the float24
+/// subnormal band (+0 in float24), times inputs with the same edges; the
+/// position transformed twice (a checked computed value) and stored; an
+/// input added to a uniform row (two bounded rows: on the grid where both
+/// pass, and `2^-60 + -(2^-60 - 2^-70)` in the band where neither does);
+/// both policies (outputs and final state), `run_batch`, every width,
+/// against the interpreter bit for bit. (Taking a checked row for on the
+/// grid in the run without bounded products too, where a failed check
+/// sends such a group, fails it: `o4.x` 0x1c800000, 2^-70, for +0.)
+#[test]
+fn translations_added_to_bounded_products_match_the_interpreter_at_every_width() {
+    let source = "
+        mov r0.xyz, v0
+        mov r0.w, c95.xxxx
+        dp4 o0.x, c0, r0
+        dp4 o0.y, c1, r0
+        dp4 o0.z, c2, r0
+        dp4 o0.w, c3, r0
+        dph o1.x, v0, c4
+        dph o1.y, v0, c5
+        dp4 r1.x, c0, r0
+        dp4 r1.y, c1, r0
+        dp4 r1.z, c2, r0
+        dp4 r1.w, c3, r0
+        dp4 o2.x, c6, r1
+        dp4 o2.y, c7, r1
+        mov o3, r0
+        add o4, v0, c8
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let bits = f32::from_bits;
+    let edges = [
+        0.0,
+        -0.0,
+        1.0,
+        p(-23),
+        bits(0x3400_0080), // 2^-23 (1 + 2^-16)
+        bits(0x33FF_FF80), // just below 2^-23
+        p(-24),
+        p(-46),
+        bits(0xA87F_FF80), // -(2^-46 - 2^-63)
+        bits(0x4DFF_FF80), // just below 2^29
+        p(29),
+        -p(40),
+        p(-70), // a float24 subnormal
+        p(-60),
+        f32::INFINITY,
+        f32::NAN,
+    ];
+    let uniforms = |t: f32| {
+        let mut u = pica_jit::Uniforms::default();
+        u.f[0] = [1.0, -0.5, p(-23), t];
+        u.f[1] = [0.25, 2.0, -p(-23), -t];
+        u.f[2] = [p(-23), p(-23), 1.0, t];
+        u.f[3] = [0.0, 0.0, 0.0, 1.0];
+        u.f[4] = [1.0, 1.0, p(-23), t];
+        u.f[5] = [-1.0, p(-23), p(-23), -t];
+        u.f[6] = [1.0, 0.5, p(-23), 1.0];
+        u.f[7] = [p(-23), -2.0, 0.75, -t];
+        // `2^-60 - 2^-70` (a float24 normal): the input 2^-60 plus its
+        // negation is 2^-70, in the float24 subnormal band.
+        let near = bits(0x217F_C000);
+        u.f[8] = [-near, near, t, -near];
+        u.f[95] = [1.0, 0.0, 0.0, 0.0];
+        u
+    };
+    let uniform_sets: Vec<_> = edges.iter().map(|&t| uniforms(t)).collect();
+    for_each_width(|width| {
+        let lanes = width.lanes();
+        let record = |v0: [f32; 4]| {
+            let mut r = [[0.0f32; 4]; 16];
+            r[0] = v0;
+            r
+        };
+        let ordinary = |n: usize| {
+            let x = n as f32 * 0.25 + 1.0;
+            [x, -0.5 * x, 0.75, 1.0]
+        };
+        // Ordinary groups; per edge a group with it in `z` alone (the
+        // products of `x` and `y` zero, that of `z` by 2^-23 cancelling
+        // against the translation) and one with it in every component;
+        // groups mixing the edges; a partial group.
+        let mut inputs: Vec<VertexRegisters> =
+            (0..2 * lanes).map(|n| record(ordinary(n))).collect();
+        for &e in &edges {
+            inputs.extend((0..lanes).map(|_| record([0.0, 0.0, e, 1.0])));
+            inputs.extend((0..lanes).map(|n| record([e, -e, e, ordinary(n)[3]])));
+        }
+        for shift in 0..edges.len() {
+            let at = |n: usize| edges[(n + shift) % edges.len()];
+            inputs.extend((0..lanes).map(|n| record([at(n + 3), at(n + 7), at(n), 1.0])));
+        }
+        inputs.extend((0..lanes / 2 + 1).map(|n| record(ordinary(n + 3))));
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            let untouched = [[-7.5f32; 4]; 16];
+            let mut expected = vec![untouched; inputs.len()];
+            let mut got = vec![untouched; inputs.len()];
+            let mut expected_state = UnitState::default();
+            let mut got_state = UnitState::default();
+            for (shader, out, state) in [
+                (&interp, &mut expected, &mut expected_state),
+                (&jit, &mut got, &mut got_state),
+            ] {
+                shader
+                    .run_vertices(
+                        uniforms,
+                        &inputs,
+                        0xffff,
+                        out,
+                        0xffff,
+                        StatePolicy::Carry,
+                        state,
+                        &mut (),
+                    )
+                    .expect("batch");
+            }
+            assert_same_outputs_and_state(
+                &got,
+                &expected,
+                &got_state,
+                &expected_state,
+                &format_args!("{width:?}, Carry, uniforms {u}"),
+            );
+        }
+        assert_run_batch_matches(&interp, &jit, &uniform_sets[8], &inputs, width);
+        inputs.len()
+    });
+}
+
+/// §9.33: `mov r0.xyz, v0` read by products only. The vertex kernel's
+/// loop stores no `r0` (no step reads it), so it converts `v0` flushed and
+/// its blocks read it without a flush; a carrying call runs its last pass
+/// again after the loop with `r0` stored, from `v0` converted as loaded
+/// (`f24::load` keeps float24 subnormals, so `r0` in the final state is
+/// not `v0` flushed). `F24_EDGES` in `v0` (mixed within groups), uniforms
+/// in and out of the product operand bounds, both policies, and under
+/// `Carry` each edge in the last vertex of a whole and of a partial group
+/// (the final state's `r0`), every width, against the interpreter bit for
+/// bit. (Converting `v0` flushed in the last pass too, the loop's rows not
+/// restored, fails it: `r0.x` of the final state 0x00000000 for 2^-70,
+/// 0x1c800000.)
+#[test]
+fn f24_input_copies_read_by_products_match_the_interpreter_at_every_width() {
+    let source = "
+        mov r0.xyz, v0
+        mov r0.w, c95.xxxx
+        dp4 o0.x, c0, r0
+        dp4 o0.y, c1, r0
+        dp4 o0.z, c2, r0
+        dp4 o0.w, c3, r0
+        mul o1, r0, c4
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let uniforms = |s: f32| {
+        let mut u = pica_jit::Uniforms::default();
+        u.f[0] = [s, -0.5, 0.25, 3.0];
+        u.f[1] = [1.0, s, -2.0, -0.75];
+        u.f[2] = [0.5, 0.5, s, 0.0];
+        u.f[3] = [0.0, 0.0, 0.0, 1.0];
+        u.f[4] = [0.5, -2.0, 1.0, s];
+        u.f[95] = [1.0, 0.0, 0.0, 0.0];
+        u
+    };
+    // In the operand bounds, and not (the call's hoisted rows check fails).
+    let uniform_sets = [uniforms(1.5), uniforms(p(-30))];
+    let edges = F24_EDGES;
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [[x, -0.5 * x, 0.75, 1.0]]
+    };
+    for_each_width(|width| {
+        let lanes = width.lanes();
+        let inputs = every_edge_mixed(lanes, &edges, ordinary);
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
+        let mut compared = inputs.len();
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            for &e in &edges {
+                let mut last = [[0.0f32; 4]; 16];
+                last[0] = [e, -e, e, 1.0];
+                // The edge in the last vertex of a whole group, and of a
+                // partial one.
+                let mut whole = inputs[..2 * lanes].to_vec();
+                whole[2 * lanes - 1] = last;
+                let mut partial = inputs[..lanes].to_vec();
+                partial.push(last);
+                for batch in [whole, partial] {
+                    let untouched = [[-7.5f32; 4]; 16];
+                    let mut expected = vec![untouched; batch.len()];
+                    let mut got = vec![untouched; batch.len()];
+                    let mut expected_state = UnitState::default();
+                    let mut got_state = UnitState::default();
+                    for (shader, out, state) in [
+                        (&interp, &mut expected, &mut expected_state),
+                        (&jit, &mut got, &mut got_state),
+                    ] {
+                        shader
+                            .run_vertices(
+                                uniforms,
+                                &batch,
+                                0xffff,
+                                out,
+                                0xffff,
+                                StatePolicy::Carry,
+                                state,
+                                &mut (),
+                            )
+                            .expect("batch");
+                    }
+                    assert_same_outputs_and_state(
+                        &got,
+                        &expected,
+                        &got_state,
+                        &expected_state,
+                        &format_args!(
+                            "{width:?}, Carry, uniforms {u}, {} vertices, last v0.x {:#010x}",
+                            batch.len(),
+                            e.to_bits()
+                        ),
+                    );
+                    compared += batch.len();
+                }
+            }
+        }
+        compared
+    });
 }
 
 /// Outputs the vertex kernel's last block writes whole are transposed into
@@ -3619,11 +3860,9 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
     let mut uniforms_out = uniforms_in.clone();
     uniforms_out.f[1][0] = p(-45);
     uniforms_out.f[2][3] = p(30);
-    let mut any_width = false;
     for source in sources {
         let program = std::sync::Arc::new(common::assemble(source).program());
-        for width in widths() {
-            any_width = true;
+        for_each_width(|width| {
             let inputs = every_edge_mixed(width.lanes(), &edges, ordinary);
             let uniform_sets = [uniforms_in.clone(), uniforms_out.clone()];
             let (interp, jit) = assert_f24_vertices_match_for_each_uniform_set(
@@ -3635,7 +3874,7 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
             for uniforms in &uniform_sets {
                 assert_run_batch_matches(&interp, &jit, uniforms, &inputs, width);
             }
-        }
+            inputs.len()
+        });
     }
-    assert!(any_width || Width::available().is_empty());
 }

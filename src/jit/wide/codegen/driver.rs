@@ -144,9 +144,22 @@ pub(crate) trait Driver: Target {
             })
             .collect();
         let zero_sign_free = zero_sign_unseen(block);
+        // A bounded row is zero or within the operand bounds only where
+        // the run with bounded products runs (its flag test passed).
+        let row_in_bounds = |target: &Self, with_bounded: bool, v: LaneRef| {
+            with_bounded && bounded_operand(target, &block.ops, v)
+        };
         let known_if = |target: &Self, bounded: &[bool]| match target.recorded_below_log2() {
             Some(log2) => {
-                let level = |k: usize| bounded[k].then_some(BOUNDED_PRODUCT_LOG2);
+                let with_bounded = bounded.contains(&true);
+                let level = |k: usize| {
+                    if bounded[k] {
+                        Some(BOUNDED_PRODUCT_LOG2)
+                    } else {
+                        row_in_bounds(target, with_bounded, k as LaneRef)
+                            .then_some(BOUNDED_OPERAND_LOG2)
+                    }
+                };
                 quantizations_in_range(&block.ops, region, |k| fast(target, k), level, log2)
             }
             None => vec![false; region],
@@ -164,11 +177,13 @@ pub(crate) trait Driver: Target {
                 // Only the run with bounded products checks operand bounds.
                 let with_bounded = bounded.contains(&true);
                 // Quantisations of sums of bounded products (§9.29).
-                let grid = on_the_grid(&block.ops, region, |k| fast(target, k), bounded, known)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, g)| g && !(with_bounded && checked[k]))
-                    .collect::<Vec<bool>>();
+                let row = |v: LaneRef| row_in_bounds(target, with_bounded, v);
+                let grid =
+                    on_the_grid(&block.ops, region, |k| fast(target, k), bounded, known, row)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, g)| g && !(with_bounded && checked[k]))
+                        .collect::<Vec<bool>>();
                 for (k, op) in block.ops[..region].iter().enumerate() {
                     let fast = fast(target, k);
                     target.defer_next(fast);
@@ -405,9 +420,12 @@ fn nan_tests_later(
     }
 }
 
-/// The bound of a product of two bounded operands (each zero or of
-/// magnitude within [2^-23, 2^29]: `Target::bounded_row`): at most 2^58.
-const BOUNDED_PRODUCT_LOG2: u32 = 58;
+/// The bound of a bounded operand (zero or of magnitude within [2^-23,
+/// 2^29): `Target::bounded_row`), as a power of two.
+const BOUNDED_OPERAND_LOG2: u32 = 29;
+
+/// The bound of a product of two bounded operands: at most 2^58.
+const BOUNDED_PRODUCT_LOG2: u32 = 2 * BOUNDED_OPERAND_LOG2;
 
 /// Per operation of the first `region` of `ops`: a fast float24
 /// quantisation (`fast(k)`) whose operand is known below 2^63 (`known[k]`,
@@ -418,7 +436,9 @@ const BOUNDED_PRODUCT_LOG2: u32 = 58;
 ///
 /// On the grid: a bounded product (`bounded[k]`: its operands zero or at
 /// least 2^-23, so a nonzero product is at least 2^-46 and its 16-bit
-/// truncation a multiple of 2^(-46-16)); a constant that is zero or a
+/// truncation a multiple of 2^(-46-16)); a bounded row or its flush
+/// (`row(k)`: zero or at least 2^-23 in magnitude, so a multiple of the
+/// f32 ulp at 2^-23, 2^-46, whatever its bits; §9.33); a constant that is zero or a
 /// finite multiple of 2^-62; a sum or difference of two values on the grid
 /// (the exact sum is a multiple of 2^-62; below 2^-38 it is representable,
 /// so exact, and above, its rounding is a multiple of its binade's ulp,
@@ -431,6 +451,7 @@ fn on_the_grid(
     fast: impl Fn(usize) -> bool,
     bounded: &[bool],
     known: &[bool],
+    row: impl Fn(LaneRef) -> bool,
 ) -> Vec<bool> {
     let mut grid = vec![false; region];
     let mut quantize = vec![false; region];
@@ -442,6 +463,7 @@ fn on_the_grid(
                 c.is_finite() && (f64::from(c) * 2f64.powi(62)).fract() == 0.0
             }
             LaneOp::Binary(BinOp::PicaMulF24, ..) => bounded[k],
+            LaneOp::Row(_) | LaneOp::Unary(UnOp::F24Flush, _) => row(k as LaneRef),
             LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) => of(a) && of(b),
             LaneOp::Unary(UnOp::F24Quantize, a) if fast(k) && known[k] && of(a) => {
                 quantize[k] = true;
@@ -538,8 +560,10 @@ fn zero_sign_unseen(block: &LaneBlock) -> Vec<bool> {
 ///
 /// Each value gets a bound 2^`level` on its magnitude, valid where the check
 /// passes: a recorded fast form (a product, or a quantisation that is not
-/// known) is below 2^`recorded`; a finite constant is below 2^(e + 1) for
-/// its exponent e; a sum or difference of two bounded values is at most the sum of
+/// known) is below 2^`recorded`, a product or row with a level of its own
+/// (`fixed(k)`: a bounded product, a bounded row or its flush in the run
+/// with bounded products) below that level; a finite constant is below
+/// 2^(e + 1) for its exponent e; a sum or difference of two bounded values is at most the sum of
 /// their bounds, 2^(larger level + 1) (IEEE rounding is monotonic and the
 /// bound is a power of two, so the rounded sum stays within it); a
 /// quantisation truncates toward zero, keeping its operand's bound. A
@@ -549,7 +573,7 @@ fn quantizations_in_range(
     ops: &[LaneOp],
     region: usize,
     fast: impl Fn(usize) -> bool,
-    product: impl Fn(usize) -> Option<u32>,
+    fixed: impl Fn(usize) -> Option<u32>,
     recorded: u32,
 ) -> Vec<bool> {
     const KNOWN_BELOW: u32 = 63;
@@ -571,8 +595,9 @@ fn quantizations_in_range(
                 }
             }
             LaneOp::Binary(BinOp::PicaMulF24, ..) if fast(k) => {
-                Some(product(k).map_or(recorded, |l| l.min(recorded)))
+                Some(fixed(k).map_or(recorded, |l| l.min(recorded)))
             }
+            LaneOp::Row(_) | LaneOp::Unary(UnOp::F24Flush, _) => fixed(k),
             LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) => match (of(a), of(b)) {
                 (Some(x), Some(y)) => Some(x.max(y) + 1),
                 _ => None,

@@ -98,7 +98,10 @@ pub(crate) fn hoist<D: Driver>(
         target.body(&prelude)?;
     }
     // The hoisted rows float24 products read (directly or flushed) are
-    // checked once per call against the bounds of §9.20's products.
+    // checked once per call against the bounds of §9.20's products, and so
+    // are those added to something a float24 quantisation reads (the
+    // translation column of a matrix transform of `(x, y, z, 1)`): where
+    // they pass, such a sum of bounded products is on the 2^-62 grid (§9.33).
     let mut operands = std::collections::BTreeSet::new();
     for block in &out {
         let row_of = |v: LaneRef| match block.ops[v as usize] {
@@ -109,8 +112,19 @@ pub(crate) fn hoist<D: Driver>(
             },
             _ => None,
         };
+        let mut quantized = vec![false; block.ops.len()];
         for op in &block.ops {
-            if let LaneOp::Binary(BinOp::PicaMulF24, a, b) = *op {
+            if let LaneOp::Unary(UnOp::F24Quantize, a) = *op {
+                quantized[a as usize] = true;
+            }
+        }
+        for (k, op) in block.ops.iter().enumerate() {
+            let read = match *op {
+                LaneOp::Binary(BinOp::PicaMulF24, a, b) => Some((a, b)),
+                LaneOp::Binary(BinOp::FAdd | BinOp::FSub, a, b) if quantized[k] => Some((a, b)),
+                _ => None,
+            };
+            if let Some((a, b)) = read {
                 operands.extend([a, b].into_iter().filter_map(row_of).filter(|&row| {
                     (layout::HOIST..layout::HOIST + used).contains(&(row as usize))
                 }));

@@ -315,8 +315,9 @@ pub(crate) trait Target {
     }
 
     /// Before a kernel's group loop: the hoisted `rows` (read as float24
-    /// product operands) are checked once per call against the operand
-    /// bounds, and [`bounded_row`](Self::bounded_row) names those checked.
+    /// product operands, or added to a sum a float24 quantisation reads)
+    /// are checked once per call against the operand bounds, and
+    /// [`bounded_row`](Self::bounded_row) names those checked.
     /// Nothing by default.
     fn check_hoisted_bounds(&mut self, rows: &[u16]) {
         let _ = rows;

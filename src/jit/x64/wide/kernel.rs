@@ -19,10 +19,10 @@ use super::super::evex;
 use super::{Function, GroupAt, S1, S2};
 use crate::jit::JitError;
 use crate::jit::wide::codegen::copies::{OutputCopy, output_copies, without_copies};
-use crate::jit::wide::codegen::dead;
 use crate::jit::wide::codegen::{
     Driver, KernelShape, KernelSource, RegAlloc, StateRows, Target, hoist, start_field,
 };
+use crate::jit::wide::codegen::{dead, flushed};
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
@@ -195,6 +195,27 @@ impl Function<'_> {
             }
             None => blocks,
         };
+        // F24 (§9.33): input rows the loop's blocks read only flushed once
+        // those stores are gone (`mov r0, v0`, then products of `r0`) are
+        // converted flushed in the loop too, and read there unflushed; the
+        // carrying call's last pass, which stores the temporaries, converts
+        // and reads them as every other function does.
+        let kept_flushed = self.flushed_inputs;
+        let loop_flushed = match &unread {
+            Some(_) => flushed::flushed_only_rows(blocks, Some(plan)) & !kept_flushed,
+            None => 0,
+        };
+        let flushed_in_loop;
+        let blocks = if loop_flushed == 0 {
+            blocks
+        } else {
+            flushed_in_loop = flushed::skip_flushes(blocks, loop_flushed);
+            &flushed_in_loop[..]
+        };
+        self.flushed_inputs = kept_flushed | loop_flushed;
+        // Of those, the rows no product reads record no lower bound (§9.27).
+        let kept_no_lower_bound = self.no_lower_bound;
+        self.no_lower_bound |= loop_flushed & !flushed::product_rows(blocks, Some(plan));
         // F24: the inputs whose raw rows some block reads (others are
         // converted on their way in, never stored raw).
         let raw_read = full
@@ -276,6 +297,8 @@ impl Function<'_> {
         // The exact runs of deferred regions are jumped over: not the loop's.
         let loop_bytes = self.a.ops.offset().0 - loop_start - (self.cold_bytes - cold_before);
         self.tested_stores(plan, &passed, convert_copies, &pending);
+        self.flushed_inputs = kept_flushed;
+        self.no_lower_bound = kept_no_lower_bound;
         if unread.is_some() {
             // A carrying call's state is its last pass's: that pass again,
             // with every store (its records are not written again).

@@ -1377,6 +1377,50 @@ mod tests {
         assert_eq!(f24_flushes(&one), 12);
     }
 
+    /// §9.33: `mov r0.xyz, v0` and products of `r0` only: the loop does not
+    /// store `r0` (no step reads it), so its blocks read `v0`'s rows only
+    /// flushed and the loop converts them flushed (the exact conversion's
+    /// three flushes) and flushes them nowhere else; the carrying call's
+    /// last pass after the loop, which stores `r0` = `load(v0)`, converts
+    /// them as loaded and flushes them in each of its three runs of the
+    /// region (3 × 3). (Not converting them flushed in the loop,
+    /// `loop_flushed` 0 in `kernel`, fails it: 18, the loop's runs flushing
+    /// them too; so does restoring no row before the last pass: 15.)
+    #[test]
+    fn f24_input_copies_no_step_reads_are_converted_flushed_in_the_loop() {
+        let text = "
+.fvec m[4], one
+.proc main
+    mov r0.xyz, v0
+    mov r0.w, one.xxxx
+    dp4 o0.x, m[0], r0
+    dp4 o0.y, m[1], r0
+    dp4 o0.z, m[2], r0
+    dp4 o0.w, m[3], r0
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        // The flushes of values loaded from (or stored to) `CONVERTED`
+        // rows, not the hoisted uniforms'.
+        let converted = layout::row_offset(layout::CONVERTED, 8) as u64
+            ..layout::row_offset(layout::TEMP, 8) as u64;
+        let row_access = |i: &Instruction| {
+            (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory)
+                && i.memory_base() == Register::RDI
+                && converted.contains(&i.memory_displacement64())
+        };
+        let flushes = (1..one.len().saturating_sub(4))
+            .filter(|&k| {
+                f24_flushes(&one[k..k + 4]) == 1
+                    && (row_access(&one[k - 1]) || row_access(&one[k + 3]))
+            })
+            .count();
+        assert_eq!(flushes, 3 + 3 * 3);
+    }
+
     /// The instructions of `code` recording a fused conversion's lower
     /// bound (`vpsubd` or `vpminud` into [`LOADS_MIN`]), and those reading
     /// it in the check (`vpsrld` of it).
@@ -1528,6 +1572,45 @@ mod tests {
         };
         assert_eq!(writes(layout::OPERANDS_UNBOUNDED), 2);
         assert_eq!(writes(layout::HOISTED_UNBOUNDED), 1);
+    }
+
+    /// §9.33: a position `(v0.xyz, 1)` transformed by a uniform matrix
+    /// (`dph`): each adds the matrix's `w` column (a hoisted row, checked
+    /// once per call beside the product operands) to its bounded product
+    /// of `z`, so that sum is on the grid too, and the bounded run has no
+    /// flush compare and no record at all (the four stored sums add +0).
+    /// (Leaving rows that additions read out of the per-call check, as
+    /// before, fails it: (4, 9), the `z + w` sums quantised in full and
+    /// recorded, and the region's check.)
+    #[test]
+    fn hoisted_rows_added_to_bounded_products_are_on_the_grid() {
+        let text = "
+.fvec m[4]
+.proc main
+    dph o0.x, v0, m[0]
+    dph o0.y, v0, m[1]
+    dph o0.z, v0, m[2]
+    dph o0.w, v0, m[3]
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        let start = one
+            .iter()
+            .position(operands_flag_test)
+            .expect("a flag test");
+        let end = start
+            + (one[start..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Jmp)
+                .expect("the region's jump to its join");
+        let fast = &one[start..end];
+        let count = |m: Mnemonic| fast.iter().filter(|i| i.mnemonic() == m).count();
+        // Three products per `dph` (the fourth term is the hoisted row).
+        assert_eq!(count(Mnemonic::Vmulps), 12);
+        assert_eq!(records_and_compares(fast), (0, 0));
+        assert_eq!(additions_of_zero(fast), 4);
     }
 
     /// §9.24: a position transformed twice (`m4x4` of `v0` by one uniform
