@@ -3729,6 +3729,114 @@ fn f24_input_copies_read_by_products_match_the_interpreter_at_every_width() {
     });
 }
 
+/// §9.34: converted input rows no step of the vertex kernel's loop reads
+/// are neither converted nor stored there: `v0.w` after `mov r0.xyz, v0`,
+/// `v2.xyz` beside an `add` of `v2.wwww`, and all of `v1`, copied whole
+/// into `r1`, which no step reads (the loop does not store it; a carrying
+/// call's last pass does, from `v1` converted). `F24_EDGES` in every input
+/// component (mixed within groups), uniforms in and out of the product
+/// operand bounds, `Reset` and `Carry` with each edge in the skipped and
+/// the read components of the last vertex of a whole and a partial group
+/// (the final state's `r1`), `run_batch`, every width, against the
+/// interpreter bit for bit. (Skipping the rows no product reads instead,
+/// so `v2.w` too, fails it; so does leaving the rows skipped in the
+/// carrying call's last pass: `r1` of the final state.)
+#[test]
+fn f24_input_rows_no_step_reads_match_the_interpreter_at_every_width() {
+    let source = "
+        mov r0.xyz, v0
+        mov r0.w, c95.xxxx
+        dp4 o0.x, c0, r0
+        dp4 o0.y, c1, r0
+        dp4 o0.z, c2, r0
+        dp4 o0.w, c3, r0
+        mov r1, v1
+        add o1, v2.wwww, c4
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let uniforms = |s: f32| {
+        let mut u = pica_jit::Uniforms::default();
+        u.f[0] = [s, -0.5, 0.25, 3.0];
+        u.f[1] = [1.0, s, -2.0, -0.75];
+        u.f[2] = [0.5, 0.5, s, 0.0];
+        u.f[3] = [0.0, 0.0, 0.0, 1.0];
+        u.f[4] = [0.5, -2.0, 1.0, s];
+        u.f[95] = [1.0, 0.0, 0.0, 0.0];
+        u
+    };
+    let uniform_sets = [uniforms(1.5), uniforms(p(-30))];
+    let edges = F24_EDGES;
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [
+            [x, -0.5 * x, 0.75, 1.0],
+            [0.5, x, -x, 2.0],
+            [x, 3.0, -1.0, -x],
+        ]
+    };
+    for_each_width(|width| {
+        let lanes = width.lanes();
+        let inputs = every_edge_mixed(lanes, &edges, ordinary);
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
+        let mut compared = inputs.len();
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            for &e in &edges {
+                let mut last = [[0.0f32; 4]; 16];
+                // The edge in the skipped rows (v0.w, v2.xyz), in v1 (the
+                // last pass's r1) and in the read v2.w.
+                last[0] = [1.0, -2.0, 0.5, e];
+                last[1] = [e, -e, 1.0, e];
+                last[2] = [e, e, -e, e];
+                let mut whole = inputs[..2 * lanes].to_vec();
+                whole[2 * lanes - 1] = last;
+                let mut partial = inputs[..lanes].to_vec();
+                partial.push(last);
+                for batch in [whole, partial] {
+                    let untouched = [[-7.5f32; 4]; 16];
+                    let mut expected = vec![untouched; batch.len()];
+                    let mut got = vec![untouched; batch.len()];
+                    let mut expected_state = UnitState::default();
+                    let mut got_state = UnitState::default();
+                    for (shader, out, state) in [
+                        (&interp, &mut expected, &mut expected_state),
+                        (&jit, &mut got, &mut got_state),
+                    ] {
+                        shader
+                            .run_vertices(
+                                uniforms,
+                                &batch,
+                                0xffff,
+                                out,
+                                0xffff,
+                                StatePolicy::Carry,
+                                state,
+                                &mut (),
+                            )
+                            .expect("batch");
+                    }
+                    assert_same_outputs_and_state(
+                        &got,
+                        &expected,
+                        &got_state,
+                        &expected_state,
+                        &format_args!(
+                            "{width:?}, Carry, uniforms {u}, {} vertices, edge {:#010x}",
+                            batch.len(),
+                            e.to_bits()
+                        ),
+                    );
+                    compared += batch.len();
+                }
+            }
+        }
+        assert_run_batch_matches(&interp, &jit, &uniform_sets[0], &inputs, width);
+        compared
+    });
+}
+
 /// Outputs the vertex kernel's last block writes whole are transposed into
 /// the records straight from the registers holding them (under the DVLE's
 /// own output mask, every output the program writes), the others from their

@@ -79,6 +79,23 @@ pub(crate) fn product_rows(blocks: &[LaneBlock], plan: Option<&KernelPlan>) -> u
     rows
 }
 
+/// Bit `r`: row `CONVERTED + r` is read (a [`LaneOp::Row`], whatever
+/// reads it) by some block of `blocks` or kernel step of `plan`. A fused
+/// input conversion need not convert or store the other rows (§9.34: the
+/// `w` of `mov r0.xyz, v0` in a loop that does not store `r0`).
+pub(crate) fn converted_rows_read(blocks: &[LaneBlock], plan: Option<&KernelPlan>) -> u64 {
+    let steps = plan.into_iter().flat_map(|p| p.steps.iter());
+    let step_blocks: Vec<LaneBlock> = steps.filter_map(|&s| ops_block(s)).collect();
+    blocks
+        .iter()
+        .chain(&step_blocks)
+        .flat_map(|b| &b.ops)
+        .fold(0, |m, op| match *op {
+            LaneOp::Row(row) => m | converted_bit(row).unwrap_or(0),
+            _ => m,
+        })
+}
+
 /// `blocks` with every flush of a row of `rows` (a [`flushed_only_rows`]
 /// mask) replaced by a read of that row (the row it flushed, left unread,
 /// is not computed).

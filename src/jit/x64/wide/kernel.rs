@@ -232,7 +232,13 @@ impl Function<'_> {
         // where every group of a pass reads them (`Function::row`).
         let hoisted = hoist(self, plan, blocks)?;
         let blocks = &hoisted[..];
+        // F24 (§9.34): converted input rows no step of the loop reads
+        // (`v0.w` after `mov r0.xyz, v0` once `r0` is not stored) are
+        // neither converted nor stored by the loop's fused conversion; the
+        // carrying call's last pass, which stores the temporaries, converts
+        // every row.
         if shape == KernelShape::Vertices {
+            self.unread_converted = !flushed::converted_rows_read(blocks, Some(plan));
             for copy in 0..copies {
                 self.file_at(copy);
                 self.load_start_once(plan);
@@ -299,6 +305,7 @@ impl Function<'_> {
         self.tested_stores(plan, &passed, convert_copies, &pending);
         self.flushed_inputs = kept_flushed;
         self.no_lower_bound = kept_no_lower_bound;
+        self.unread_converted = 0;
         if unread.is_some() {
             // A carrying call's state is its last pass's: that pass again,
             // with every store (its records are not written again).
@@ -415,6 +422,9 @@ impl Function<'_> {
                 let rows = self.row_slots(first, layout::CONVERTED + 4 * n);
                 let out = self.transpose_records(records, true, true);
                 for (c, (&r, m)) in out.iter().zip(&rows).enumerate() {
+                    if self.unread_converted >> (4 * n + c) & 1 != 0 {
+                        continue;
+                    }
                     if fast {
                         self.f24_load_deferred_row(r, 4 * n + c);
                     } else {

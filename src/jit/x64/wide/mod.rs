@@ -167,6 +167,10 @@ struct Function<'a> {
     /// (`codegen::flushed::product_rows`): its fast conversion records no
     /// lower bound in [`LOADS_MIN`] (§9.27), and it is no bounded row.
     no_lower_bound: u64,
+    /// F24, the vertex kernel's loop: bit `r`: row `CONVERTED + r` is read
+    /// by no step of the loop, so its fused conversion neither converts
+    /// nor stores it (§9.34; 0 outside the loop).
+    unread_converted: u64,
     /// The current deferred region of loads has written [`LOADS_MIN`]
     /// (set where first written: a region whose loads all skip the record
     /// has no float24 subnormal test).
@@ -779,6 +783,7 @@ impl<'a> Function<'a> {
             range_known: false,
             flushed_inputs: 0,
             no_lower_bound: 0,
+            unread_converted: 0,
             loads_min_written: false,
             bounded_rows: Default::default(),
             hoisted_checked: false,
@@ -1419,6 +1424,42 @@ mod tests {
             })
             .count();
         assert_eq!(flushes, 3 + 3 * 3);
+    }
+
+    /// §9.34: `mov r0.xyz, v0` and products of `r0` only: no step of the
+    /// loop reads `v0.w`, so the loop's fused conversion stores three of
+    /// `v0`'s four `CONVERTED` rows, in its fast run and in its exact run
+    /// (3 + 3); the carrying call's last pass converts and stores all four
+    /// in both (4 + 4). (Converting every row, `unread_converted` left 0 in
+    /// `kernel`, fails it: 16.)
+    #[test]
+    fn f24_input_rows_no_step_reads_are_not_converted_in_the_loop() {
+        let text = "
+.fvec m[4], one
+.proc main
+    mov r0.xyz, v0
+    mov r0.w, one.xxxx
+    dp4 o0.x, m[0], r0
+    dp4 o0.y, m[1], r0
+    dp4 o0.z, m[2], r0
+    dp4 o0.w, m[3], r0
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        let converted = layout::row_offset(layout::CONVERTED, 8) as u64
+            ..layout::row_offset(layout::TEMP, 8) as u64;
+        let row_stores = (one.iter())
+            .filter(|i| {
+                i.op_count() == 2
+                    && i.op0_kind() == OpKind::Memory
+                    && i.memory_base() == Register::RDI
+                    && converted.contains(&i.memory_displacement64())
+            })
+            .count();
+        assert_eq!(row_stores, 3 + 3 + 4 + 4);
     }
 
     /// The instructions of `code` recording a fused conversion's lower
