@@ -3683,46 +3683,17 @@ fn f24_input_copies_read_by_products_match_the_interpreter_at_every_width() {
                 last[0] = [e, -e, e, 1.0];
                 // The edge in the last vertex of a whole group, and of a
                 // partial one.
-                let mut whole = inputs[..2 * lanes].to_vec();
-                whole[2 * lanes - 1] = last;
-                let mut partial = inputs[..lanes].to_vec();
-                partial.push(last);
-                for batch in [whole, partial] {
-                    let untouched = [[-7.5f32; 4]; 16];
-                    let mut expected = vec![untouched; batch.len()];
-                    let mut got = vec![untouched; batch.len()];
-                    let mut expected_state = UnitState::default();
-                    let mut got_state = UnitState::default();
-                    for (shader, out, state) in [
-                        (&interp, &mut expected, &mut expected_state),
-                        (&jit, &mut got, &mut got_state),
-                    ] {
-                        shader
-                            .run_vertices(
-                                uniforms,
-                                &batch,
-                                0xffff,
-                                out,
-                                0xffff,
-                                StatePolicy::Carry,
-                                state,
-                                &mut (),
-                            )
-                            .expect("batch");
-                    }
-                    assert_same_outputs_and_state(
-                        &got,
-                        &expected,
-                        &got_state,
-                        &expected_state,
-                        &format_args!(
-                            "{width:?}, Carry, uniforms {u}, {} vertices, last v0.x {:#010x}",
-                            batch.len(),
-                            e.to_bits()
-                        ),
-                    );
-                    compared += batch.len();
-                }
+                compared += assert_carry_last_vertex_matches(
+                    (&interp, &jit),
+                    uniforms,
+                    &inputs,
+                    lanes,
+                    last,
+                    &format_args!(
+                        "{width:?}, Carry, uniforms {u}, last v0.x {:#010x}",
+                        e.to_bits()
+                    ),
+                );
             }
         }
         compared
@@ -3790,51 +3761,72 @@ fn f24_input_rows_no_step_reads_match_the_interpreter_at_every_width() {
                 last[0] = [1.0, -2.0, 0.5, e];
                 last[1] = [e, -e, 1.0, e];
                 last[2] = [e, e, -e, e];
-                let mut whole = inputs[..2 * lanes].to_vec();
-                whole[2 * lanes - 1] = last;
-                let mut partial = inputs[..lanes].to_vec();
-                partial.push(last);
-                for batch in [whole, partial] {
-                    let untouched = [[-7.5f32; 4]; 16];
-                    let mut expected = vec![untouched; batch.len()];
-                    let mut got = vec![untouched; batch.len()];
-                    let mut expected_state = UnitState::default();
-                    let mut got_state = UnitState::default();
-                    for (shader, out, state) in [
-                        (&interp, &mut expected, &mut expected_state),
-                        (&jit, &mut got, &mut got_state),
-                    ] {
-                        shader
-                            .run_vertices(
-                                uniforms,
-                                &batch,
-                                0xffff,
-                                out,
-                                0xffff,
-                                StatePolicy::Carry,
-                                state,
-                                &mut (),
-                            )
-                            .expect("batch");
-                    }
-                    assert_same_outputs_and_state(
-                        &got,
-                        &expected,
-                        &got_state,
-                        &expected_state,
-                        &format_args!(
-                            "{width:?}, Carry, uniforms {u}, {} vertices, edge {:#010x}",
-                            batch.len(),
-                            e.to_bits()
-                        ),
-                    );
-                    compared += batch.len();
-                }
+                compared += assert_carry_last_vertex_matches(
+                    (&interp, &jit),
+                    uniforms,
+                    &inputs,
+                    lanes,
+                    last,
+                    &format_args!("{width:?}, Carry, uniforms {u}, edge {:#010x}", e.to_bits()),
+                );
             }
         }
         assert_run_batch_matches(&interp, &jit, &uniform_sets[0], &inputs, width);
         compared
     });
+}
+
+/// `last` as the last vertex of a whole batch of two groups of `lanes`
+/// and of a partial one (`lanes + 1` vertices), the other vertices from
+/// `inputs`: `run_vertices` under `StatePolicy::Carry` on the JIT gives
+/// the interpreter's outputs and final state bit for bit (the final state
+/// is the last vertex's). Returns how many vertices it compared.
+fn assert_carry_last_vertex_matches(
+    (interp, jit): (&Shader, &Shader),
+    uniforms: &pica_jit::Uniforms,
+    inputs: &[[[f32; 4]; 16]],
+    lanes: usize,
+    last: [[f32; 4]; 16],
+    what: &dyn std::fmt::Display,
+) -> usize {
+    let mut whole = inputs[..2 * lanes].to_vec();
+    whole[2 * lanes - 1] = last;
+    let mut partial = inputs[..lanes].to_vec();
+    partial.push(last);
+    let mut compared = 0;
+    for batch in [whole, partial] {
+        let untouched = [[-7.5f32; 4]; 16];
+        let mut expected = vec![untouched; batch.len()];
+        let mut got = vec![untouched; batch.len()];
+        let mut expected_state = UnitState::default();
+        let mut got_state = UnitState::default();
+        for (shader, out, state) in [
+            (interp, &mut expected, &mut expected_state),
+            (jit, &mut got, &mut got_state),
+        ] {
+            shader
+                .run_vertices(
+                    uniforms,
+                    &batch,
+                    0xffff,
+                    out,
+                    0xffff,
+                    StatePolicy::Carry,
+                    state,
+                    &mut (),
+                )
+                .expect("batch");
+        }
+        assert_same_outputs_and_state(
+            &got,
+            &expected,
+            &got_state,
+            &expected_state,
+            &format_args!("{what}, {} vertices", batch.len()),
+        );
+        compared += batch.len();
+    }
+    compared
 }
 
 /// Outputs the vertex kernel's last block writes whole are transposed into
