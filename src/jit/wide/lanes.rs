@@ -327,6 +327,18 @@ impl Splitter {
     }
 }
 
+/// Whether the float24 input flush of a lane computed by `op` is that lane:
+/// a float24 quantisation or product (`f24::quantize_result` gives +0, a
+/// normal at least 2^-62 in magnitude, an infinity or the canonical NaN,
+/// all of which `flush_input` keeps bit for bit) or a flush (idempotent).
+fn flush_keeps(op: LaneOp) -> bool {
+    matches!(
+        op,
+        LaneOp::Unary(UnOp::F24Quantize | UnOp::F24Flush, _)
+            | LaneOp::Binary(BinOp::PicaMulF24, _, _)
+    )
+}
+
 /// Splits `block` (optimised IR, every span lowered) into lane operations.
 /// `f24` says whether inputs are read through their converted rows.
 pub fn split(block: &Block, f24: bool) -> LaneBlock {
@@ -445,6 +457,25 @@ pub fn split(block: &Block, f24: bool) -> LaneBlock {
             Op::Select { cond, a, b } => {
                 let (cond, a, b) = (get(cond), get(a), get(b));
                 per_lane(&mut s, &mut |_, c| LaneOp::Select(cond[c], a[c], b[c]))
+            }
+            // The input flush of a float24 quantised lane is that lane
+            // (§9.36): the IR's `opt` drops such a flush only where every
+            // lane of its operand is quantised, and a blend of a product
+            // into a read temporary is not.
+            Op::Unary(UnOp::F24Flush, v) => {
+                let v = get(v);
+                let mut out = [0; 4];
+                for (c, slot) in out.iter_mut().enumerate().take(width) {
+                    *slot = if flush_keeps(s.ops[v[c] as usize]) {
+                        v[c]
+                    } else {
+                        s.add(LaneOp::Unary(UnOp::F24Flush, v[c]))
+                    };
+                }
+                if width == 1 {
+                    out = [out[0]; 4];
+                }
+                out
             }
             Op::Unary(u, v) => {
                 let v = get(v);

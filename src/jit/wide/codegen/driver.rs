@@ -516,8 +516,10 @@ fn checked_operands(
     }
     (0..region)
         .map(|k| {
-            matches!(ops[k], LaneOp::Unary(UnOp::F24Quantize, _))
-                && fast(k)
+            matches!(
+                ops[k],
+                LaneOp::Unary(UnOp::F24Quantize, _) | LaneOp::Binary(BinOp::PicaMulF24, ..)
+            ) && fast(k)
                 && readers[k] >= READERS_THAT_PAY
         })
         .collect()

@@ -870,6 +870,13 @@ impl<'a> Function<'a> {
                 if !zero_sign_unseen {
                     v.v3c(V::Addps, d, d, 0);
                 }
+                if std::mem::take(&mut self.check_bounds_next) {
+                    // A checked bounded product (§9.36): its magnitude and
+                    // nonzero lanes for the operand-bounds record.
+                    v.v3c(V::Andps, S2, d, 0x7FFF_FFFF);
+                    v.v3c(V::Pcmpgtd, S1, S2, f24::MIN_NORMAL_BITS - 1);
+                    self.record_operand_bounds();
+                }
             }
             None => self.quantize_deferred(d, d),
         }
