@@ -2111,4 +2111,50 @@ mod tests {
             .collect();
         assert_f32_vertices_match(text, &inputs);
     }
+
+    /// §9.36: products of an input by uniform components stored in a
+    /// temporary (`mul r2.x, m[0].x, v1.x`, the particle shaders' scaled
+    /// matrix) and read by four `dp3` of uniform rows: the `dp3`s read the
+    /// products without a flush (a float24 product is quantised), each
+    /// product is a checked value (its bounds recorded: one `vpmaxsd` and
+    /// two compares), and the twelve `dp3` products are bounded, their
+    /// sums on the grid (no flush compare, no record). Keeping the flushes
+    /// of quantised lanes in `lanes::split` fails it (the `dp3`s then read
+    /// flushes, not checked values: (12, 12 + 12 + 1 + 3) records and
+    /// compares); so does checking quantisations only (`checked_operands`
+    /// without `PicaMulF24`: (12, 12 + 12 + 1)).
+    #[test]
+    fn products_read_by_products_of_uniform_rows_are_checked_values() {
+        let text = "
+.fvec m[4], n[4]
+.proc main
+    mul r2.x, m[0].x, v1.x
+    mul r2.y, m[1].x, v1.x
+    mul r2.z, m[2].x, v1.x
+    dp3 o0.x, n[0], r2
+    dp3 o0.y, n[1], r2
+    dp3 o0.z, n[2], r2
+    dp3 o0.w, n[3], r2
+    end
+.end
+";
+        let Some([one, _]) = avx2_vertex_kernels_in(text, Precision::F24) else {
+            return;
+        };
+        let start = one
+            .iter()
+            .position(operands_flag_test)
+            .expect("a flag test");
+        let check = start
+            + (one[start..].iter())
+                .position(|i| i.mnemonic() == Mnemonic::Vptest)
+                .expect("the bounded run's check");
+        let fast = &one[start..check];
+        let count = |m: Mnemonic| fast.iter().filter(|i| i.mnemonic() == m).count();
+        assert_eq!(count(Mnemonic::Vmulps), 3 + 12);
+        // Records: the three checked products. Compares: their nonzero
+        // lanes and lower bounds, the check's.
+        assert_eq!(records_and_compares(fast), (3, 3 + 3 + 1));
+        assert_eq!(f24_flushes(fast), 0);
+    }
 }
