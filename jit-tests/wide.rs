@@ -3978,3 +3978,102 @@ fn f24_inputs_no_product_reads_match_the_interpreter_at_every_width() {
         });
     }
 }
+
+/// §9.36: float24 products of inputs by uniform components stored in
+/// temporaries (`mul r2.x, c4.x, v1.x`, the particle shaders' scaled
+/// matrix) are read by `dp3`s of uniform rows and by stored products
+/// unflushed, as checked values: where the region's check finds every such
+/// product zero or within [2^-23, 2^29), the products reading them are
+/// bounded and their sums truncated; elsewhere the group runs the forms
+/// with flushes. Products at 2^-23, just below, 2^-40 (whose products by
+/// 2^-23 must flush), just below 2^29 and at 2^29, zeros of both signs,
+/// and `F24_EDGES` (subnormals, infinities, NaN) in `v1`, mixed within
+/// groups, with uniforms in and out of the operand bounds: `run_vertices`
+/// under `Reset` and, with each edge in the last vertex, `Carry` (final
+/// states), and `run_batch`, every width, against the interpreter bit for
+/// bit. (Leaving out the checked bounded products' record in
+/// `x64/wide`'s `quantize_product` fails it.)
+#[test]
+fn f24_products_read_by_uniform_products_match_the_interpreter_at_every_width() {
+    let source = "
+        mul r2.x, c4.x, v1.x
+        mul r2.y, c5.x, v1.x
+        mul r2.z, c6.x, v1.y
+        mul r3, c4, v1
+        dp3 o0.x, c0, r2
+        dp3 o0.y, c1, r2
+        dp3 o0.z, c2, r2
+        dp3 o1.x, c0, r3
+        dp3 o1.y, c1, r3
+        dp4 o1.z, c2, r3
+        mul o2, c2, r3
+        mad o3, r3, c3, v0
+        end
+    ";
+    let program = std::sync::Arc::new(common::assemble(source).program());
+    let p = |e: i32| 2f32.powi(e);
+    let bits = f32::from_bits;
+    let edges: Vec<f32> = F24_EDGES
+        .into_iter()
+        .chain([
+            p(-12),
+            bits(0x397F_FF80), // just below 2^-12
+            p(-20),
+            -p(-11),
+            p(-23),
+            p(14),
+            -p(15),
+            bits(0x4DFF_FF80), // just below 2^29
+        ])
+        .collect();
+    let ordinary = |n: usize| {
+        let x = n as f32 * 0.25 + 1.0;
+        [[x, -0.5, 2.0, 0.75], [x, -x, 0.5, 3.0]]
+    };
+    // Factors (c4–c6) that bring the products to the bounds, and rows
+    // (c0–c3) that read them: 2^-11 · 2^-12 = 2^-23, 2^-20 · 2^-20 =
+    // 2^-40 (then times 2^-23), 2^15 · 2^14 = 2^29, 1 · just below 2^29.
+    let uniforms = |f: [f32; 4], r: [f32; 4]| {
+        let mut u = pica_jit::Uniforms::default();
+        u.f[0] = r;
+        u.f[1] = [r[3], -r[2], r[1], r[0]];
+        u.f[2] = [0.5, r[0], -0.0, 2.0];
+        u.f[3] = [1.0, -r[1], 0.25, r[2]];
+        u.f[4] = f;
+        u.f[5] = [f[1], f[0], -f[3], f[2]];
+        u.f[6] = [f[2], 1.0, f[0], -f[1]];
+        u
+    };
+    let uniform_sets = [
+        uniforms([p(-11), 1.0, p(15), -0.5], [p(-23), 1.0, -p(28), 0.5]),
+        uniforms([p(-20), p(-11), 1.0, p(14)], [p(-23), -p(-22), 2.0, p(-23)]),
+        uniforms([1.0, -p(15), p(-20), 0.0], [p(28), p(-23), -1.0, -0.0]),
+        // Out of the operand bounds: every group runs without bounded
+        // products.
+        uniforms([p(-30), 1.0, 2.0, 0.5], [p(-23), 1.0, p(30), 0.5]),
+    ];
+    for_each_width(|width| {
+        let lanes = width.lanes();
+        let inputs = every_edge_mixed(lanes, &edges, ordinary);
+        let (interp, jit) =
+            assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
+        let mut compared = inputs.len();
+        for (u, uniforms) in uniform_sets.iter().enumerate() {
+            for &e in &edges {
+                let mut last = [[0.0f32; 4]; 16];
+                last[0] = [1.0, e, -2.0, 0.5];
+                last[1] = [e, -e, e, 1.5];
+                compared += assert_carry_last_vertex_matches(
+                    (&interp, &jit),
+                    uniforms,
+                    &inputs,
+                    lanes,
+                    last,
+                    &format_args!("{width:?}, Carry, uniforms {u}, edge {:#010x}", e.to_bits()),
+                );
+            }
+            assert_run_batch_matches(&interp, &jit, uniforms, &inputs, width);
+        }
+        compared
+    });
+}
