@@ -815,11 +815,12 @@ impl Emitter<'_> {
         let (nodes, base) = self.cx.lowering.nodes();
         let k = v.0 as usize;
         let node = &nodes[k];
-        let (op, has_result) = (node.op, node.ty.is_some());
         // Its form and operands as planning settled them.
         let (form, operands) = (self.forms[base + k], self.operands[base + k]);
+        let has_result = node.ty.is_some();
         single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
-            e.emit_node(op, form, d, regs)
+            e.emit_node(&node.op, &form, d, regs);
+            Ok(())
         })
     }
 
@@ -827,8 +828,9 @@ impl Emitter<'_> {
     /// constant) again into `reg`.
     pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
         let (nodes, base) = self.cx.lowering.nodes();
-        let (op, form) = (nodes[v.0 as usize].op, self.forms[base + v.0 as usize]);
-        self.emit_node(op, form, reg, &[])
+        let form = self.forms[base + v.0 as usize];
+        self.emit_node(&nodes[v.0 as usize].op, &form, reg, &[]);
+        Ok(())
     }
 }
 
