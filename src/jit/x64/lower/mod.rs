@@ -136,17 +136,32 @@ impl Mem {
 /// are in the program's tables ([`Tables`]).
 pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
 
-/// What planning decides per node of every planned block, one table per
-/// kind of fact for the whole program (no allocation per block), indexed
-/// by the block's `values.base` plus the node: the facts of its value
-/// ([`crate::jit::spill::Plan::values`]) and its form here.
+/// What planning decides per node of every planned block, for the whole
+/// program (no allocation per block), indexed by the block's `values.base`
+/// plus the node: besides the facts of its value
+/// ([`crate::jit::spill::Plan::values`]), its form and operands here, one
+/// entry per node ([`NodePlan`]: one table to size per block, one place
+/// to look a node up when lowering it).
 #[derive(Default)]
 pub(super) struct Tables {
-    pub forms: Vec<Form>,
-    /// The values each node that runs reads at run time given its form
-    /// ([`real_operands`], found as the form settles): lowering reads
-    /// them here instead of deciding them again.
-    pub operands: Vec<Operands>,
+    pub nodes: Vec<NodePlan>,
+}
+
+/// A node's form, and the values it reads at run time given its form
+/// ([`real_operands`], found as the form settles: lowering reads them here
+/// instead of deciding them again).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NodePlan {
+    pub form: Form,
+    pub operands: Operands,
+}
+
+impl NodePlan {
+    /// A node's entry before planning settles it.
+    const OWN: NodePlan = NodePlan {
+        form: Form::Own,
+        operands: Operands::NONE,
+    };
 }
 
 /// Up to three operands, without allocating (16 bytes, copied as each
@@ -307,7 +322,7 @@ pub(super) fn block_state(
         (&mut values, &mut tables),
     );
     TestState {
-        own: tables.forms,
+        own: tables.nodes.iter().map(|node| node.form).collect(),
         remat: values.iter().map(|v| v.remat).collect(),
         spill_slots: state.values.spill_slots,
     }
@@ -359,18 +374,16 @@ fn block_state_in<'p>(
         f24,
         preconverted_uniforms,
     };
-    let base = tables.forms.len();
+    let base = tables.nodes.len();
     debug_assert_eq!(base, values.len(), "the tables go in step");
-    tables.forms.resize(base + nodes.len(), Form::Own);
-    tables.operands.resize(base + nodes.len(), Operands::NONE);
-    let form = &mut tables.forms[base..];
-    let operands_of = &mut tables.operands[base..];
+    tables.nodes.resize(base + nodes.len(), NodePlan::OWN);
+    let planned = &mut tables.nodes[base..];
     // A matrix is four sums blended into x, y, z, w: only where a blend
     // takes lane w. Its parts are noted first (the walk back settles them);
     // an F32 matrix is four sums, each of its own product (used by its sum
     // alone): a block with fewer multiplies has none.
     if census.quads {
-        let mut note = |k: usize, part| form[k] = Form::Matrix(part);
+        let mut note = |k: usize, part| planned[k].form = Form::Matrix(part);
         if f24 && census.quantises {
             dot::matrices_with(
                 nodes,
@@ -392,17 +405,18 @@ fn block_state_in<'p>(
     // again.
     *inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
+        let node = &mut planned[k];
         if !runs {
-            form[k] = Form::Folded;
+            node.form = Form::Folded;
             return (false, Operands::NONE);
         }
-        let (own, remat, operands) = patterns.settle(k, form[k]);
+        let (own, remat, operands) = patterns.settle(k, node.form);
         // Most nodes keep the form they start with: no store then.
         if !matches!(own, Form::Own) {
-            form[k] = own;
+            node.form = own;
             inputs.note(own);
         }
-        operands_of[k] = operands;
+        node.operands = operands;
         (remat, operands)
     };
     let planned = Values::plan(block, data, settle, &VALUE_REGS, live, values);
@@ -656,8 +670,7 @@ pub(super) fn plan<'p>(
     // Room for a few blocks planned again from the unoptimised IR.
     let room = nodes + nodes / 4;
     let mut tables = Tables {
-        forms: Vec::with_capacity(room),
-        operands: Vec::with_capacity(room),
+        nodes: Vec::with_capacity(room),
     };
     // A block whose state needs too many spill slots is planned again from
     // its unoptimised IR: only the last state planned for a block (by its
@@ -753,8 +766,8 @@ impl InputUses {
 pub(super) fn input_uses(plan: &Plan<BlockState<'_>>, tables: &Tables) -> InputUses {
     let mut uses = InputUses::default();
     for state in plan.blocks.iter().flatten() {
-        for &form in &tables.forms[state.values.range()] {
-            uses.note(form);
+        for node in &tables.nodes[state.values.range()] {
+            uses.note(node.form);
         }
     }
     uses
@@ -816,7 +829,7 @@ impl Emitter<'_> {
         let k = v.0 as usize;
         let node = &nodes[k];
         // Its form and operands as planning settled them.
-        let (form, operands) = (self.forms[base + k], self.operands[base + k]);
+        let NodePlan { form, operands } = self.planned[base + k];
         let has_result = node.ty.is_some();
         single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
             e.emit_node(&node.op, &form, d, regs);
@@ -828,7 +841,7 @@ impl Emitter<'_> {
     /// constant) again into `reg`.
     pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
         let (nodes, base) = self.cx.lowering.nodes();
-        let form = self.forms[base + v.0 as usize];
+        let form = self.planned[base + v.0 as usize].form;
         self.emit_node(&nodes[v.0 as usize].op, &form, reg, &[]);
         Ok(())
     }

@@ -778,7 +778,7 @@ fn own_operands_are_the_ir_operands_of_every_operation() {
     }
 }
 
-/// The operands planning stores per running node (`Tables::operands`, what
+/// The operands planning stores per running node (`Tables::nodes`, what
 /// lowering reads) are those of the node's settled form (`real_operands`)
 /// in every planned block of the default shader and of every recipe, in
 /// both precisions, with and without converted uniforms; the pattern forms
@@ -810,10 +810,10 @@ fn the_operands_planning_stores_are_those_of_each_settled_form() {
                         if !planned.values[base + k].needed {
                             continue;
                         }
-                        let form = tables.forms[base + k];
+                        let form = tables.nodes[base + k].form;
                         let expected = super::real_operands(&node.op, form);
                         assert_eq!(
-                            tables.operands[base + k],
+                            tables.nodes[base + k].operands,
                             expected,
                             "{precision:?} node {k} {form:?}"
                         );
