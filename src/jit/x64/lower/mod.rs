@@ -364,8 +364,7 @@ fn block_state_in<'p>(
     let nodes = &block.nodes[..];
     // How many times each node is read (one count for every pattern below),
     // the registers the block writes, and which patterns it can have at all.
-    let mut census = Census::default();
-    crate::jit::single::dot_sums::count_uses(block, uses, |node| census.note(node));
+    let census = Census::count(block, uses);
     let uses = &uses[..];
     let patterns = Patterns {
         block,
@@ -431,6 +430,7 @@ fn block_state_in<'p>(
 /// What one walk over a block finds for its patterns: the registers it
 /// writes, and whether it can have a dot-product sum or a matrix at all
 /// (most blocks have none: no walk for those patterns then).
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Default)]
 struct Census {
     writes: Writes,
@@ -443,6 +443,81 @@ struct Census {
 }
 
 impl Census {
+    /// The census of `block`, and how many times each of its nodes is read
+    /// (by nodes and the exit) into `uses` (a buffer reused across blocks;
+    /// the counts of `single::dot_sums::uses`). One match on
+    /// each node for both: the operands it reads (those of
+    /// [`crate::ir::opt::operand_array`]) and what the census notes of it
+    /// (the two matches each cost more than the counting itself).
+    fn count(block: &Block, uses: &mut Vec<u32>) -> Census {
+        let mut census = Census::default();
+        uses.clear();
+        uses.resize(block.nodes.len(), 0);
+        let mut read = |v: Value| {
+            if let Some(n) = uses.get_mut(v.0 as usize) {
+                *n += 1;
+            }
+        };
+        for node in &block.nodes {
+            match node.op {
+                Op::Const { .. }
+                | Op::ReadInput(_)
+                | Op::ReadTemp(_)
+                | Op::ReadConst(_)
+                | Op::ReadAddr(_)
+                | Op::ReadFlag(_)
+                | Op::ReadBoolUniform(_)
+                | Op::ReadIntUniform { .. } => {}
+                Op::Store { dst, value, .. } => {
+                    read(value);
+                    if let crate::isa::DstReg::Temp(t) = dst {
+                        census.writes.temps.insert(t);
+                    }
+                }
+                Op::WriteAddr(r, v) => {
+                    read(v);
+                    census.writes.addrs.insert(r as u8);
+                }
+                Op::WriteFlag(f, v) => {
+                    read(v);
+                    census.writes.flags.insert(f);
+                }
+                Op::Unary(u, v) => {
+                    read(v);
+                    census.quantises |= u == UnOp::F24Quantize;
+                }
+                Op::ReadConstAt(v) | Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => {
+                    read(v)
+                }
+                Op::Binary(bin, a, b) => {
+                    read(a);
+                    read(b);
+                    census.products += usize::from(bin == BinOp::PicaMul);
+                }
+                Op::Blend { a, b, take_b } => {
+                    read(a);
+                    read(b);
+                    census.quads |= take_b.lane_bits() == 1 << 3;
+                }
+                Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+                    read(a);
+                    read(b);
+                }
+                Op::Select { cond, a, b } => {
+                    read(cond);
+                    read(a);
+                    read(b);
+                }
+            }
+        }
+        for v in crate::ir::opt::exit_operands(&block.exit) {
+            read(v);
+        }
+        census
+    }
+
+    /// What the census notes of `node` (the tests' check of [`Census::count`]).
+    #[cfg(test)]
     fn note(&mut self, node: &crate::ir::Node) {
         match node.op {
             Op::Store {
@@ -629,6 +704,7 @@ impl Patterns<'_> {
 }
 
 /// A set of `u8`s (register numbers).
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Clone, Copy, Default)]
 struct ByteSet([u64; 4]);
 
@@ -644,6 +720,7 @@ impl ByteSet {
 
 /// The registers some node of a block writes ([`Census`]), so that asking
 /// of each read costs no walk of its own.
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Default)]
 struct Writes {
     temps: ByteSet,
