@@ -3,7 +3,9 @@
 //! `Neon::f24_dot_sum`): a pattern over the shared IR, matched here once for
 //! both ISAs so they make the same decision.
 
-use crate::ir::{BinOp, Block, Node, Op, UnOp, Value};
+#[cfg(any(test, target_arch = "aarch64"))]
+use crate::ir::Block;
+use crate::ir::{BinOp, Node, Op, UnOp, Value};
 
 /// A float24 dot product's pairwise sum `q(q(t + t.yxwz) + its .zwxy)` (`q`
 /// = `f24_quantize`, [`crate::ir::recipes`]' `pairwise_sum`), lowered as one
@@ -44,18 +46,11 @@ pub(crate) fn dot_sums_with(block: &Block, uses: &[u32]) -> Vec<Option<DotSum>> 
 }
 
 /// How many times each node of `block` is read (by nodes and the exit).
+/// (The x86-64 planner counts them with its census of the block, one
+/// match per node for both: `x64::lower::Census::count`.)
 #[cfg(any(test, target_arch = "aarch64"))]
 pub(crate) fn uses(block: &Block) -> Vec<u32> {
-    let mut uses = Vec::new();
-    count_uses(block, &mut uses, |_| {});
-    uses
-}
-
-/// [`uses`] into `uses` (a buffer reused across blocks), calling `each` on
-/// every node on the way (a caller's own walk over the nodes, fused).
-pub(crate) fn count_uses(block: &Block, uses: &mut Vec<u32>, mut each: impl FnMut(&Node)) {
-    uses.clear();
-    uses.resize(block.nodes.len(), 0);
+    let mut uses = vec![0; block.nodes.len()];
     // Plain loops: a chain of flattened iterators made this count a
     // noticeable part of compiling a program of many blocks.
     for node in &block.nodes {
@@ -65,11 +60,11 @@ pub(crate) fn count_uses(block: &Block, uses: &mut Vec<u32>, mut each: impl FnMu
         for v in &list[..len.min(3)] {
             uses[v.0 as usize] += 1;
         }
-        each(node);
     }
     for v in crate::ir::opt::exit_operands(&block.exit) {
         uses[v.0 as usize] += 1;
     }
+    uses
 }
 
 /// The dot-product sum node `k` of `nodes` ends, if it does ([`dot_sums`]

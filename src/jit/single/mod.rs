@@ -352,14 +352,16 @@ pub(crate) fn table_entries(
     table: usize,
     resolve: impl Fn(DynamicLabel) -> Result<usize, JitError>,
 ) -> Result<Vec<i32>, JitError> {
-    (0..pc_labels.len())
-        .map(|pc| {
-            let target = if analysis.leader[pc] {
-                pc_labels[pc]
-            } else {
-                resume
-            };
-            Ok((resolve(target)? as i64 - table as i64) as i32)
-        })
-        .collect()
+    let entry = |offset: usize| (offset as i64 - table as i64) as i32;
+    // Most PCs go to `resume`: its entry is found once.
+    let resume = entry(resolve(resume)?);
+    let mut entries = Vec::with_capacity(pc_labels.len());
+    for (&label, &leader) in pc_labels.iter().zip(&analysis.leader) {
+        entries.push(if leader {
+            entry(resolve(label)?)
+        } else {
+            resume
+        });
+    }
+    Ok(entries)
 }

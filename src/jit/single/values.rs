@@ -56,8 +56,9 @@ impl Values {
     /// same walk counts the spill slots the block can need
     /// ([`crate::ir::liveness::spill_slots`], counted as
     /// [`crate::ir::liveness::LiveCounts`] does as the walk finds each live
-    /// range) in `buffer`, reused from block to block. `regs`: the ISA's
-    /// value registers.
+    /// range; the per-node counts only where as many values as registers
+    /// are live at once, [`Values::slots_counted`]) in `buffer`, reused from
+    /// block to block. `regs`: the ISA's value registers.
     pub fn plan<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
@@ -71,10 +72,15 @@ impl Values {
         let base = table.len();
         table.resize(base + n, ValueState::new(NEVER, false));
         let values_at = &mut table[base..base + n];
-        // Per node: the change in the number of values live there (all;
-        // those that cannot be emitted again), a value being live from
-        // after its node to its last reader.
-        let delta = buffer.zeroed(n + 1);
+        // How many values are live before node `k` (from after their node
+        // to their last reader), counted as the walk back goes: a value
+        // becomes live at its last reader (the first the walk meets) and
+        // stops at its own node. While fewer than the registers are live at
+        // every node, nothing is ever evicted and the block needs no spill
+        // slot: the per-node counts of those that cannot be emitted again
+        // ([`Values::slots_counted`]) are made only for a block where as
+        // many are live (a few of a program's largest).
+        let (mut live, mut most_live) = (0u32, 0u32);
         // The last span starting at or before node `k` (spans are in node
         // order), walked back with `k`: where it starts, and the end of its
         // nodes that are lowered writes (its end if it is lowered, else 0;
@@ -103,27 +109,59 @@ impl Values {
             if !runs {
                 continue;
             }
+            // Before node `k`, its own value is not live yet (read by a
+            // later node: the walk counted it there). Every node read is
+            // counted, whether it has a value or not: an upper bound of
+            // what the exact count below takes.
+            live -= u32::from(values_at[k].last_use != NEVER);
             for v in operands {
                 let value = &mut values_at[v.0 as usize];
                 value.needed = true;
                 if value.last_use == NEVER {
                     value.last_use = k as u32;
+                    live += 1;
                 }
             }
-            let last = values_at[k].last_use as usize;
-            if has_value && last < n {
-                let spillable = i32::from(!emitted_again);
+            most_live = most_live.max(live);
+        }
+        let spill_slots = if (most_live as usize) < regs.len() {
+            0
+        } else {
+            Self::slots_counted(nodes, values_at, regs, buffer)
+        };
+        Planned {
+            base: base as u32,
+            len: n as u32,
+            spill_slots,
+        }
+    }
+
+    /// The spill slots of a block whose values' facts are `values_at` (one
+    /// per node of `nodes`, from [`Values::plan`]'s walk back) with the value
+    /// registers `regs`, by [`crate::ir::liveness::slots_for_deltas`]:
+    /// per node, the change in the number of values live there (all; those
+    /// that cannot be emitted again), a value that runs being live from
+    /// after its node to its last reader. The counts go in `buffer`.
+    #[cold]
+    fn slots_counted(
+        nodes: &[crate::ir::Node],
+        values_at: &[ValueState],
+        regs: &[u8],
+        buffer: &mut LiveBuffer,
+    ) -> usize {
+        let n = nodes.len();
+        let delta = buffer.zeroed(n + 1);
+        for (k, (node, value)) in nodes.iter().zip(values_at).enumerate() {
+            let last = value.last_use as usize;
+            if value.needed && node.ty.is_some() && last < n {
+                let spillable = i32::from(!value.remat);
                 delta[k + 1].0 += 1;
                 delta[k + 1].1 += spillable;
                 delta[last + 1].0 -= 1;
                 delta[last + 1].1 -= spillable;
             }
         }
-        Planned {
-            base: base as u32,
-            len: n as u32,
-            spill_slots: crate::ir::liveness::slots_for_deltas(delta, regs.len()),
-        }
+        crate::ir::liveness::slots_for_deltas(delta, regs.len())
     }
 
     /// Starts the allocation of the block `planned` of `table` (the
@@ -238,5 +276,38 @@ mod tests {
                 assert_eq!(got, expected, "{precision:?}: {} nodes", block.nodes.len());
             }
         }
+    }
+
+    /// Value registers for [`block_counts_at_every_register_count`].
+    static REGISTERS: [u8; 20] = [
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+    ];
+
+    /// With every number of registers from one to twenty, each block's
+    /// count is [`crate::ir::liveness::spill_slots`]' of the block alone:
+    /// the walk's bound (no slot while fewer values than registers are live
+    /// at once) holds at its threshold, where exactly as many values as
+    /// registers are live, on both sides of it and where it skips the
+    /// per-node counts.
+    #[test]
+    fn block_counts_at_every_register_count() {
+        let program = crate::jit::spill::every_recipe();
+        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        let (mut buffer, mut table) = (LiveBuffer::default(), Vec::new());
+        let mut slot_free = 0;
+        for precision in [Precision::F32, Precision::F24] {
+            let built = Ir::from_analysis(&program, &a, ShaderKind::Vertex, precision);
+            let optimised = crate::ir::opt::optimize(&built);
+            for block in [&built.blocks[0], &optimised.blocks[0]] {
+                for r in 1..=REGISTERS.len() {
+                    let registers: &'static [u8] = &REGISTERS[..r];
+                    let [got, expected] = both_counts(block, registers, &mut buffer, &mut table);
+                    assert_eq!(got, expected, "{precision:?}: {r} registers");
+                    slot_free += usize::from(expected == 0);
+                }
+            }
+        }
+        // Both sides of the bound are taken.
+        assert!(slot_free > 0 && slot_free < 4 * REGISTERS.len());
     }
 }

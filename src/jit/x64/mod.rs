@@ -84,11 +84,9 @@ pub(crate) struct Emitter<'p> {
     /// The program, its analysis, the instructions' labels and the
     /// lowering of the (optimised) IR the data instructions are lowered from.
     cx: Context<'p, ()>,
-    /// Each planned node's form, indexed as the plan's tables are
-    /// (`lower::Tables`).
-    forms: Vec<lower::Form>,
-    /// The values each planned node reads (`lower::Tables`).
-    operands: Vec<lower::Operands>,
+    /// Each planned node's form and the values it reads, indexed as the
+    /// plan's tables are (`lower::Tables::nodes`).
+    planned: Vec<lower::NodePlan>,
     /// The vector-primitive emitter's state (its constants, slow paths).
     vector: emit::VectorState,
     /// Stack bytes reserved below the saved registers (spill slots, then the
@@ -189,8 +187,7 @@ pub(crate) fn compile(
             pc_labels,
             lowering: Lowering::new(ir, plan, &lower::VALUE_REGS),
         },
-        forms: tables.forms,
-        operands: tables.operands,
+        planned: tables.nodes,
         vector: {
             let mut vector = emit::VectorState::new(if features.avx {
                 emit::Encoding::Vex128
@@ -326,11 +323,11 @@ fn needs_fp_env(
         _ => true,
     };
     plan.blocks.iter().flatten().any(|block| {
-        let forms = &tables.forms[block.values.range()];
-        block.nodes.iter().zip(forms).any(|(node, form)| {
+        let planned = &tables.nodes[block.values.range()];
+        block.nodes.iter().zip(planned).any(|(node, planned)| {
             // Folded nodes emit nothing; every other form but `Own` is
             // F24-only or address arithmetic in general-purpose registers.
-            match form {
+            match planned.form {
                 lower::Form::Folded => false,
                 lower::Form::Own => !bitwise(&node.op),
                 lower::Form::Relative { .. } => false,

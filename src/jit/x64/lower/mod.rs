@@ -136,17 +136,32 @@ impl Mem {
 /// are in the program's tables ([`Tables`]).
 pub(super) type BlockState<'p> = single::BlockState<'p, ()>;
 
-/// What planning decides per node of every planned block, one table per
-/// kind of fact for the whole program (no allocation per block), indexed
-/// by the block's `values.base` plus the node: the facts of its value
-/// ([`crate::jit::spill::Plan::values`]) and its form here.
+/// What planning decides per node of every planned block, for the whole
+/// program (no allocation per block), indexed by the block's `values.base`
+/// plus the node: besides the facts of its value
+/// ([`crate::jit::spill::Plan::values`]), its form and operands here, one
+/// entry per node ([`NodePlan`]: one table to size per block, one place
+/// to look a node up when lowering it).
 #[derive(Default)]
 pub(super) struct Tables {
-    pub forms: Vec<Form>,
-    /// The values each node that runs reads at run time given its form
-    /// ([`real_operands`], found as the form settles): lowering reads
-    /// them here instead of deciding them again.
-    pub operands: Vec<Operands>,
+    pub nodes: Vec<NodePlan>,
+}
+
+/// A node's form, and the values it reads at run time given its form
+/// ([`real_operands`], found as the form settles: lowering reads them here
+/// instead of deciding them again).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NodePlan {
+    pub form: Form,
+    pub operands: Operands,
+}
+
+impl NodePlan {
+    /// A node's entry before planning settles it.
+    const OWN: NodePlan = NodePlan {
+        form: Form::Own,
+        operands: Operands::NONE,
+    };
 }
 
 /// Up to three operands, without allocating (16 bytes, copied as each
@@ -307,7 +322,7 @@ pub(super) fn block_state(
         (&mut values, &mut tables),
     );
     TestState {
-        own: tables.forms,
+        own: tables.nodes.iter().map(|node| node.form).collect(),
         remat: values.iter().map(|v| v.remat).collect(),
         spill_slots: state.values.spill_slots,
     }
@@ -349,8 +364,7 @@ fn block_state_in<'p>(
     let nodes = &block.nodes[..];
     // How many times each node is read (one count for every pattern below),
     // the registers the block writes, and which patterns it can have at all.
-    let mut census = Census::default();
-    crate::jit::single::dot_sums::count_uses(block, uses, |node| census.note(node));
+    let census = Census::count(block, uses);
     let uses = &uses[..];
     let patterns = Patterns {
         block,
@@ -359,18 +373,16 @@ fn block_state_in<'p>(
         f24,
         preconverted_uniforms,
     };
-    let base = tables.forms.len();
+    let base = tables.nodes.len();
     debug_assert_eq!(base, values.len(), "the tables go in step");
-    tables.forms.resize(base + nodes.len(), Form::Own);
-    tables.operands.resize(base + nodes.len(), Operands::NONE);
-    let form = &mut tables.forms[base..];
-    let operands_of = &mut tables.operands[base..];
+    tables.nodes.resize(base + nodes.len(), NodePlan::OWN);
+    let planned = &mut tables.nodes[base..];
     // A matrix is four sums blended into x, y, z, w: only where a blend
     // takes lane w. Its parts are noted first (the walk back settles them);
     // an F32 matrix is four sums, each of its own product (used by its sum
     // alone): a block with fewer multiplies has none.
     if census.quads {
-        let mut note = |k: usize, part| form[k] = Form::Matrix(part);
+        let mut note = |k: usize, part| planned[k].form = Form::Matrix(part);
         if f24 && census.quantises {
             dot::matrices_with(
                 nodes,
@@ -392,17 +404,18 @@ fn block_state_in<'p>(
     // again.
     *inputs = InputUses::default();
     let settle = |k: usize, runs: bool| {
+        let node = &mut planned[k];
         if !runs {
-            form[k] = Form::Folded;
+            node.form = Form::Folded;
             return (false, Operands::NONE);
         }
-        let (own, remat, operands) = patterns.settle(k, form[k]);
+        let (own, remat, operands) = patterns.settle(k, node.form);
         // Most nodes keep the form they start with: no store then.
         if !matches!(own, Form::Own) {
-            form[k] = own;
+            node.form = own;
             inputs.note(own);
         }
-        operands_of[k] = operands;
+        node.operands = operands;
         (remat, operands)
     };
     let planned = Values::plan(block, data, settle, &VALUE_REGS, live, values);
@@ -417,6 +430,7 @@ fn block_state_in<'p>(
 /// What one walk over a block finds for its patterns: the registers it
 /// writes, and whether it can have a dot-product sum or a matrix at all
 /// (most blocks have none: no walk for those patterns then).
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Default)]
 struct Census {
     writes: Writes,
@@ -429,6 +443,81 @@ struct Census {
 }
 
 impl Census {
+    /// The census of `block`, and how many times each of its nodes is read
+    /// (by nodes and the exit) into `uses` (a buffer reused across blocks;
+    /// the counts of `single::dot_sums::uses`). One match on
+    /// each node for both: the operands it reads (those of
+    /// [`crate::ir::opt::operand_array`]) and what the census notes of it
+    /// (the two matches each cost more than the counting itself).
+    fn count(block: &Block, uses: &mut Vec<u32>) -> Census {
+        let mut census = Census::default();
+        uses.clear();
+        uses.resize(block.nodes.len(), 0);
+        let mut read = |v: Value| {
+            if let Some(n) = uses.get_mut(v.0 as usize) {
+                *n += 1;
+            }
+        };
+        for node in &block.nodes {
+            match node.op {
+                Op::Const { .. }
+                | Op::ReadInput(_)
+                | Op::ReadTemp(_)
+                | Op::ReadConst(_)
+                | Op::ReadAddr(_)
+                | Op::ReadFlag(_)
+                | Op::ReadBoolUniform(_)
+                | Op::ReadIntUniform { .. } => {}
+                Op::Store { dst, value, .. } => {
+                    read(value);
+                    if let crate::isa::DstReg::Temp(t) = dst {
+                        census.writes.temps.insert(t);
+                    }
+                }
+                Op::WriteAddr(r, v) => {
+                    read(v);
+                    census.writes.addrs.insert(r as u8);
+                }
+                Op::WriteFlag(f, v) => {
+                    read(v);
+                    census.writes.flags.insert(f);
+                }
+                Op::Unary(u, v) => {
+                    read(v);
+                    census.quantises |= u == UnOp::F24Quantize;
+                }
+                Op::ReadConstAt(v) | Op::Swizzle(v, _) | Op::Extract(v, _) | Op::Splat(v) => {
+                    read(v)
+                }
+                Op::Binary(bin, a, b) => {
+                    read(a);
+                    read(b);
+                    census.products += usize::from(bin == BinOp::PicaMul);
+                }
+                Op::Blend { a, b, take_b } => {
+                    read(a);
+                    read(b);
+                    census.quads |= take_b.lane_bits() == 1 << 3;
+                }
+                Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+                    read(a);
+                    read(b);
+                }
+                Op::Select { cond, a, b } => {
+                    read(cond);
+                    read(a);
+                    read(b);
+                }
+            }
+        }
+        for v in crate::ir::opt::exit_operands(&block.exit) {
+            read(v);
+        }
+        census
+    }
+
+    /// What the census notes of `node` (the tests' check of [`Census::count`]).
+    #[cfg(test)]
     fn note(&mut self, node: &crate::ir::Node) {
         match node.op {
             Op::Store {
@@ -615,6 +704,7 @@ impl Patterns<'_> {
 }
 
 /// A set of `u8`s (register numbers).
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Clone, Copy, Default)]
 struct ByteSet([u64; 4]);
 
@@ -630,6 +720,7 @@ impl ByteSet {
 
 /// The registers some node of a block writes ([`Census`]), so that asking
 /// of each read costs no walk of its own.
+#[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Default)]
 struct Writes {
     temps: ByteSet,
@@ -656,8 +747,7 @@ pub(super) fn plan<'p>(
     // Room for a few blocks planned again from the unoptimised IR.
     let room = nodes + nodes / 4;
     let mut tables = Tables {
-        forms: Vec::with_capacity(room),
-        operands: Vec::with_capacity(room),
+        nodes: Vec::with_capacity(room),
     };
     // A block whose state needs too many spill slots is planned again from
     // its unoptimised IR: only the last state planned for a block (by its
@@ -753,8 +843,8 @@ impl InputUses {
 pub(super) fn input_uses(plan: &Plan<BlockState<'_>>, tables: &Tables) -> InputUses {
     let mut uses = InputUses::default();
     for state in plan.blocks.iter().flatten() {
-        for &form in &tables.forms[state.values.range()] {
-            uses.note(form);
+        for node in &tables.nodes[state.values.range()] {
+            uses.note(node.form);
         }
     }
     uses
@@ -815,11 +905,12 @@ impl Emitter<'_> {
         let (nodes, base) = self.cx.lowering.nodes();
         let k = v.0 as usize;
         let node = &nodes[k];
-        let (op, has_result) = (node.op, node.ty.is_some());
         // Its form and operands as planning settled them.
-        let (form, operands) = (self.forms[base + k], self.operands[base + k]);
+        let NodePlan { form, operands } = self.planned[base + k];
+        let has_result = node.ty.is_some();
         single::lower_value(self, v, operands.as_slice(), has_result, |e, d, regs| {
-            e.emit_node(op, form, d, regs)
+            e.emit_node(&node.op, &form, d, regs);
+            Ok(())
         })
     }
 
@@ -827,8 +918,9 @@ impl Emitter<'_> {
     /// constant) again into `reg`.
     pub(super) fn rematerialise_node(&mut self, v: Value, reg: u8) -> Result<(), JitError> {
         let (nodes, base) = self.cx.lowering.nodes();
-        let (op, form) = (nodes[v.0 as usize].op, self.forms[base + v.0 as usize]);
-        self.emit_node(op, form, reg, &[])
+        let form = self.planned[base + v.0 as usize].form;
+        self.emit_node(&nodes[v.0 as usize].op, &form, reg, &[]);
+        Ok(())
     }
 }
 

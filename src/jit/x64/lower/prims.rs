@@ -10,7 +10,6 @@ use super::Form;
 use super::dot::{DotSum, MatrixPart, Row};
 use crate::arith::Precision;
 use crate::ir::{Op, UnOp};
-use crate::jit::JitError;
 use crate::jit::frame::OFFSET_CONVERTED_INPUTS;
 use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
@@ -56,23 +55,28 @@ impl Emitter<'_> {
 
     /// Emits the code of one node; `regs` holds its operands' registers (in
     /// the form's order) and `d` receives the value.
-    pub(super) fn emit_node(
-        &mut self,
-        op: Op,
-        form: Form,
-        d: u8,
-        regs: &[u8],
-    ) -> Result<(), JitError> {
-        match form {
-            Form::Folded => return Ok(()),
+    #[inline]
+    pub(super) fn emit_node(&mut self, op: &Op, form: &Form, d: u8, regs: &[u8]) {
+        // Most nodes are their own sequence: one test of the form, then the
+        // operation's dispatch (each in a function of its own, saving only
+        // the registers it needs).
+        if let Form::Own = form {
+            self.emit_own(op, d, regs);
+        } else {
+            self.emit_pattern(form, d, regs);
+        }
+    }
+
+    /// Emits the code of a node of a pattern's form (not [`Form::Own`]).
+    fn emit_pattern(&mut self, form: &Form, d: u8, regs: &[u8]) {
+        match *form {
+            Form::Folded => (),
             Form::ConvertedInput(n) => {
                 let off = OFFSET_CONVERTED_INPUTS + 16 * (n & 15) as i32;
                 movaps_load(d, Mem::named(RDI, off)).put(&mut self.ops);
-                return Ok(());
             }
             Form::Same(_) => {
                 self.vector().copy(d, regs[0]);
-                return Ok(());
             }
             Form::QuantizeOf(_, lanes) => {
                 if lanes == super::IDENTITY {
@@ -83,7 +87,6 @@ impl Emitter<'_> {
                     pshufd(d, regs[0], imm).put(&mut self.ops);
                     self.vector().unary(UnOp::F24Quantize, d, d);
                 }
-                return Ok(());
             }
             Form::QuantizeConst(n, lanes) => {
                 let off = state::float_uniform(n) as i32;
@@ -95,7 +98,6 @@ impl Emitter<'_> {
                 }
                 // The quantisation works in place.
                 self.vector().unary(UnOp::F24Quantize, d, d);
-                return Ok(());
             }
             Form::FlushedInput(n, lanes) => {
                 let off = self.flushed_input_offset(n);
@@ -105,7 +107,6 @@ impl Emitter<'_> {
                     let imm = shuffle_imm(lanes);
                     pshufd_mem(d, Mem::named(RSP, off), imm).put(&mut self.ops);
                 }
-                return Ok(());
             }
             Form::Relative { base, offset, reg } => {
                 match offset {
@@ -126,7 +127,6 @@ impl Emitter<'_> {
                     ; and eax, 0x7F
                 );
                 self.read_const_at_eax(d);
-                return Ok(());
             }
             Form::DotSum(sum) => {
                 let terms = match sum {
@@ -138,22 +138,18 @@ impl Emitter<'_> {
                     },
                 };
                 self.vector().f24_dot_sum(d, terms);
-                return Ok(());
             }
-            Form::Matrix(part) => {
-                match part {
-                    MatrixPart::Half { .. } => {
-                        self.vector().f24_dot_pair(d, regs[0], regs[1], regs[2]);
-                    }
-                    MatrixPart::Quad { .. } if self.precision == Precision::F32 => {
-                        self.vector().f32_dot_quad(d, regs[0], regs[1]);
-                    }
-                    MatrixPart::Quad { .. } => {
-                        self.vector().f24_dot_quad(d, regs[0], regs[1]);
-                    }
+            Form::Matrix(part) => match part {
+                MatrixPart::Half { .. } => {
+                    self.vector().f24_dot_pair(d, regs[0], regs[1], regs[2]);
                 }
-                return Ok(());
-            }
+                MatrixPart::Quad { .. } if self.precision == Precision::F32 => {
+                    self.vector().f32_dot_quad(d, regs[0], regs[1]);
+                }
+                MatrixPart::Quad { .. } => {
+                    self.vector().f24_dot_quad(d, regs[0], regs[1]);
+                }
+            },
             Form::F32Half { b, .. } => {
                 // The registers: `a`, then the rows not in memory.
                 let mut next = 1;
@@ -168,28 +164,30 @@ impl Emitter<'_> {
                     }
                 });
                 self.vector().f32_dot_pair(d, regs[0], rows);
-                return Ok(());
             }
             Form::ShuffleMem(mem, lanes) => {
                 let imm = shuffle_imm(lanes);
                 let (base, off) = mem.address();
                 pshufd_mem(d, Mem::dynamic(base, off), imm).put(&mut self.ops);
-                return Ok(());
             }
             Form::BinaryMem { op, mem, .. } => {
                 let (base, off) = mem.address();
                 self.vector().binary_mem(op, d, regs[0], base, off);
-                return Ok(());
             }
+            // [`Self::emit_node`] tests it first.
             Form::Own => {}
         }
+    }
+
+    /// Emits the code of node `op` in its own form ([`Form::Own`]).
+    fn emit_own(&mut self, op: &Op, d: u8, regs: &[u8]) {
         let r = |k: usize| regs[k];
-        match op {
+        match *op {
             Op::Const { ty, bits } => {
                 self.vector()
                     .constant_lanes(d, state::constant_lanes(ty, bits));
             }
-            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, op),
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, *op),
             Op::ReadConstAt(_) => {
                 dynasm!(self.ops ; .arch x64 ; movd eax, Rx(r(0)));
                 self.read_const_at_eax(d);
@@ -255,7 +253,6 @@ impl Emitter<'_> {
             Op::FCmp(c, _, _) => self.vector().fcmp(c, d, r(0), r(1)),
             Op::ICmp(c, _, _) => self.vector().icmp(c, d, r(0), r(1)),
         }
-        Ok(())
     }
 
     /// `d` = the whole register `op` reads ([`state::vector_read`]).

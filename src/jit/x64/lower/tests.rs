@@ -778,7 +778,7 @@ fn own_operands_are_the_ir_operands_of_every_operation() {
     }
 }
 
-/// The operands planning stores per running node (`Tables::operands`, what
+/// The operands planning stores per running node (`Tables::nodes`, what
 /// lowering reads) are those of the node's settled form (`real_operands`)
 /// in every planned block of the default shader and of every recipe, in
 /// both precisions, with and without converted uniforms; the pattern forms
@@ -810,10 +810,10 @@ fn the_operands_planning_stores_are_those_of_each_settled_form() {
                         if !planned.values[base + k].needed {
                             continue;
                         }
-                        let form = tables.forms[base + k];
+                        let form = tables.nodes[base + k].form;
                         let expected = super::real_operands(&node.op, form);
                         assert_eq!(
-                            tables.operands[base + k],
+                            tables.nodes[base + k].operands,
                             expected,
                             "{precision:?} node {k} {form:?}"
                         );
@@ -824,4 +824,49 @@ fn the_operands_planning_stores_are_those_of_each_settled_form() {
         }
     }
     assert!(patterns > 0, "no pattern form reads other values");
+}
+
+/// [`super::Census::count`]'s one match per node counts the uses
+/// [`crate::jit::single::dot_sums::uses`] counts (every operand of
+/// [`crate::ir::opt::operand_array`], and the exit's) and notes what
+/// `Census::note` notes of each node, in every block of the default shader
+/// and of every recipe, built and optimised, in both precisions; one buffer
+/// serves every block.
+#[test]
+fn the_census_counts_the_uses_of_every_operand() {
+    let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).expect("the default shader");
+    let default = crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        .expect("a program");
+    let mut uses = Vec::new();
+    let (mut blocks, mut selects) = (0, 0);
+    for prog in [default, crate::jit::spill::every_recipe()] {
+        let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
+        for precision in [Precision::F24, Precision::F32] {
+            let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
+            let optimised = crate::ir::opt::optimize(&built);
+            for block in built.blocks.iter().chain(&optimised.blocks) {
+                let census = super::Census::count(block, &mut uses);
+                assert_eq!(
+                    uses,
+                    crate::jit::single::dot_sums::uses(block),
+                    "{precision:?}"
+                );
+                let mut noted = super::Census::default();
+                for node in &block.nodes {
+                    noted.note(node);
+                }
+                assert_eq!(census, noted, "{precision:?}");
+                blocks += 1;
+                selects += block
+                    .nodes
+                    .iter()
+                    .filter(|n| matches!(n.op, crate::ir::Op::Select { .. }))
+                    .count();
+            }
+        }
+    }
+    assert!(
+        blocks > 4 && selects > 0,
+        "{blocks} blocks, {selects} selects"
+    );
 }
