@@ -18,7 +18,10 @@
 
 use super::{Analysis, InstrClass};
 use crate::isa::Instruction;
-use crate::machine::flow::{IF_DEPTH, IfEntry, RingStack};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::machine::flow::{IF_DEPTH, IfEntry};
 use crate::program::Program;
 
 /// Where control goes after an instruction, with the stacks static.
@@ -36,53 +39,145 @@ pub enum StaticNext {
     Branch { when_true: u32, when_false: u32 },
 }
 
-type IfStack = RingStack<IfEntry, IF_DEPTH>;
+/// The IF stacks control can arrive with, each distinct one (its live
+/// entries, oldest first) once: a stack is its index in the table, so
+/// arriving with a stack and comparing it with the one an instruction was
+/// reached with are a word each. Copying the stack (a ring of `IF_DEPTH`
+/// entries) in and out of every instruction's slot, and comparing live
+/// entries one by one, was most of this analysis.
+///
+/// Index 0 is the empty stack; every other is its top entry on the stack
+/// below it, found again rather than added twice (`above`), so two indices are equal exactly when the stacks hold the same live
+/// entries, whatever stale slots a ring would keep.
+struct IfStacks {
+    table: Vec<IfStackNode>,
+    /// Per stack and entry (`check`, `next`), that stack with it pushed.
+    above: HashMap<(u32, u32, u32), u32, BuildHasherDefault<KeyHasher>>,
+}
 
-/// Whether two stacks hold the same live entries (a popped slot keeps stale
-/// data that the derived equality would compare).
-fn same_entries(mut a: IfStack, mut b: IfStack) -> bool {
-    if a.len() != b.len() {
-        return false;
+/// A multiplicative hasher for [`IfStacks`]' keys (three words; a general
+/// hasher was most of this analysis' cost again).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    while let (Some(x), Some(y)) = (a.pop(), b.pop()) {
-        if x != y {
-            return false;
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
         }
     }
-    true
-}
 
-/// The next PC after the instruction at `pc` with IF stack `ifs` (popped
-/// in place), where `jump` is its own jump: the interpreter's
-/// `FlowState::advance` with empty LOOP and CALL stacks, so the IF step is
-/// the only one that can match.
-///
-/// Written out here (its IF step, which `if_step_is_the_interpreters`
-/// checks against `FlowState::advance`): copying a whole `FlowState` in and
-/// out for every instruction was most of this analysis.
-fn advance(ifs: &mut IfStack, pc: u32, jump: Option<u32>) -> u32 {
-    let next = pc + 1;
-    if ifs.top().is_some_and(|top| top.check == next)
-        && let Some(entry) = ifs.pop()
-    {
-        return entry.next;
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(n)).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
     }
-    jump.unwrap_or(next)
 }
 
-/// Records that control arrives at `pc` with `ifs` (queueing `pc` the first
-/// time); false when it arrived before with another stack.
-fn arrive(stacks: &mut [Option<IfStack>], pc: u32, ifs: IfStack, work: &mut Vec<u32>) -> bool {
+/// One stack of [`IfStacks`].
+#[derive(Clone, Copy)]
+struct IfStackNode {
+    /// Its top entry (meaningless for the empty stack).
+    top: IfEntry,
+    /// The stack below the top entry (0 for the empty stack).
+    below: u32,
+    /// Its number of live entries.
+    len: u32,
+}
+
+impl IfStacks {
+    fn new() -> IfStacks {
+        let mut table = Vec::with_capacity(16);
+        table.push(IfStackNode {
+            top: IfEntry::default(),
+            below: 0,
+            len: 0,
+        });
+        IfStacks {
+            table,
+            above: HashMap::with_capacity_and_hasher(16, BuildHasherDefault::default()),
+        }
+    }
+
+    fn top(&self, stack: u32) -> Option<IfEntry> {
+        let node = &self.table[stack as usize];
+        (node.len > 0).then_some(node.top)
+    }
+
+    /// The stack below the top entry of `stack` (not empty).
+    fn below(&self, stack: u32) -> u32 {
+        self.table[stack as usize].below
+    }
+
+    /// `stack` with `entry` pushed; a full stack (`IF_DEPTH` entries)
+    /// loses its oldest entry, as the hardware's ring overwrites it.
+    fn push(&mut self, stack: u32, entry: IfEntry) -> u32 {
+        let len = self.table[stack as usize].len;
+        if len as usize == IF_DEPTH {
+            // Rare (nine nested `if`s): the same stack without its oldest
+            // entry, built again from the empty one.
+            let mut entries = self.entries(stack);
+            entries.remove(0);
+            let bottom = entries.into_iter().fold(0, |s, e| self.push(s, e));
+            return self.push(bottom, entry);
+        }
+        let new = self.table.len() as u32;
+        let table = &mut self.table;
+        *self
+            .above
+            .entry((stack, entry.check, entry.next))
+            .or_insert_with(|| {
+                table.push(IfStackNode {
+                    top: entry,
+                    below: stack,
+                    len: len + 1,
+                });
+                new
+            })
+    }
+
+    /// The live entries of `stack`, oldest first.
+    fn entries(&self, mut stack: u32) -> Vec<IfEntry> {
+        let mut entries = Vec::new();
+        while let Some(entry) = self.top(stack) {
+            entries.push(entry);
+            stack = self.below(stack);
+        }
+        entries.reverse();
+        entries
+    }
+
+    /// The next PC after the instruction at `pc` with IF stack `stack`, and
+    /// the stack then, where `jump` is its own jump: the interpreter's
+    /// `FlowState::advance` with empty LOOP and CALL stacks, so the IF step
+    /// is the only one that can match (`if_step_is_the_interpreters`
+    /// checks it against `FlowState::advance`).
+    fn advance(&self, stack: u32, pc: u32, jump: Option<u32>) -> (u32, u32) {
+        let next = pc + 1;
+        match self.top(stack) {
+            Some(top) if top.check == next => (top.next, self.below(stack)),
+            _ => (jump.unwrap_or(next), stack),
+        }
+    }
+}
+
+/// No stack arrived at an instruction yet.
+const NOT_ARRIVED: u32 = u32::MAX;
+
+/// Records that control arrives at `pc` with `stack` (queueing `pc` the
+/// first time); false when it arrived before with another stack.
+fn arrive(stacks: &mut [u32], pc: u32, stack: u32, work: &mut Vec<u32>) -> bool {
     let Some(slot) = stacks.get_mut(pc as usize) else {
         return true; // past the end: the invocation stops
     };
-    match slot {
-        Some(known) => same_entries(*known, ifs),
-        None => {
-            *slot = Some(ifs);
-            work.push(pc);
-            true
-        }
+    if *slot == NOT_ARRIVED {
+        *slot = stack;
+        work.push(pc);
+        true
+    } else {
+        *slot == stack
     }
 }
 
@@ -109,41 +204,42 @@ pub fn static_flow(program: &Program, analysis: &Analysis) -> Option<Vec<StaticN
     let code = program.instructions();
     let len = code.len();
     let mut next = vec![StaticNext::Unreached; len];
-    let mut stacks: Vec<Option<IfStack>> = vec![None; len];
+    let mut ifs = IfStacks::new();
+    // Per instruction, the stack control arrives with.
+    let mut stacks = vec![NOT_ARRIVED; len];
     let mut work = Vec::new();
-    if !arrive(&mut stacks, analysis.entry, IfStack::default(), &mut work) {
+    if !arrive(&mut stacks, analysis.entry, 0, &mut work) {
         return None;
     }
     while let Some(pc) = work.pop() {
         let i = pc as usize;
-        let ifs = stacks[i].expect("arrived");
+        let stack = stacks[i];
         let (outcome, exits) = match (analysis.class[i], code[i]) {
             (InstrClass::End, _) => (StaticNext::Stop, [None, None]),
             (InstrClass::Data | InstrClass::Nop, _) => {
-                let mut after = ifs;
-                let to = advance(&mut after, pc, None);
+                let (to, after) = ifs.advance(stack, pc, None);
                 (StaticNext::Next(to), [Some((to, after)), None])
             }
             (InstrClass::Runtime, Instruction::If { target, num, .. }) => {
                 let target = target as u32;
-                let mut pushed = ifs;
-                pushed.push(IfEntry {
-                    check: target,
-                    next: target + num as u32,
-                });
-                let when_true = advance(&mut pushed, pc, None);
-                let mut f = ifs;
-                let when_false = advance(&mut f, pc, Some(target));
+                let pushed = ifs.push(
+                    stack,
+                    IfEntry {
+                        check: target,
+                        next: target + num as u32,
+                    },
+                );
+                let (when_true, t) = ifs.advance(pushed, pc, None);
+                let (when_false, f) = ifs.advance(stack, pc, Some(target));
                 let branch = StaticNext::Branch {
                     when_true,
                     when_false,
                 };
-                (branch, [Some((when_true, pushed)), Some((when_false, f))])
+                (branch, [Some((when_true, t)), Some((when_false, f))])
             }
             (InstrClass::Runtime, Instruction::Jmp { target, .. }) => {
-                let (mut t, mut f) = (ifs, ifs);
-                let when_true = advance(&mut t, pc, Some(target as u32));
-                let when_false = advance(&mut f, pc, None);
+                let (when_true, t) = ifs.advance(stack, pc, Some(target as u32));
+                let (when_false, f) = ifs.advance(stack, pc, None);
                 let branch = StaticNext::Branch {
                     when_true,
                     when_false,
@@ -198,12 +294,20 @@ mod tests {
         }
     }
 
-    /// Random IF stacks over a few addresses (so that tops match often):
-    /// `same_entries` is equality of the live entries, whatever the stale
-    /// slots hold, and pops happen (`advance`).
-    /// `advance` is the interpreter's step with empty LOOP and CALL stacks:
-    /// the same next PC and the same IF stack after it, on random stacks
-    /// whose top often matches.
+    type IfStack = crate::machine::flow::RingStack<IfEntry, IF_DEPTH>;
+
+    /// `stack` of the table, as the interpreter's ring.
+    fn ring(ifs: &IfStacks, stack: u32) -> IfStack {
+        let mut ring = IfStack::default();
+        for entry in ifs.entries(stack) {
+            ring.push(entry);
+        }
+        ring
+    }
+
+    /// `IfStacks::advance` is the interpreter's step with empty LOOP and
+    /// CALL stacks: the same next PC and the same IF stack after it, on
+    /// random stacks (deeper than `IF_DEPTH` too) whose top often matches.
     #[test]
     fn if_step_is_the_interpreters() {
         let mut seed = 0x0bad_5eed_1234_5678_u64;
@@ -213,15 +317,21 @@ mod tests {
             seed ^= seed << 17;
             (seed % n) as u32
         };
-        let mut popped = 0;
+        let mut table = IfStacks::new();
+        let (mut popped, mut overflowed) = (0, 0);
         for _ in 0..20_000 {
-            let mut ifs = IfStack::default();
-            for _ in 0..rand(10) {
-                ifs.push(IfEntry {
+            let (mut ifs, mut stack) = (IfStack::default(), 0);
+            let depth = rand(12);
+            for _ in 0..depth {
+                let entry = IfEntry {
                     check: 4 + rand(3),
                     next: rand(9),
-                });
+                };
+                ifs.push(entry);
+                stack = table.push(stack, entry);
             }
+            overflowed += usize::from(depth as usize > IF_DEPTH);
+            assert_eq!(ifs.entries(), table.entries(stack));
             let pc = 3 + rand(3);
             let jump = if rand(2) == 0 { None } else { Some(rand(9)) };
             let mut flow = FlowState {
@@ -229,16 +339,19 @@ mod tests {
                 ..FlowState::default()
             };
             let expected = flow.advance(pc, jump, &mut 0);
-            let mut mine = ifs;
-            assert_eq!(advance(&mut mine, pc, jump), expected);
-            assert!(same_entries(mine, flow.ifs));
-            popped += usize::from(mine.len() < ifs.len());
+            let (to, after) = table.advance(stack, pc, jump);
+            assert_eq!(to, expected);
+            assert_eq!(table.entries(after), flow.ifs.entries());
+            popped += usize::from(after != stack);
         }
-        assert!(popped > 1000, "{popped}");
+        assert!(popped > 1000 && overflowed > 1000, "{popped} {overflowed}");
     }
 
+    /// The table holds each stack once: two stacks are the same index
+    /// exactly when they hold the same live entries, however they were
+    /// reached (pushes, pops, overflow of the oldest entry).
     #[test]
-    fn same_entries_compares_live_entries_only() {
+    fn equal_stacks_are_one_index() {
         let mut seed = 0x1234_5678_9abc_def0_u64;
         let mut rand = |n: u64| {
             seed ^= seed << 13;
@@ -246,35 +359,39 @@ mod tests {
             seed ^= seed << 17;
             (seed % n) as u32
         };
-        let (mut popped, mut stale) = (0, 0);
-        for _ in 0..20_000 {
-            let mut ifs = IfStack::default();
-            for _ in 0..rand(12) {
-                ifs.push(IfEntry {
-                    check: 4 + rand(3),
-                    next: 4 + rand(3),
-                });
+        let mut table = IfStacks::new();
+        // Each stack met so far: by its entries, and by its index.
+        let mut by_entries: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
+        let mut by_index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        let (mut popped, mut again) = (0, 0);
+        for _ in 0..5_000 {
+            let mut stack = 0;
+            for _ in 0..rand(14) {
+                stack = table.push(
+                    stack,
+                    IfEntry {
+                        check: 4 + rand(2),
+                        next: 4 + rand(2),
+                    },
+                );
                 if rand(3) == 0 {
-                    ifs.pop();
+                    // A pop: the step of an instruction whose next PC is
+                    // the top's check.
+                    let check = table.top(stack).unwrap().check;
+                    stack = table.advance(stack, check - 1, None).1;
+                    popped += 1;
                 }
             }
-            let pc = 3 + rand(3);
-            let jump = if rand(2) == 0 { None } else { Some(rand(9)) };
-            let mut mine = ifs;
-            advance(&mut mine, pc, jump);
-            popped += usize::from(mine.len() < ifs.len());
-            // Same live entries, different stale slots: still the same.
-            let mut rebuilt = IfStack::default();
-            for entry in ifs.entries() {
-                rebuilt.push(entry);
-            }
-            assert!(same_entries(rebuilt, ifs));
-            stale += usize::from(rebuilt != ifs);
-            let mut other = ifs;
-            other.push(IfEntry { check: 1, next: 1 });
-            assert!(!same_entries(other, ifs));
+            let ring = ring(&table, stack).entries();
+            assert_eq!(ring, table.entries(stack));
+            assert!(ring.len() <= IF_DEPTH);
+            let entries: Vec<(u32, u32)> = ring.iter().map(|e| (e.check, e.next)).collect();
+            again += usize::from(by_entries.contains_key(&entries));
+            let index = *by_entries.entry(entries.clone()).or_insert(stack);
+            let met = by_index.entry(stack).or_insert_with(|| entries.clone());
+            assert_eq!((index, &*met), (stack, &entries));
         }
-        assert!(popped > 1000 && stale > 1000, "{popped} {stale}");
+        assert!(popped > 1000 && again > 1000, "{popped} {again}");
     }
 
     #[test]

@@ -103,6 +103,7 @@ impl BlockBuilder {
         self.ty(v).lanes
     }
 
+    #[inline(always)]
     fn ty(&self, v: Value) -> Ty {
         // Operands always come from earlier nodes of this builder; the verifier
         // checks it, the fallback only keeps a broken recipe from panicking here.
@@ -123,6 +124,7 @@ impl BlockBuilder {
         value
     }
 
+    #[inline(always)]
     fn result_type(&self, op: &Op) -> Option<Ty> {
         Some(match *op {
             Op::Const { ty, .. } => ty,

@@ -689,7 +689,10 @@ fn forward(
                     }
                     let m = mask.0 & 0xF;
                     let key = reg_key(dst);
-                    if m != 0 {
+                    // (A temporary's pending write is its whole contents,
+                    // set below: the blend of an output's written lanes
+                    // would be the very blend of its contents, made twice.)
+                    if m != 0 && matches!(dst, DstReg::Output(_)) {
                         pending[key] = Some(match pending[key] {
                             Some((before, covered)) if m != 0xF => {
                                 (blend(&mut out, seen, before, value, m), covered | m)
@@ -830,20 +833,20 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> (Vec<Block>, Vec<S
     // facts they keep): usually the first round confirms it.
     // A block's rewrite depends only on the facts of the temporaries it
     // reads (or, entry-converted ones, writes in part) before writing them
-    // whole ([`temps_read_before_written`]): a round reuses
+    // whole ([`TempAccess::read`]): a round reuses
     // the previous round's rewrite of every block whose such temporaries
     // kept their facts.
-    let reads: Vec<u16> = ir
+    let accesses: Vec<TempAccess> = ir
         .blocks
         .iter()
-        .map(|block| temps_read_before_written(block, converted))
+        .map(|block| temp_access(block, converted))
         .collect();
-    if reads.iter().all(|&r| r == 0) {
+    if accesses.iter().all(|a| a.read == 0) {
         // No block asks for a temporary's facts: every assignment gives the
         // same rewrite, so the first round would be the last.
         return each_once(&top, scratch);
     }
-    let mut assumed = estimated_temp_facts(ir, &reads, converted, top, scratch);
+    let mut assumed = estimated_temp_facts(ir, &accesses, converted, top, scratch);
     // Per block, its rewrite, what it writes and its steps, from the
     // facts `done_with` (none before the first round).
     let mut blocks: Vec<Block> = Vec::with_capacity(ir.blocks.len());
@@ -854,13 +857,13 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> (Vec<Block>, Vec<S
         let kept = std::array::from_fn(|n| if converted >> n & 1 != 0 { facts[n] } else { 0 });
         let changed = (0..16).fold(0u16, |m, n| m | u16::from(facts[n] != done_with[n]) << n);
         let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
-        for (k, (block, &read)) in ir.blocks.iter().zip(&reads).enumerate() {
+        for (k, (block, access)) in ir.blocks.iter().zip(&accesses).enumerate() {
             if k == blocks.len() {
                 let (rewritten, w, s) = forward(block, facts, &kept, scratch);
                 blocks.push(rewritten);
                 written.push(w);
                 steps.push(s);
-            } else if read & changed != 0 {
+            } else if access.read & changed != 0 {
                 let (rewritten, w, s) = forward(block, facts, &kept, scratch);
                 super::spare::keep_block(std::mem::replace(&mut blocks[k], rewritten));
                 (written[k], steps[k]) = (w, s);
@@ -895,7 +898,7 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> (Vec<Block>, Vec<S
 /// if [`forward`] derives less).
 fn estimated_temp_facts(
     ir: &Ir,
-    reads: &[u16],
+    accesses: &[TempAccess],
     converted: u16,
     top: [Facts; 16],
     scratch: &mut Scratch,
@@ -914,10 +917,11 @@ fn estimated_temp_facts(
     // that reads is estimated (in address order, a loop's body read what a
     // later block writes, and was estimated again, whole, in the next
     // sweep). The greatest fixed point is the same in any order.
-    for ((block, &read), slot) in ir.blocks.iter().zip(reads).zip(&mut written) {
-        if read == 0 {
+    for ((block, access), slot) in ir.blocks.iter().zip(accesses).zip(&mut written) {
+        if access.read == 0 {
             let kept = TempFacts(assumed.0 & converted);
-            let w = estimated_writes(block, assumed, kept, &mut scratch.lanes);
+            let nodes = &block.nodes[..access.through_last_temp_write];
+            let w = estimated_writes(nodes, assumed, kept, &mut scratch.lanes);
             *slot = Some((assumed, w));
             assumed.0 &= w.0;
         }
@@ -926,12 +930,13 @@ fn estimated_temp_facts(
     // temporary.
     for _ in 0..=16 * 3 + 1 {
         let mut changed = false;
-        for ((block, &read), slot) in ir.blocks.iter().zip(reads).zip(&mut written) {
+        for ((block, access), slot) in ir.blocks.iter().zip(accesses).zip(&mut written) {
             let w = match *slot {
-                Some((with, w)) if (with.0 ^ assumed.0) & TempFacts::nibbles(read) == 0 => w,
+                Some((with, w)) if (with.0 ^ assumed.0) & TempFacts::nibbles(access.read) == 0 => w,
                 _ => {
                     let kept = TempFacts(assumed.0 & converted);
-                    let w = estimated_writes(block, assumed, kept, &mut scratch.lanes);
+                    let nodes = &block.nodes[..access.through_last_temp_write];
+                    let w = estimated_writes(nodes, assumed, kept, &mut scratch.lanes);
                     *slot = Some((assumed, w));
                     w
                 }
@@ -987,13 +992,14 @@ impl TempFacts {
     }
 }
 
-/// Per temporary, the facts every value `block` writes to it satisfies (all
-/// facts where none does), derived lane by lane from `temp_facts` and
+/// Per temporary, the facts every value the nodes of a block (`nodes`, its
+/// first ones) write to it satisfies (all facts where none does), derived
+/// lane by lane from `temp_facts` and
 /// `kept_facts` (as in [`forward`]) without rewriting the block. Keeps at
 /// least the facts [`forward`] derives: where forwarding drops a step, the
 /// lane's facts are the operand's, which include the step's.
 fn estimated_writes(
-    block: &Block,
+    nodes: &[Node],
     temp_facts: TempFacts,
     kept_facts: TempFacts,
     lanes: &mut Vec<[Facts; 4]>,
@@ -1002,7 +1008,7 @@ fn estimated_writes(
     let mut stored = TempFacts::pack(&[ALL; 16]);
     let mut temps: [Option<[Facts; 4]>; 16] = [None; 16];
     lanes.clear();
-    for node in &block.nodes {
+    for node in nodes {
         let of = |v: Value| lanes[v.0 as usize];
         let facts: [Facts; 4] = match node.op {
             Op::Const { ty, .. } if ty.elem != Elem::F32 => [0; 4],
@@ -1051,9 +1057,9 @@ fn estimated_writes(
             }
             Op::Unary(UnOp::Canonicalize, v) => {
                 // The F24 negation `canonicalize(0 - q)` of a grid value.
-                let negation = match block.nodes[v.0 as usize].op {
+                let negation = match nodes[v.0 as usize].op {
                     Op::Binary(BinOp::FSub, zero, q) => {
-                        matches!(block.nodes[zero.0 as usize].op, Op::Const { ty, bits }
+                        matches!(nodes[zero.0 as usize].op, Op::Const { ty, bits }
                             if ty.elem == Elem::F32 && bits[..ty.lanes as usize].iter().all(|&b| b == 0))
                             && of(q).iter().all(|&x| x & QUANTIZED != 0)
                     }
@@ -1070,23 +1076,40 @@ fn estimated_writes(
     stored
 }
 
-/// The temporaries (a bit each) whose earlier contents `block` reads, or
-/// keeps lanes of in a partial write, before it writes them whole: those
-/// whose facts [`forward`] asks for. A partial write asks only for the
-/// kept facts, which are none (whatever is assumed) unless the temporary is
-/// one of the entry-`converted` ones (a bit each): it asks for no facts of
-/// another (a block that writes `r0.xyz` and then `r0.w` depends on no
-/// assumption about `r0`).
-fn temps_read_before_written(block: &Block, converted: u16) -> u16 {
-    let (mut known, mut read) = (0u16, 0u16);
-    for node in &block.nodes {
+/// What a block does with the temporaries, found in one walk over its
+/// nodes ([`temp_access`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TempAccess {
+    /// The temporaries (a bit each) whose earlier contents the block reads,
+    /// or keeps lanes of in a partial write, before it writes them whole:
+    /// those whose facts [`forward`] asks for. A partial write asks only for
+    /// the kept facts, which are none (whatever is assumed) unless the
+    /// temporary is one of the entry-converted ones: it asks for no facts of
+    /// another (a block that writes `r0.xyz` and then `r0.w` depends on no
+    /// assumption about `r0`).
+    read: u16,
+    /// The nodes up to its last write of a temporary (0: it writes none):
+    /// the nodes after it change nothing [`estimated_writes`] finds, which
+    /// walks only these (a third of fp-tests' nodes are after them, most
+    /// of them output writes).
+    through_last_temp_write: usize,
+}
+
+/// The [`TempAccess`] of `block`, where `converted` are the entry-converted
+/// temporaries (a bit each).
+fn temp_access(block: &Block, converted: u16) -> TempAccess {
+    let (mut known, mut read, mut through) = (0u16, 0u16, 0);
+    for (k, node) in block.nodes.iter().enumerate() {
         let (n, whole) = match node.op {
             Op::ReadTemp(n) => (n, false),
             Op::Store {
                 dst: DstReg::Temp(n),
                 mask,
                 ..
-            } if mask.0 & 0xF != 0 => (n, mask.0 & 0xF == 0xF),
+            } if mask.0 & 0xF != 0 => {
+                through = k + 1;
+                (n, mask.0 & 0xF == 0xF)
+            }
             _ => continue,
         };
         let bit = 1u16 << (n & 15);
@@ -1096,7 +1119,10 @@ fn temps_read_before_written(block: &Block, converted: u16) -> u16 {
         }
         known |= bit;
     }
-    read
+    TempAccess {
+        read,
+        through_last_temp_write: through,
+    }
 }
 
 /// A pure node, shared with an equal earlier one.
@@ -1751,7 +1777,7 @@ mod tests {
     /// partial write of another (its kept lanes have none, whatever is
     /// assumed), nor anything after a whole write.
     #[test]
-    fn temps_read_before_written_lists_the_temporaries_whose_facts_matter() {
+    fn temp_access_lists_the_temporaries_whose_facts_matter_and_the_last_write() {
         use crate::ir::Ty;
         let node = |op: Op| Node {
             ty: match op {
@@ -1781,18 +1807,31 @@ mod tests {
                 // r2 read first.
                 node(Op::ReadTemp(2)),
                 store(2, 0b1000, 5),
+                // An output written, a temporary written with no lane.
+                Node {
+                    op: Op::Store {
+                        dst: DstReg::Output(0),
+                        mask: WriteMask::ALL,
+                        value: Value(0),
+                    },
+                    ty: None,
+                },
+                store(3, 0, 0),
             ],
             instrs: vec![InstrSpan {
                 pc: 0,
                 first: 0,
-                end: 7,
+                end: 9,
             }],
             exit: Exit::End,
             stack_check: false,
         };
-        assert_eq!(temps_read_before_written(&block, 0), 0b100);
-        assert_eq!(temps_read_before_written(&block, 0b111), 0b101);
-        assert_eq!(temps_read_before_written(&block, 0b010), 0b100);
+        let read = |converted| temp_access(&block, converted).read;
+        assert_eq!(read(0), 0b100);
+        assert_eq!(read(0b111), 0b101);
+        assert_eq!(read(0b010), 0b100);
+        // Through the write of r2 (node 6), not the output's or the empty one.
+        assert_eq!(temp_access(&block, 0).through_last_temp_write, 7);
     }
 
     /// `estimated_writes` keeps every fact `forward` derives, whatever the
@@ -1804,12 +1843,12 @@ mod tests {
         for (name, ir) in corpus_f24_irs() {
             let converted = converted_temps(&ir);
             let top = top_facts(converted);
-            let reads: Vec<u16> = ir
+            let accesses: Vec<TempAccess> = ir
                 .blocks
                 .iter()
-                .map(|block| temps_read_before_written(block, converted))
+                .map(|block| temp_access(block, converted))
                 .collect();
-            let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
+            let estimate = estimated_temp_facts(&ir, &accesses, converted, top, &mut scratch);
             let mut odd = top;
             for (n, f) in odd.iter_mut().enumerate() {
                 *f &= [
@@ -1827,11 +1866,21 @@ mod tests {
                         0
                     }
                 });
-                for block in &ir.blocks {
+                for (block, access) in ir.blocks.iter().zip(&accesses) {
                     let (_, derived, _) = forward(block, &assumed, &kept, &mut scratch);
                     let (assumed, kept) = (TempFacts::pack(&assumed), TempFacts::pack(&kept));
                     let estimated =
-                        estimated_writes(block, assumed, kept, &mut scratch.lanes).unpack();
+                        estimated_writes(&block.nodes, assumed, kept, &mut scratch.lanes);
+                    // The nodes after the last write of a temporary change
+                    // nothing.
+                    let through = &block.nodes[..access.through_last_temp_write];
+                    assert_eq!(
+                        estimated_writes(through, assumed, kept, &mut scratch.lanes),
+                        estimated,
+                        "{name} block {}",
+                        block.start
+                    );
+                    let estimated = estimated.unpack();
                     for n in 0..16 {
                         assert_eq!(
                             estimated[n] & derived[n],
@@ -1858,23 +1907,24 @@ mod tests {
         for (name, ir) in corpus_f24_irs() {
             let converted = converted_temps(&ir);
             let top = top_facts(converted);
-            let reads: Vec<u16> = ir
+            let accesses: Vec<TempAccess> = ir
                 .blocks
                 .iter()
-                .map(|block| temps_read_before_written(block, converted))
+                .map(|block| temp_access(block, converted))
                 .collect();
             let mut assumed = TempFacts::pack(&top);
             loop {
                 let before = assumed;
                 for block in &ir.blocks {
                     let kept = TempFacts(assumed.0 & TempFacts::nibbles(converted));
-                    assumed.0 &= estimated_writes(block, assumed, kept, &mut scratch.lanes).0;
+                    assumed.0 &=
+                        estimated_writes(&block.nodes, assumed, kept, &mut scratch.lanes).0;
                 }
                 if assumed == before {
                     break;
                 }
             }
-            let estimate = estimated_temp_facts(&ir, &reads, converted, top, &mut scratch);
+            let estimate = estimated_temp_facts(&ir, &accesses, converted, top, &mut scratch);
             assert_eq!(estimate, assumed.unpack(), "{name}");
             narrowed += usize::from(estimate != top);
         }
@@ -1937,13 +1987,12 @@ mod tests {
             values_cross_spans: false,
             block_of: vec![0, 1, 2],
         };
-        let reads: Vec<u16> = ir
-            .blocks
-            .iter()
-            .map(|block| temps_read_before_written(block, 0))
-            .collect();
-        assert_eq!(reads, [0b10, 0b1, 0]);
-        let estimate = estimated_temp_facts(&ir, &reads, 0, top_facts(0), &mut scratch);
+        let accesses: Vec<TempAccess> = ir.blocks.iter().map(|b| temp_access(b, 0)).collect();
+        assert_eq!(
+            accesses.iter().map(|a| a.read).collect::<Vec<_>>(),
+            [0b10, 0b1, 0]
+        );
+        let estimate = estimated_temp_facts(&ir, &accesses, 0, top_facts(0), &mut scratch);
         assert_eq!(estimate[..4], [0, 0, 0, QUANTIZED | LOADED | CANONICAL]);
     }
 
