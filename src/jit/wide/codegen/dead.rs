@@ -1,9 +1,12 @@
-//! Temporaries a vertex kernel's group loop need not store: rows of `r0`–
-//! `r15` some block writes and no step reads. Their stores only matter for
-//! the state a batch ends in (`StatePolicy::Carry`: the last vertex's), which
-//! is the last group's: a kernel may drop them from its loop and run the
-//! last pass again with them after it, where the state is wanted. Dropped,
-//! they cost neither a store per row and group nor the registers that keep
+//! State rows a vertex kernel's group loop need not store, and the work
+//! that only feeds them: rows of `r0`–`r15`, `a0` and `cmp` some block
+//! writes and no step reads. Their stores only matter for the state a batch
+//! ends in (`StatePolicy::Carry`: the last vertex's), which is the last
+//! group's: a kernel may drop them from its loop, with every operation only
+//! they read, and run the last pass again with them after it, where the
+//! state is wanted. Dropped, they cost neither a store per row and group,
+//! nor the operations computing them (a temporary nobody reads, as in
+//! `mov r0, r1; add r0, r1, r2` with no output), nor the registers that keep
 //! their values alive to the block's end (the spills they cause).
 
 // (The AArch64 kernel stores every row, for now.)
@@ -11,24 +14,17 @@
 
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, ops_block};
+use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 
-/// The temporary rows some block of `plan` stores and no step reads (as a
-/// row of its block or of a step's own operations): nor do they need their
-/// starting value in the loop, where a predicated step writes them in some
-/// lanes only (`KernelPlan::read_first`). `None` where the plan
-/// tracks the writers of rows some paths leave alone (those rows' final
-/// values come from any pass, not the last).
-pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
-    if plan.tracking.is_some() {
-        return None;
-    }
+/// The state rows the steps of `plan` read (as a row of their blocks or of
+/// a step's own operations) and those they store.
+fn rows_of_steps(plan: &KernelPlan, blocks: &[LaneBlock]) -> (RowSet, RowSet) {
     let mut read = RowSet::default();
     let mut stored = RowSet::default();
     let mut note = |block: &LaneBlock| {
         read.union_with(&block.reads);
         // (Rows past the state, scratch the kernel's own steps use, are no
-        // temporaries.)
+        // state rows.)
         let state = |row: u16| (row as usize) < layout::STATE_ROWS;
         for op in &block.ops {
             match *op {
@@ -38,6 +34,7 @@ pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<Ro
             }
         }
     };
+    let mut filled = Vec::new();
     for &step in &plan.steps {
         match step.block() {
             Some(k) => note(&blocks[k]),
@@ -45,11 +42,46 @@ pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<Ro
                 if let Some(block) = ops_block(step) {
                     note(&block);
                 }
+                if let Step::Fill { row, .. } = step {
+                    filled.push(row);
+                }
             }
         }
     }
+    // (A fill reads and writes its output row lane by lane.)
+    for row in filled {
+        read.insert(row);
+        stored.insert(row);
+    }
+    (read, stored)
+}
+
+/// The state rows some step of `plan` (over `blocks`) stores: the rows a
+/// vertex kernel's group changes. Every other row of the starting state
+/// holds the same value in every lane of every group, so the kernel loads
+/// it once per call, before its group loop. (`KernelPlan::store` has more:
+/// under F24 the temporaries converted on entry, which a unit-state kernel
+/// stores back but the vertex kernel's starting state holds converted.)
+pub(crate) fn stored_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> RowSet {
+    rows_of_steps(plan, blocks).1
+}
+
+/// The rows of temporaries, `a0` and `cmp` that some block of `plan` stores
+/// and no step reads (as a row of its block or of a step's own
+/// operations): nor do they need their starting value in the loop, where a
+/// predicated step writes them in some lanes only
+/// (`KernelPlan::read_first`). (`aL` is no such row: the kernel's own loop
+/// steps read it.) `None` where the plan tracks the writers of rows some
+/// paths leave alone (those rows' final values come from any pass, not the
+/// last).
+pub(crate) fn unread_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
+    if plan.tracking.is_some() {
+        return None;
+    }
+    let (read, stored) = rows_of_steps(plan, blocks);
+    let small = [layout::A0X, layout::A0Y, layout::CMP, layout::CMP + 1];
     let mut unread = RowSet::default();
-    for row in layout::TEMP..layout::TEMP + 64 {
+    for row in (layout::TEMP..layout::TEMP + 64).chain(small) {
         let row = row as u16;
         if stored.contains(row) && !read.contains(row) {
             unread.insert(row);
@@ -58,20 +90,53 @@ pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<Ro
     (unread != RowSet::default()).then_some(unread)
 }
 
-/// `blocks` without their stores of `rows`. (Stores come last and nothing
+/// `blocks` without their stores of `rows`, and without the operations
+/// that only those stores read: each becomes a constant nothing reads,
+/// which the lowering skips ([`drop_dead`]). (Stores come last and nothing
 /// refers to one: removing them keeps every other operation's index.)
 pub(crate) fn without_stores(blocks: &[LaneBlock], rows: &RowSet) -> Vec<LaneBlock> {
     blocks
         .iter()
         .map(|block| {
             let mut block = block.clone();
+            let before = block.ops.len();
             block
                 .ops
                 .retain(|op| !matches!(*op, LaneOp::Store(r, _) if rows.contains(r)));
+            if block.ops.len() != before {
+                drop_dead(&mut block);
+            }
             block.writes = block.writes.difference(rows);
             block
         })
         .collect()
+}
+
+/// Replaces each operation of `block` that no store, gather or exit value
+/// depends on by a constant nothing reads (which the lowering skips): a
+/// chain whose only reader was a store dropped ([`without_stores`]), or
+/// whose end hoisting made a row (`hoist`), would otherwise still run in
+/// every group, since each link is read by the next.
+pub(crate) fn drop_dead(block: &mut LaneBlock) {
+    let mut live = vec![false; block.ops.len()];
+    for v in block.exit_values() {
+        live[v as usize] = true;
+    }
+    for k in (0..block.ops.len()).rev() {
+        let op = block.ops[k];
+        // Stores write rows; a gather fills its group's rows for the others.
+        live[k] |= matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. });
+        if live[k] {
+            for o in op.operands() {
+                live[o as usize] = true;
+            }
+        }
+    }
+    for (op, live) in block.ops.iter_mut().zip(live) {
+        if !live {
+            *op = LaneOp::Const(0);
+        }
+    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
