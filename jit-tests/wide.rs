@@ -2374,6 +2374,22 @@ skip:
     .end
     mov r6, r7
     add r7, r6, k",
+        // Rows read after a step stored them: the starting value again in
+        // every group (`r7` where lanes skip the `ifc`, `r8` read by the
+        // next step), and in a loop (`r3`, read by the next iteration).
+        "    cmp k.xx, gt, le, pos
+    ifc cmp.x
+        mov r7, k
+    .end
+    add o_b, r7, pos
+    mov r6, r8
+    add r8, r6, pos
+    mul o_a, r8, r8",
+        "    for i0
+        mul r4, r3, k
+        mov r3, pos
+    .end
+    add o_b, r4, pos",
     ];
     let mut rng = Rng(0x5eed_0035);
     for body in bodies {
@@ -2401,6 +2417,7 @@ skip:
             for c in uniforms.f.iter_mut() {
                 *c = corpus_vec4(&mut rng);
             }
+            uniforms.i[0] = [2, 0, 1, 0];
             uniforms.apply_constants(&dvle.constants);
             // Every state random: the first is the given state of
             // `run_vertices`, each its lane's own in `run_batch`.

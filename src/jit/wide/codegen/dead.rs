@@ -16,16 +16,33 @@ use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
 use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 
-/// The state rows the steps of `plan` read (as a row of their blocks or of
-/// a step's own operations) and those they store.
-fn rows_of_steps(plan: &KernelPlan, blocks: &[LaneBlock]) -> (RowSet, RowSet) {
-    let mut read = RowSet::default();
-    let mut stored = RowSet::default();
-    let mut note = |block: &LaneBlock| {
-        read.union_with(&block.reads);
+/// What the steps of `plan` do with the state rows.
+#[derive(Default)]
+struct RowUse {
+    /// Rows some step reads (as a row of its block or of a step's own
+    /// operations).
+    read: RowSet,
+    /// Rows some step stores.
+    stored: RowSet,
+    /// Rows some step reads after (or in a `loop` with) a step that stores
+    /// them: a store's value may be read. (A step reads its rows before its
+    /// own stores: stores come last in a block, and a block's reads of what
+    /// it wrote itself are its values, not rows.)
+    read_after_store: RowSet,
+}
+
+/// [`RowUse`] of the steps of `plan` over `blocks`.
+fn row_use(plan: &KernelPlan, blocks: &[LaneBlock]) -> RowUse {
+    let mut uses = RowUse::default();
+    // In a loop a step may read what a later step stored, an iteration
+    // before: every read there counts as after every store.
+    let looped = plan.steps.iter().any(|s| matches!(s, Step::LoopStart(_)));
+    let note = |block: &LaneBlock, uses: &mut RowUse| {
         // (Rows past the state, scratch the kernel's own steps use, are no
         // state rows.)
         let state = |row: u16| (row as usize) < layout::STATE_ROWS;
+        let mut read = block.reads;
+        let mut stored = RowSet::default();
         for op in &block.ops {
             match *op {
                 LaneOp::Row(row) if state(row) => read.insert(row),
@@ -33,27 +50,40 @@ fn rows_of_steps(plan: &KernelPlan, blocks: &[LaneBlock]) -> (RowSet, RowSet) {
                 _ => {}
             }
         }
+        let mut before = uses.stored;
+        if looped {
+            before.union_with(&stored);
+        }
+        uses.read_after_store
+            .union_with(&read.intersection(&before));
+        uses.read.union_with(&read);
+        uses.stored.union_with(&stored);
     };
-    let mut filled = Vec::new();
     for &step in &plan.steps {
         match step.block() {
-            Some(k) => note(&blocks[k]),
+            Some(k) => note(&blocks[k], &mut uses),
             None => {
                 if let Some(block) = ops_block(step) {
-                    note(&block);
+                    note(&block, &mut uses);
                 }
                 if let Step::Fill { row, .. } = step {
-                    filled.push(row);
+                    // (A fill reads and writes its output row lane by lane.)
+                    let mut rows = RowSet::default();
+                    rows.insert(row);
+                    let block = LaneBlock {
+                        ops: vec![LaneOp::Row(row), LaneOp::Store(row, 0)],
+                        exit_cond: None,
+                        loop_values: None,
+                        reads: rows,
+                        writes: rows,
+                        gathers: 0,
+                    };
+                    note(&block, &mut uses);
                 }
             }
         }
     }
-    // (A fill reads and writes its output row lane by lane.)
-    for row in filled {
-        read.insert(row);
-        stored.insert(row);
-    }
-    (read, stored)
+    uses
 }
 
 /// The state rows some step of `plan` (over `blocks`) stores: the rows a
@@ -63,27 +93,28 @@ fn rows_of_steps(plan: &KernelPlan, blocks: &[LaneBlock]) -> (RowSet, RowSet) {
 /// under F24 the temporaries converted on entry, which a unit-state kernel
 /// stores back but the vertex kernel's starting state holds converted.)
 pub(crate) fn stored_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> RowSet {
-    rows_of_steps(plan, blocks).1
+    row_use(plan, blocks).stored
 }
 
 /// The rows of temporaries, `a0` and `cmp` that some block of `plan` stores
-/// and no step reads (as a row of its block or of a step's own
-/// operations): nor do they need their starting value in the loop, where a
-/// predicated step writes them in some lanes only
-/// (`KernelPlan::read_first`). (`aL` is no such row: the kernel's own loop
-/// steps read it.) `None` where the plan tracks the writers of rows some
-/// paths leave alone (those rows' final values come from any pass, not the
-/// last).
+/// and no step reads after a store (`mad r1, r2, c0, r1` at the end reads
+/// only the starting `r1`): in the loop the stores are left out and the
+/// rows keep their starting values, which the steps that read them see;
+/// nor do they need their starting value again, where a predicated step
+/// writes them in some lanes only (`KernelPlan::read_first`). (`aL` is no
+/// such row: the kernel's own loop steps read it.) `None` where the plan
+/// tracks the writers of rows some paths leave alone (those rows' final
+/// values come from any pass, not the last).
 pub(crate) fn unread_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
     if plan.tracking.is_some() {
         return None;
     }
-    let (read, stored) = rows_of_steps(plan, blocks);
+    let uses = row_use(plan, blocks);
     let small = [layout::A0X, layout::A0Y, layout::CMP, layout::CMP + 1];
     let mut unread = RowSet::default();
     for row in (layout::TEMP..layout::TEMP + 64).chain(small) {
         let row = row as u16;
-        if stored.contains(row) && !read.contains(row) {
+        if uses.stored.contains(row) && !uses.read_after_store.contains(row) {
             unread.insert(row);
         }
     }
@@ -103,7 +134,7 @@ pub(crate) fn without_stores(blocks: &[LaneBlock], rows: &RowSet) -> Vec<LaneBlo
             block
                 .ops
                 .retain(|op| !matches!(*op, LaneOp::Store(r, _) if rows.contains(r)));
-            if block.ops.len() != before {
+            if block.ops.len() != before && std::env::var("DEAD16_NODROP").is_err() {
                 drop_dead(&mut block);
             }
             block.writes = block.writes.difference(rows);

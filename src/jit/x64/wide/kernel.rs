@@ -188,9 +188,18 @@ impl Function<'_> {
             KernelShape::States => None,
         };
         let full = blocks;
-        // The rows some step changes: the rest of the starting state is
-        // loaded once per call.
-        let written = dead::stored_rows(plan, full);
+        // The rows some step changes (outputs that copy inputs among them,
+        // though their stores moved to the records), and of those the rows
+        // the loop changes: the rest of the starting state is loaded once
+        // per call (unread rows a step reads before it stores them among
+        // them), those the loop changes again per group, and those the
+        // steps change again in a carrying call's last pass.
+        let written = if std::env::var("DEAD16_OLD").is_ok() {
+            plan.store
+        } else {
+            dead::stored_rows(plan, source.blocks)
+        };
+        let written_in_loop = written.difference(&unread.unwrap_or_default());
         let trimmed_of_unread;
         let blocks = match &unread {
             Some(rows) => {
@@ -245,7 +254,7 @@ impl Function<'_> {
             self.unread_converted = !flushed::converted_rows_read(blocks, Some(plan));
             for copy in 0..copies {
                 self.file_at(copy);
-                self.load_start_once(plan, &written);
+                self.load_start_once(plan, &written_in_loop);
             }
         }
         self.file_at(0);
@@ -260,9 +269,8 @@ impl Function<'_> {
                     self.convert_inputs(convert_inputs);
                 }
                 KernelShape::Vertices => {
-                    let unread = unread.unwrap_or_default();
                     let inputs = inputs & plan.load.inputs;
-                    let again = plan.read_first.intersection(&written).difference(&unread);
+                    let again = plan.read_first.intersection(&written_in_loop);
                     self.load_group(inputs, convert_inputs, raw_read, &again);
                 }
             }
@@ -1542,6 +1550,30 @@ mod tests {
                 4,
                 "{precision:?}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tmp_dump {
+    #[test]
+    fn tmp_dump_kernel() {
+        let text = std::env::var("DUMP_TEXT")
+            .unwrap_or_else(|_| ".proc main\n    mov r0, r1\n    add r0, r1, r2\n.end\n".into());
+        let p = if std::env::var("DUMP_F32").is_ok() {
+            crate::Precision::F32
+        } else {
+            crate::Precision::F24
+        };
+        let Some([one, _]) = super::super::tests::avx2_vertex_kernels_in(&text, p) else {
+            return;
+        };
+        let mut f = iced_x86::IntelFormatter::new();
+        use iced_x86::Formatter;
+        for i in &one {
+            let mut s = String::new();
+            f.format(i, &mut s);
+            println!("{:x}: {s}", i.ip());
         }
     }
 }
