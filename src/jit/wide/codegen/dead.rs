@@ -134,7 +134,7 @@ pub(crate) fn without_stores(blocks: &[LaneBlock], rows: &RowSet) -> Vec<LaneBlo
             block
                 .ops
                 .retain(|op| !matches!(*op, LaneOp::Store(r, _) if rows.contains(r)));
-            if block.ops.len() != before && std::env::var("DEAD16_NODROP").is_err() {
+            if block.ops.len() != before {
                 drop_dead(&mut block);
             }
             block.writes = block.writes.difference(rows);

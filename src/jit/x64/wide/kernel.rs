@@ -194,11 +194,7 @@ impl Function<'_> {
         // per call (unread rows a step reads before it stores them among
         // them), those the loop changes again per group, and those the
         // steps change again in a carrying call's last pass.
-        let written = if std::env::var("DEAD16_OLD").is_ok() {
-            plan.store
-        } else {
-            dead::stored_rows(plan, source.blocks)
-        };
+        let written = dead::stored_rows(plan, source.blocks);
         let written_in_loop = written.difference(&unread.unwrap_or_default());
         let trimmed_of_unread;
         let blocks = match &unread {
@@ -1550,30 +1546,6 @@ mod tests {
                 4,
                 "{precision:?}"
             );
-        }
-    }
-}
-
-#[cfg(test)]
-mod tmp_dump {
-    #[test]
-    fn tmp_dump_kernel() {
-        let text = std::env::var("DUMP_TEXT")
-            .unwrap_or_else(|_| ".proc main\n    mov r0, r1\n    add r0, r1, r2\n.end\n".into());
-        let p = if std::env::var("DUMP_F32").is_ok() {
-            crate::Precision::F32
-        } else {
-            crate::Precision::F24
-        };
-        let Some([one, _]) = super::super::tests::avx2_vertex_kernels_in(&text, p) else {
-            return;
-        };
-        let mut f = iced_x86::IntelFormatter::new();
-        use iced_x86::Formatter;
-        for i in &one {
-            let mut s = String::new();
-            f.format(i, &mut s);
-            println!("{:x}: {s}", i.ip());
         }
     }
 }
