@@ -1497,6 +1497,22 @@ mod tests {
         &code[start..end]
     }
 
+    /// Stores (`vmovaps [rdi + row], ymm`) to the four rows of `r{reg}` in
+    /// `code`.
+    fn row_stores(code: &[iced_x86::Instruction], reg: usize) -> usize {
+        let rows: Vec<u64> = (0..4)
+            .map(|c| layout::row_offset(layout::TEMP + 4 * reg + c, 8) as u64)
+            .collect();
+        code.iter()
+            .filter(|i| {
+                i.mnemonic() == Mnemonic::Vmovaps
+                    && i.op0_kind() == OpKind::Memory
+                    && i.memory_base() == Register::RDI
+                    && rows.contains(&i.memory_displacement64())
+            })
+            .count()
+    }
+
     /// `mnemonic`s in `code`.
     fn count(code: &[iced_x86::Instruction], mnemonic: Mnemonic) -> usize {
         code.iter().filter(|i| i.mnemonic() == mnemonic).count()
@@ -1509,8 +1525,9 @@ mod tests {
     /// reader) is not computed, nor the flushes of its operands: the F24
     /// loop has no broadcast, no addition and no flush left. The controls:
     /// where the sum is an output, its additions are in the loop, and where
-    /// the program writes `r1` after reading it, the loop broadcasts `r1`'s
-    /// four rows again per group. (Dropping only the dead stores, not the
+    /// a later step reads `r1` after the program stored it, the loop
+    /// broadcasts its four rows per group, and where no step reads it after
+    /// the store, the loop neither broadcasts nor stores them. (Dropping only the dead stores, not the
     /// operations only they read, leaves 2 × 4 additions, fast and exact
     /// runs; loading the rows of `KernelPlan::store` per group, as before,
     /// leaves 8 broadcasts.)
@@ -1525,6 +1542,11 @@ mod tests {
             };
             let body = group_loop(&code);
             assert_eq!(count(body, Mnemonic::Vpbroadcastd), 0, "{precision:?}");
+            assert_eq!(
+                row_stores(body, 1) + row_stores(body, 2),
+                0,
+                "{precision:?}"
+            );
             assert_eq!(count(body, Mnemonic::Vaddps), 0, "{precision:?}");
             assert_eq!(count(body, Mnemonic::Vpcmpgtd), 0, "{precision:?}");
             // The once-per-call broadcasts of r1 and r2 (F24: the two are
@@ -1538,14 +1560,18 @@ mod tests {
                 count(group_loop(&code), Mnemonic::Vaddps) >= 4,
                 "{precision:?}"
             );
+            // `r1` read at the start, stored, and read by a later step: its
+            // rows broadcast per group (4 stores), and stored by the block
+            // (4 more).
+            let text =
+                "    add o0, r1, r2\n    mov r1, v0\n    ifu b0\n        add o1, r1, r2\n    .end";
+            let code = avx2_vertex_kernel_in(&program(text), precision).expect("AVX2 as above");
+            assert_eq!(row_stores(group_loop(&code), 1), 8, "{precision:?}");
+            // Read at the start and stored only: the starting value stays.
             let code =
                 avx2_vertex_kernel_in(&program("    add o0, r1, r2\n    mov r1, v0"), precision)
                     .expect("AVX2 as above");
-            assert_eq!(
-                count(group_loop(&code), Mnemonic::Vpbroadcastd),
-                4,
-                "{precision:?}"
-            );
+            assert_eq!(row_stores(group_loop(&code), 1), 0, "{precision:?}");
         }
     }
 }
