@@ -2323,6 +2323,146 @@ fn starting_values_where_only_some_paths_write_match_the_interpreter() {
     }
 }
 
+/// Under `Reset` the vertex kernel loads the rows of the given state that
+/// no step writes once per call, and leaves out of its loop the
+/// temporaries, `a0` and `cmp` rows no step reads together with every
+/// operation only they read (§9.35): bit for bit against the interpreter
+/// at every width, both policies (`Carry`'s final state holds the unread
+/// rows, which the kernel's last pass stores) and both precisions, and
+/// `run_batch` (each lane from its own state) likewise, from random states
+/// (float24 subnormals, infinities, NaNs and too large values among the
+/// given temporaries). The programs read given temporaries and write
+/// unread ones (the pican test cases' shape), beside outputs; set flags and
+/// `a0` nobody reads; branch on the given flags (nested `ifc`) and on flags
+/// they set (`jmpc`, `ifc`); read uniforms relative to the given `a0` and to
+/// an `a0` they set.
+#[test]
+fn given_state_reads_and_unread_writes_match_the_interpreter() {
+    let bodies = [
+        "    mov r0, r1
+    add r0, r1, r2
+    mul o_a, r3, pos",
+        "    cmp r0.xwww, le, ge, r1.zyyy
+    mova a0.xy, r2
+    mad r1, r2, k, r1
+    dp4 r4.x, r0, r0
+    rsq r4.x, r4
+    add o_a, r5, pos",
+        "    ifc cmp.x
+        ifc cmp.y
+            mul r5, r2, r3
+        .end
+        add o_a, r6, pos
+    .else
+        mov o_a, r7
+    .end
+    mul r10, r2, r1",
+        "    mov r8, c0[a0.x]
+    add o_a, c0[a0.y], r9
+    cmp r8, lt, ge, pos
+    jmpc cmp.x, skip
+    dp4 r11.x, r8, r9
+    mov o_b, r11
+skip:
+    rsq r12.x, r9
+    mul r13, r12.x, pos",
+        "    mova a0.x, r2.x
+    mov o_a, c0[a0.x]
+    cmp r3, gt, lt, r4
+    ifc cmp.y
+        mov o_b, r5
+    .end
+    mov r6, r7
+    add r7, r6, k",
+        // Rows read after a step stored them: the starting value again in
+        // every group (`r7` where lanes skip the `ifc`, `r8` read by the
+        // next step), and in a loop (`r3`, read by the next iteration).
+        "    cmp k.xx, gt, le, pos
+    ifc cmp.x
+        mov r7, k
+    .end
+    add o_b, r7, pos
+    mov r6, r8
+    add r8, r6, pos
+    mul o_a, r8, r8",
+        "    for i0
+        mul r4, r3, k
+        mov r3, pos
+    .end
+    add o_b, r4, pos",
+    ];
+    let mut rng = Rng(0x5eed_0035);
+    for body in bodies {
+        let text = format!(
+            "
+.constf k(0.5, -0.5, 2.0, 0.25)
+.alias pos v0
+.out o_a position
+.out o_b color
+.proc main
+{body}
+    end
+.end
+"
+        );
+        let (program, dvle) = assembled("given_state.pica", &text);
+        for precision in [pica_jit::Precision::F24, pica_jit::Precision::F32] {
+            let config = pica_jit::ShaderConfig {
+                entry: dvle.main,
+                kind: dvle.kind,
+                precision,
+                ..Default::default()
+            };
+            let mut uniforms = pica_jit::Uniforms::default();
+            for c in uniforms.f.iter_mut() {
+                *c = corpus_vec4(&mut rng);
+            }
+            uniforms.i[0] = [2, 0, 1, 0];
+            uniforms.apply_constants(&dvle.constants);
+            // Every state random: the first is the given state of
+            // `run_vertices`, each its lane's own in `run_batch`.
+            let states: Vec<UnitState> = (0..37).map(|_| random_state(&mut rng)).collect();
+            let case = TestCase {
+                program: program.clone(),
+                config,
+                uniforms,
+                states: states.clone(),
+                carry_state: false,
+            };
+            for width in widths() {
+                let what = format!("{precision:?} {width:?}:\n{body}");
+                for policy in [StatePolicy::Reset, StatePolicy::Carry] {
+                    for output_mask in [0xffff, 0x0001, 0x0002] {
+                        let before = wide::kernel_vertices();
+                        compare_vertices_with_masks(
+                            &case,
+                            &states,
+                            width,
+                            policy,
+                            0xffff,
+                            output_mask,
+                        );
+                        if policy == StatePolicy::Reset {
+                            assert_eq!(
+                                wide::kernel_vertices() - before,
+                                states.len() as u64,
+                                "{what}: every vertex in the kernel"
+                            );
+                        }
+                    }
+                }
+                let (interp, wide_shader) = shaders(&case, width);
+                let (expected_stops, expected, stops, got, _) =
+                    batch_on_both(&interp, &wide_shader, &case.uniforms, &states);
+                assert_eq!(stops, expected_stops, "{what}");
+                assert_same_states(&got, &expected, |k, diff| {
+                    format!("run_batch vertex {k} ({diff}), {what}")
+                });
+            }
+        }
+    }
+}
+
 /// Outputs that copy an input unchanged move from the input records to the
 /// output records in the vertex kernel (and the inputs only they read are
 /// not transposed): bit for bit against the interpreter beside outputs that

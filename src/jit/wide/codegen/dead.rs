@@ -1,9 +1,12 @@
-//! Temporaries a vertex kernel's group loop need not store: rows of `r0`–
-//! `r15` some block writes and no step reads. Their stores only matter for
-//! the state a batch ends in (`StatePolicy::Carry`: the last vertex's), which
-//! is the last group's: a kernel may drop them from its loop and run the
-//! last pass again with them after it, where the state is wanted. Dropped,
-//! they cost neither a store per row and group nor the registers that keep
+//! State rows a vertex kernel's group loop need not store, and the work
+//! that only feeds them: rows of `r0`–`r15`, `a0` and `cmp` some block
+//! writes and no step reads. Their stores only matter for the state a batch
+//! ends in (`StatePolicy::Carry`: the last vertex's), which is the last
+//! group's: a kernel may drop them from its loop, with every operation only
+//! they read, and run the last pass again with them after it, where the
+//! state is wanted. Dropped, they cost neither a store per row and group,
+//! nor the operations computing them (a temporary nobody reads, as in
+//! `mov r0, r1; add r0, r1, r2` with no output), nor the registers that keep
 //! their values alive to the block's end (the spills they cause).
 
 // (The AArch64 kernel stores every row, for now.)
@@ -11,25 +14,35 @@
 
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, RowSet};
 use crate::jit::wide::layout;
-use crate::jit::wide::plan::{KernelPlan, ops_block};
+use crate::jit::wide::plan::{KernelPlan, Step, ops_block};
 
-/// The temporary rows some block of `plan` stores and no step reads (as a
-/// row of its block or of a step's own operations): nor do they need their
-/// starting value in the loop, where a predicated step writes them in some
-/// lanes only (`KernelPlan::read_first`). `None` where the plan
-/// tracks the writers of rows some paths leave alone (those rows' final
-/// values come from any pass, not the last).
-pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
-    if plan.tracking.is_some() {
-        return None;
-    }
-    let mut read = RowSet::default();
-    let mut stored = RowSet::default();
-    let mut note = |block: &LaneBlock| {
-        read.union_with(&block.reads);
+/// What the steps of `plan` do with the state rows.
+#[derive(Default)]
+struct RowUse {
+    /// Rows some step reads (as a row of its block or of a step's own
+    /// operations).
+    read: RowSet,
+    /// Rows some step stores.
+    stored: RowSet,
+    /// Rows some step reads after (or in a `loop` with) a step that stores
+    /// them: a store's value may be read. (A step reads its rows before its
+    /// own stores: stores come last in a block, and a block's reads of what
+    /// it wrote itself are its values, not rows.)
+    read_after_store: RowSet,
+}
+
+/// [`RowUse`] of the steps of `plan` over `blocks`.
+fn row_use(plan: &KernelPlan, blocks: &[LaneBlock]) -> RowUse {
+    let mut uses = RowUse::default();
+    // In a loop a step may read what a later step stored, an iteration
+    // before: every read there counts as after every store.
+    let looped = plan.steps.iter().any(|s| matches!(s, Step::LoopStart(_)));
+    let note = |block: &LaneBlock, uses: &mut RowUse| {
         // (Rows past the state, scratch the kernel's own steps use, are no
-        // temporaries.)
+        // state rows.)
         let state = |row: u16| (row as usize) < layout::STATE_ROWS;
+        let mut read = block.reads;
+        let mut stored = RowSet::default();
         for op in &block.ops {
             match *op {
                 LaneOp::Row(row) if state(row) => read.insert(row),
@@ -37,41 +50,124 @@ pub(crate) fn unread_temps(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<Ro
                 _ => {}
             }
         }
+        let mut before = uses.stored;
+        if looped {
+            before.union_with(&stored);
+        }
+        uses.read_after_store
+            .union_with(&read.intersection(&before));
+        uses.read.union_with(&read);
+        uses.stored.union_with(&stored);
     };
     for &step in &plan.steps {
         match step.block() {
-            Some(k) => note(&blocks[k]),
+            Some(k) => note(&blocks[k], &mut uses),
             None => {
                 if let Some(block) = ops_block(step) {
-                    note(&block);
+                    note(&block, &mut uses);
+                }
+                if let Step::Fill { row, .. } = step {
+                    // (A fill reads and writes its output row lane by lane.)
+                    let mut rows = RowSet::default();
+                    rows.insert(row);
+                    let block = LaneBlock {
+                        ops: vec![LaneOp::Row(row), LaneOp::Store(row, 0)],
+                        exit_cond: None,
+                        loop_values: None,
+                        reads: rows,
+                        writes: rows,
+                        gathers: 0,
+                    };
+                    note(&block, &mut uses);
                 }
             }
         }
     }
+    uses
+}
+
+/// The state rows some step of `plan` (over `blocks`) stores: the rows a
+/// vertex kernel's group changes. Every other row of the starting state
+/// holds the same value in every lane of every group, so the kernel loads
+/// it once per call, before its group loop. (`KernelPlan::store` has more:
+/// under F24 the temporaries converted on entry, which a unit-state kernel
+/// stores back but the vertex kernel's starting state holds converted.)
+pub(crate) fn stored_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> RowSet {
+    row_use(plan, blocks).stored
+}
+
+/// The rows of temporaries, `a0` and `cmp` that some block of `plan` stores
+/// and no step reads after a store (`mad r1, r2, c0, r1` at the end reads
+/// only the starting `r1`): in the loop the stores are left out and the
+/// rows keep their starting values, which the steps that read them see;
+/// nor do they need their starting value again, where a predicated step
+/// writes them in some lanes only (`KernelPlan::read_first`). (`aL` is no
+/// such row: the kernel's own loop steps read it.) `None` where the plan
+/// tracks the writers of rows some paths leave alone (those rows' final
+/// values come from any pass, not the last).
+pub(crate) fn unread_rows(plan: &KernelPlan, blocks: &[LaneBlock]) -> Option<RowSet> {
+    if plan.tracking.is_some() {
+        return None;
+    }
+    let uses = row_use(plan, blocks);
+    let small = [layout::A0X, layout::A0Y, layout::CMP, layout::CMP + 1];
     let mut unread = RowSet::default();
-    for row in layout::TEMP..layout::TEMP + 64 {
+    for row in (layout::TEMP..layout::TEMP + 64).chain(small) {
         let row = row as u16;
-        if stored.contains(row) && !read.contains(row) {
+        if uses.stored.contains(row) && !uses.read_after_store.contains(row) {
             unread.insert(row);
         }
     }
     (unread != RowSet::default()).then_some(unread)
 }
 
-/// `blocks` without their stores of `rows`. (Stores come last and nothing
+/// `blocks` without their stores of `rows`, and without the operations
+/// that only those stores read: each becomes a constant nothing reads,
+/// which the lowering skips ([`drop_dead`]). (Stores come last and nothing
 /// refers to one: removing them keeps every other operation's index.)
 pub(crate) fn without_stores(blocks: &[LaneBlock], rows: &RowSet) -> Vec<LaneBlock> {
     blocks
         .iter()
         .map(|block| {
             let mut block = block.clone();
+            let before = block.ops.len();
             block
                 .ops
                 .retain(|op| !matches!(*op, LaneOp::Store(r, _) if rows.contains(r)));
+            if block.ops.len() != before {
+                drop_dead(&mut block);
+            }
             block.writes = block.writes.difference(rows);
             block
         })
         .collect()
+}
+
+/// Replaces each operation of `block` that no store, gather or exit value
+/// depends on by a constant nothing reads (which the lowering skips): a
+/// chain whose only reader was a store dropped ([`without_stores`]), or
+/// whose end hoisting made a row (`hoist`), would otherwise still run in
+/// every group, since each link is read by the next.
+pub(crate) fn drop_dead(block: &mut LaneBlock) {
+    let mut live = vec![false; block.ops.len()];
+    for v in block.exit_values() {
+        live[v as usize] = true;
+    }
+    for k in (0..block.ops.len()).rev() {
+        let op = block.ops[k];
+        // Stores write rows; a gather fills its group's rows for the others.
+        live[k] |= matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. });
+        if live[k] {
+            for o in op.operands() {
+                live[o as usize] = true;
+            }
+        }
+    }
+    for (op, live) in block.ops.iter_mut().zip(live) {
+        if !live {
+            *op = LaneOp::Const(0);
+        }
+    }
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -5,6 +5,7 @@
 //! per group).
 
 use super::Driver;
+use super::dead::drop_dead;
 use crate::ir::{BinOp, UnOp};
 use crate::jit::JitError;
 use crate::jit::wide::lanes::{LaneBlock, LaneOp, LaneRef};
@@ -133,33 +134,6 @@ pub(crate) fn hoist<D: Driver>(
     }
     target.check_hoisted_bounds(&operands.into_iter().collect::<Vec<_>>());
     Ok(out)
-}
-
-/// Replaces each operation of `block` that no store, gather or exit value
-/// depends on any more by a constant nothing reads (which the lowering
-/// skips): once its hoisted values are rows, the uniform chains that made
-/// them (broadcasts, float24 flushes, products) would otherwise still run in
-/// every group, since each is read by the next link of the chain.
-fn drop_dead(block: &mut LaneBlock) {
-    let mut live = vec![false; block.ops.len()];
-    for v in block.exit_values() {
-        live[v as usize] = true;
-    }
-    for k in (0..block.ops.len()).rev() {
-        let op = block.ops[k];
-        // Stores write rows; a gather fills its group's rows for the others.
-        live[k] |= matches!(op, LaneOp::Store(..) | LaneOp::Gather { .. });
-        if live[k] {
-            for o in op.operands() {
-                live[o as usize] = true;
-            }
-        }
-    }
-    for (op, live) in block.ops.iter_mut().zip(live) {
-        if !live {
-            *op = LaneOp::Const(0);
-        }
-    }
 }
 
 #[cfg(test)]

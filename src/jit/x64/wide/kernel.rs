@@ -180,13 +180,22 @@ impl Function<'_> {
             trimmed = without;
             (&trimmed[..], inputs, convert_inputs & inputs)
         };
-        // Temporaries no step reads: stored by the last pass only, when
-        // the call carries (after the loop).
+        // Temporaries, `a0` and `cmp` rows no step reads: neither they nor
+        // the operations only they read are in the loop; stored by the last
+        // pass only, when the call carries (after the loop).
         let unread = match shape {
-            KernelShape::Vertices => dead::unread_temps(plan, blocks),
+            KernelShape::Vertices => dead::unread_rows(plan, blocks),
             KernelShape::States => None,
         };
         let full = blocks;
+        // The rows some step changes (outputs that copy inputs among them,
+        // though their stores moved to the records), and of those the rows
+        // the loop changes: the rest of the starting state is loaded once
+        // per call (unread rows a step reads before it stores them among
+        // them), those the loop changes again per group, and those the
+        // steps change again in a carrying call's last pass.
+        let written = dead::stored_rows(plan, source.blocks);
+        let written_in_loop = written.difference(&unread.unwrap_or_default());
         let trimmed_of_unread;
         let blocks = match &unread {
             Some(rows) => {
@@ -241,7 +250,7 @@ impl Function<'_> {
             self.unread_converted = !flushed::converted_rows_read(blocks, Some(plan));
             for copy in 0..copies {
                 self.file_at(copy);
-                self.load_start_once(plan);
+                self.load_start_once(plan, &written_in_loop);
             }
         }
         self.file_at(0);
@@ -256,9 +265,9 @@ impl Function<'_> {
                     self.convert_inputs(convert_inputs);
                 }
                 KernelShape::Vertices => {
-                    let unread = unread.unwrap_or_default();
                     let inputs = inputs & plan.load.inputs;
-                    self.load_group(plan, inputs, convert_inputs, raw_read, &unread);
+                    let again = plan.read_first.intersection(&written_in_loop);
+                    self.load_group(inputs, convert_inputs, raw_read, &again);
                 }
             }
             for n in (0..16).filter(|n| plan.convert_temps >> n & 1 != 0) {
@@ -321,7 +330,8 @@ impl Function<'_> {
             for copy in 0..copies {
                 self.group_at(copy);
                 let inputs = inputs & plan.load.inputs;
-                self.load_group(plan, inputs, convert_inputs, raw_read, &RowSet::default());
+                let again = plan.read_first.intersection(&written);
+                self.load_group(inputs, convert_inputs, raw_read, &again);
             }
             self.file_at(0);
             // (Its records are written: no output is stored from registers.)
@@ -357,10 +367,10 @@ impl Function<'_> {
 
     /// The rows of the vertex layout's starting state (every lane the same,
     /// at the header's `START_STATE`) that the kernel needs and no step
-    /// writes: once per call, before the first group (no group changes
-    /// them). Output registers the program writes only in part are among
-    /// them (they come out whole).
-    fn load_start_once(&mut self, plan: &KernelPlan) {
+    /// writes (not in `written`): once per call, before the first group (no
+    /// group changes them). Output registers the program writes only in
+    /// part are among them (they come out whole).
+    fn load_start_once(&mut self, plan: &KernelPlan, written: &RowSet) {
         let mut needed = plan.read_first;
         for n in 0..16 {
             if plan.store.register(layout::OUTPUT, n) != 0 {
@@ -370,31 +380,25 @@ impl Function<'_> {
             }
         }
         dynasm!(self.a.ops ; .arch x64 ; mov rdx, QWORD [rdi + layout::START_STATE]);
-        for row in needed.difference(&plan.store).rows() {
+        for row in needed.difference(written).rows() {
             let (field, flag) = start_field(row as usize);
             self.broadcast_state(field, row as usize, flag);
         }
     }
 
     /// A group of vertices' input registers of `inputs` → their rows, those
-    /// of `convert` (F24) converted too (see [`Self::load_vertices`]). With
+    /// of `convert` (F24) converted too, and the starting state's rows of
+    /// `again` (see [`Self::load_vertices`]). With
     /// AVX2, an input converted and not read raw (`raw_read`) is converted
     /// between its transpose and its rows' stores: its raw rows are neither
     /// stored nor loaded again.
-    fn load_group(
-        &mut self,
-        plan: &KernelPlan,
-        inputs: u16,
-        convert: u16,
-        raw_read: u16,
-        unread: &RowSet,
-    ) {
+    fn load_group(&mut self, inputs: u16, convert: u16, raw_read: u16, again: &RowSet) {
         let fused = if self.a.width == crate::jit::wide::width::Width::Avx2 {
             convert & inputs & !raw_read
         } else {
             0
         };
-        self.load_vertices(plan, inputs & !fused, unread);
+        self.load_vertices(inputs & !fused, again);
         self.convert_inputs(convert & !fused);
         if fused == 0 {
             return;
@@ -438,14 +442,13 @@ impl Function<'_> {
     }
 
     /// A group of vertices' input registers (at `r8`, `VertexRegisters` each)
-    /// → the input rows; the rows of the starting state (at the header's
-    /// `START_STATE`) that a lane may observe and some step writes, except
-    /// `unread` ones (no step reads them, and the loop does not store them).
-    fn load_vertices(&mut self, plan: &KernelPlan, inputs: u16, unread: &RowSet) {
+    /// → the input rows; the rows `again` of the starting state (at the
+    /// header's `START_STATE`): those a lane may observe and some step of
+    /// the pass writes (a previous group changed them).
+    fn load_vertices(&mut self, inputs: u16, again: &RowSet) {
         for n in (0..16).filter(|n| inputs >> n & 1 != 0) {
             self.load_lanes(LaneSource::Vertices, 16 * n, layout::INPUT + 4 * n);
         }
-        let again = plan.read_first.intersection(&plan.store).difference(unread);
         if again.is_empty() {
             return;
         }
@@ -1479,5 +1482,96 @@ mod tests {
             .filter(|i| i.mnemonic() == Mnemonic::Vextractf128)
             .count();
         assert_eq!(extracts, 4 * (2 * 2 * 4 + 2));
+    }
+
+    /// The group loop of a one-group kernel: from the target of the jump
+    /// back (after `dec r9`) up to that `dec`.
+    fn group_loop(code: &[iced_x86::Instruction]) -> &[iced_x86::Instruction] {
+        let end = (code.iter())
+            .position(|i| i.mnemonic() == Mnemonic::Dec && i.op0_register() == Register::R9)
+            .expect("a group loop");
+        let back = code[end + 1].near_branch_target();
+        let start = (code.iter())
+            .position(|i| i.ip() == back)
+            .expect("the loop's start");
+        &code[start..end]
+    }
+
+    /// Stores (`vmovaps [rdi + row], ymm`) to the four rows of `r{reg}` in
+    /// `code`.
+    fn row_stores(code: &[iced_x86::Instruction], reg: usize) -> usize {
+        let rows: Vec<u64> = (0..4)
+            .map(|c| layout::row_offset(layout::TEMP + 4 * reg + c, 8) as u64)
+            .collect();
+        code.iter()
+            .filter(|i| {
+                i.mnemonic() == Mnemonic::Vmovaps
+                    && i.op0_kind() == OpKind::Memory
+                    && i.memory_base() == Register::RDI
+                    && rows.contains(&i.memory_displacement64())
+            })
+            .count()
+    }
+
+    /// `mnemonic`s in `code`.
+    fn count(code: &[iced_x86::Instruction], mnemonic: Mnemonic) -> usize {
+        code.iter().filter(|i| i.mnemonic() == mnemonic).count()
+    }
+
+    /// Under `Reset` (§9.35): `r1` and `r2` of the starting state, which no
+    /// step writes, are broadcast once per call, not per group (F24: they
+    /// are temporaries converted on entry, which the unit-state kernel
+    /// stores back), and the sum nothing reads (`r0`, stored by no step's
+    /// reader) is not computed, nor the flushes of its operands: the F24
+    /// loop has no broadcast, no addition and no flush left. The controls:
+    /// where the sum is an output, its additions are in the loop, and where
+    /// a later step reads `r1` after the program stored it, the loop
+    /// broadcasts its four rows per group, and where no step reads it after
+    /// the store, the loop neither broadcasts nor stores them. (Dropping only the dead stores, not the
+    /// operations only they read, leaves 2 × 4 additions, fast and exact
+    /// runs; loading the rows of `KernelPlan::store` per group, as before,
+    /// leaves 8 broadcasts.)
+    #[test]
+    fn the_loop_neither_reloads_the_starting_state_nor_computes_unread_temporaries() {
+        let program = |body: &str| format!(".proc main\n{body}\n    end\n.end\n");
+        for precision in [crate::Precision::F24, crate::Precision::F32] {
+            let Some(code) =
+                avx2_vertex_kernel_in(&program("    mov r0, r1\n    add r0, r1, r2"), precision)
+            else {
+                return;
+            };
+            let body = group_loop(&code);
+            assert_eq!(count(body, Mnemonic::Vpbroadcastd), 0, "{precision:?}");
+            assert_eq!(
+                row_stores(body, 1) + row_stores(body, 2),
+                0,
+                "{precision:?}"
+            );
+            assert_eq!(count(body, Mnemonic::Vaddps), 0, "{precision:?}");
+            assert_eq!(count(body, Mnemonic::Vpcmpgtd), 0, "{precision:?}");
+            // The once-per-call broadcasts of r1 and r2 (F24: the two are
+            // stored back, so they come whole).
+            let once = count(&code, Mnemonic::Vpbroadcastd) - count(body, Mnemonic::Vpbroadcastd);
+            assert!(once >= 8, "{precision:?}: {once}");
+
+            let code = avx2_vertex_kernel_in(&program("    add o0, r1, r2"), precision)
+                .expect("AVX2 as above");
+            assert!(
+                count(group_loop(&code), Mnemonic::Vaddps) >= 4,
+                "{precision:?}"
+            );
+            // `r1` read at the start, stored, and read by a later step: its
+            // rows broadcast per group (4 stores), and stored by the block
+            // (4 more).
+            let text =
+                "    add o0, r1, r2\n    mov r1, v0\n    ifu b0\n        add o1, r1, r2\n    .end";
+            let code = avx2_vertex_kernel_in(&program(text), precision).expect("AVX2 as above");
+            assert_eq!(row_stores(group_loop(&code), 1), 8, "{precision:?}");
+            // Read at the start and stored only: the starting value stays.
+            let code =
+                avx2_vertex_kernel_in(&program("    add o0, r1, r2\n    mov r1, v0"), precision)
+                    .expect("AVX2 as above");
+            assert_eq!(row_stores(group_loop(&code), 1), 0, "{precision:?}");
+        }
     }
 }
