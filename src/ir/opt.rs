@@ -610,6 +610,44 @@ fn forward(
     kept_facts: &[Facts; 16],
     scratch: &mut Scratch,
 ) -> (Block, [Facts; 16], Steps) {
+    forward_with_last_writes(block, &last_writes(block), temp_facts, kept_facts, scratch)
+}
+
+/// Per register ([`reg_key`]), the index of the block's last node that
+/// writes lanes of it (`u32::MAX`: none).
+type LastWrites = [u32; 32];
+
+/// The key of a written register: temporaries 0–15, outputs 16–31.
+#[inline(always)]
+fn reg_key(dst: DstReg) -> usize {
+    match dst {
+        DstReg::Temp(n) => n as usize & 15,
+        DstReg::Output(n) => 16 + (n as usize & 15),
+    }
+}
+
+/// The [`LastWrites`] of `block`, in a walk of its own (the F24 rounds take
+/// them from [`temp_access`]'s walk instead).
+fn last_writes(block: &Block) -> LastWrites {
+    let mut last_write = [u32::MAX; 32];
+    for (k, node) in block.nodes.iter().enumerate() {
+        if let Op::Store { dst, mask, .. } = node.op
+            && mask.0 & 0xF != 0
+        {
+            last_write[reg_key(dst)] = k as u32;
+        }
+    }
+    last_write
+}
+
+/// [`forward`], with the block's [`LastWrites`] found already.
+fn forward_with_last_writes(
+    block: &Block,
+    last_write: &LastWrites,
+    temp_facts: &[Facts; 16],
+    kept_facts: &[Facts; 16],
+    scratch: &mut Scratch,
+) -> (Block, [Facts; 16], Steps) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
     let mut out = Rebuild::new(block, std::mem::take(&mut scratch.facts));
     let remap = &mut scratch.remap;
@@ -623,18 +661,6 @@ fn forward(
     debug_assert_eq!(ADDR_REGS.map(addr_index), [0, 1, 2]);
     // Register writes are combined into one per register, at its last write:
     // the value written so far and the lanes it covers.
-    let reg_key = |dst: DstReg| match dst {
-        DstReg::Temp(n) => n as usize & 15,
-        DstReg::Output(n) => 16 + (n as usize & 15),
-    };
-    let mut last_write = [u32::MAX; 32];
-    for (k, node) in block.nodes.iter().enumerate() {
-        if let Op::Store { dst, mask, .. } = node.op
-            && mask.0 & 0xF != 0
-        {
-            last_write[reg_key(dst)] = k as u32;
-        }
-    }
     let mut pending: [Option<(Value, u8)>; 32] = [None; 32];
     for span in &block.instrs {
         out.begin(span.pc);
@@ -859,12 +885,14 @@ fn forward_with_temp_facts(ir: &Ir, scratch: &mut Scratch) -> (Vec<Block>, Vec<S
         let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
         for (k, (block, access)) in ir.blocks.iter().zip(&accesses).enumerate() {
             if k == blocks.len() {
-                let (rewritten, w, s) = forward(block, facts, &kept, scratch);
+                let (rewritten, w, s) =
+                    forward_with_last_writes(block, &access.last_write, facts, &kept, scratch);
                 blocks.push(rewritten);
                 written.push(w);
                 steps.push(s);
             } else if access.read & changed != 0 {
-                let (rewritten, w, s) = forward(block, facts, &kept, scratch);
+                let (rewritten, w, s) =
+                    forward_with_last_writes(block, &access.last_write, facts, &kept, scratch);
                 super::spare::keep_block(std::mem::replace(&mut blocks[k], rewritten));
                 (written[k], steps[k]) = (w, s);
             }
@@ -1093,20 +1121,23 @@ struct TempAccess {
     /// walks only these (a third of fp-tests' nodes are after them, most
     /// of them output writes).
     through_last_temp_write: usize,
+    /// The block's [`LastWrites`] (found in the same walk, for [`forward`]).
+    last_write: LastWrites,
 }
 
 /// The [`TempAccess`] of `block`, where `converted` are the entry-converted
 /// temporaries (a bit each).
 fn temp_access(block: &Block, converted: u16) -> TempAccess {
     let (mut known, mut read, mut through) = (0u16, 0u16, 0);
+    let mut last_write = [u32::MAX; 32];
     for (k, node) in block.nodes.iter().enumerate() {
         let (n, whole) = match node.op {
             Op::ReadTemp(n) => (n, false),
-            Op::Store {
-                dst: DstReg::Temp(n),
-                mask,
-                ..
-            } if mask.0 & 0xF != 0 => {
+            Op::Store { dst, mask, .. } if mask.0 & 0xF != 0 => {
+                last_write[reg_key(dst)] = k as u32;
+                let DstReg::Temp(n) = dst else {
+                    continue;
+                };
                 through = k + 1;
                 (n, mask.0 & 0xF == 0xF)
             }
@@ -1122,6 +1153,7 @@ fn temp_access(block: &Block, converted: u16) -> TempAccess {
     TempAccess {
         read,
         through_last_temp_write: through,
+        last_write,
     }
 }
 
@@ -1832,6 +1864,28 @@ mod tests {
         assert_eq!(read(0b010), 0b100);
         // Through the write of r2 (node 6), not the output's or the empty one.
         assert_eq!(temp_access(&block, 0).through_last_temp_write, 7);
+        // The last write with lanes of each register: r0 at node 2, r1 at 3,
+        // r2 at 6, o0 (key 16) at 7; r3's write without lanes is none.
+        let mut expected = [u32::MAX; 32];
+        (expected[0], expected[1], expected[2], expected[16]) = (2, 3, 6, 7);
+        assert_eq!(temp_access(&block, 0b1111).last_write, expected);
+        assert_eq!(last_writes(&block), expected);
+    }
+
+    #[test]
+    fn temp_access_finds_the_last_writes_forward_finds_alone() {
+        for precision in [crate::Precision::F24, crate::Precision::F32] {
+            for (name, ir) in corpus_irs(precision) {
+                let converted = converted_temps(&ir);
+                for (k, block) in ir.blocks.iter().enumerate() {
+                    assert_eq!(
+                        temp_access(block, converted).last_write,
+                        last_writes(block),
+                        "{name} block {k}"
+                    );
+                }
+            }
+        }
     }
 
     /// `estimated_writes` keeps every fact `forward` derives, whatever the
