@@ -304,6 +304,15 @@ impl Vector<'_> {
     /// `bits`, pooled now if it is not yet.
     #[inline]
     fn pool_entry(&mut self, bits: [u32; 4]) -> usize {
+        match self.pool_find(bits) {
+            Some(entry) => entry,
+            None => self.pool_new(bits),
+        }
+    }
+
+    /// The position in the pool of `bits`, if it is pooled.
+    #[inline]
+    fn pool_find(&self, bits: [u32; 4]) -> Option<usize> {
         // The index is empty until the first pattern is pooled.
         let mask = self.st.pool_index.len().wrapping_sub(1);
         if !self.st.pool_index.is_empty() {
@@ -314,12 +323,12 @@ impl Vector<'_> {
                     break;
                 }
                 if self.st.pool[n as usize - 1] == bits {
-                    return n as usize - 1;
+                    return Some(n as usize - 1);
                 }
                 at = (at + 1) & mask;
             }
         }
-        self.pool_new(bits)
+        None
     }
 
     /// Pools `bits` (not pooled yet); its position.
@@ -358,9 +367,24 @@ impl Vector<'_> {
     /// The pool entry of the constant `bits` in every lane, for an
     /// instruction about to address it as `[rip + 0]` and then report it
     /// with [`Self::pool_ref`].
+    ///
+    /// A miss goes to [`Self::pool_new_const`], which takes the one word:
+    /// [`Self::pool_new`] takes the pattern by reference, and building it in
+    /// memory for that call made every hit (most of the thousand constant
+    /// operands of a large float24 shader) read it back from the stack.
     #[inline]
     pub fn pool_const(&mut self, bits: u32) -> usize {
-        self.pool_entry([bits; 4])
+        match self.pool_find([bits; 4]) {
+            Some(entry) => entry,
+            None => self.pool_new_const(bits),
+        }
+    }
+
+    /// [`Self::pool_new`] of `bits` in every lane.
+    #[cold]
+    #[inline(never)]
+    fn pool_new_const(&mut self, bits: u32) -> usize {
+        self.pool_new([bits; 4])
     }
 
     /// The instruction just emitted addresses pool entry `entry` as
@@ -529,6 +553,37 @@ mod pool_tests {
                 "{encoding:?}"
             );
         }
+    }
+
+    /// `pool_const` (its own miss path, [`Vector::pool_new_const`]) and
+    /// `pool_entry` of the same word in every lane agree, hit or miss, as
+    /// the index grows: one entry per word, holding the word in all four
+    /// lanes, in the order first asked for.
+    #[test]
+    fn pool_const_and_pool_entry_share_one_entry_per_word() {
+        let mut ops = Asm::new(0);
+        let mut state = VectorState::new(Encoding::Vex128);
+        let mut v = state.on(&mut ops);
+        let words: Vec<u32> = (0..150u32).map(|k| k.wrapping_mul(0x9E37_79B9)).collect();
+        // Half pooled through `pool_entry` first, half through `pool_const`.
+        let first: Vec<usize> = words
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| {
+                if k % 2 == 0 {
+                    v.pool_const(w)
+                } else {
+                    v.pool_entry([w; 4])
+                }
+            })
+            .collect();
+        for (k, &w) in words.iter().enumerate().rev() {
+            assert_eq!(v.pool_const(w), first[k], "word {k}");
+            assert_eq!(v.pool_entry([w; 4]), first[k], "word {k}");
+        }
+        assert_eq!(first, (0..words.len()).collect::<Vec<_>>());
+        let want: Vec<[u32; 4]> = words.iter().map(|&w| [w; 4]).collect();
+        assert_eq!(state.pool, want);
     }
 
     #[test]

@@ -305,9 +305,12 @@ impl Vector<'_> {
     /// pool's ([`Self::pool_ref`]).
     #[inline(never)]
     fn v3c_vex(&mut self, pp: u8, opcode: u8, d: u8, a: u8, bits: u32) {
-        let entry = self.pool_const(bits);
+        // The bytes first, then the pool's entry: the operands are dead
+        // before the calls of the slow paths (pooling, growing a list), so
+        // fewer values live across them to keep in saved registers.
         let bytes = vex_rip(pp, opcode, d, a, self.ymm());
         self.ops.extend(&bytes);
+        let entry = self.pool_const(bits);
         self.pool_ref(entry, 0);
     }
 
