@@ -463,6 +463,29 @@ fn next_shift() -> usize {
     CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 4 * 4
 }
 
+/// [`compare_vertices_with_masks`] with all inputs, under `policy`; under
+/// `Reset` (which always has a vertex kernel for these programs) also
+/// asserts that the kernel shaded every vertex, `what` naming the case.
+fn compare_reset_in_kernel(
+    case: &TestCase,
+    states: &[UnitState],
+    width: Width,
+    policy: StatePolicy,
+    output_mask: u16,
+    what: &dyn std::fmt::Display,
+) -> BatchSummary {
+    let before = wide::kernel_vertices();
+    let summary = compare_vertices_with_masks(case, states, width, policy, 0xffff, output_mask);
+    if policy == StatePolicy::Reset {
+        assert_eq!(
+            wide::kernel_vertices() - before,
+            states.len() as u64,
+            "{what}: every vertex in the kernel"
+        );
+    }
+    summary
+}
+
 /// [`compare_vertices`] with the given input and output masks; the wide
 /// engine's records sit at each misalignment in turn ([`ShiftedRecords`]).
 fn compare_vertices_with_masks(
@@ -2169,21 +2192,19 @@ fn programs_running_past_their_last_instruction(body: &str) {
         };
         for width in widths() {
             for policy in [StatePolicy::Reset, StatePolicy::Carry] {
-                let before = wide::kernel_vertices();
-                let summary =
-                    compare_vertices_with_masks(&case, &states, width, policy, 0xffff, 0xffff);
+                let summary = compare_reset_in_kernel(
+                    &case,
+                    &states,
+                    width,
+                    policy,
+                    0xffff,
+                    &format_args!("{precision:?} {width:?}"),
+                );
                 assert_eq!(
                     summary.ended_at_end_of_code,
                     states.len(),
                     "{precision:?} {width:?} {policy:?}: {summary:?}"
                 );
-                if policy == StatePolicy::Reset {
-                    assert_eq!(
-                        wide::kernel_vertices() - before,
-                        states.len() as u64,
-                        "{precision:?} {width:?}: every vertex in the kernel"
-                    );
-                }
             }
             let (interp, wide_shader) = shaders(&case, width);
             let (expected_stops, expected, stops, got, in_kernel) =
@@ -2433,22 +2454,7 @@ skip:
                 let what = format!("{precision:?} {width:?}:\n{body}");
                 for policy in [StatePolicy::Reset, StatePolicy::Carry] {
                     for output_mask in [0xffff, 0x0001, 0x0002] {
-                        let before = wide::kernel_vertices();
-                        compare_vertices_with_masks(
-                            &case,
-                            &states,
-                            width,
-                            policy,
-                            0xffff,
-                            output_mask,
-                        );
-                        if policy == StatePolicy::Reset {
-                            assert_eq!(
-                                wide::kernel_vertices() - before,
-                                states.len() as u64,
-                                "{what}: every vertex in the kernel"
-                            );
-                        }
+                        compare_reset_in_kernel(&case, &states, width, policy, output_mask, &what);
                     }
                 }
                 let (interp, wide_shader) = shaders(&case, width);
