@@ -3739,33 +3739,10 @@ fn translations_added_to_bounded_products_match_the_interpreter_at_every_width()
         let (interp, jit) =
             assert_f24_vertices_match_for_each_uniform_set(&program, width, &inputs, &uniform_sets);
         for (u, uniforms) in uniform_sets.iter().enumerate() {
-            let untouched = [[-7.5f32; 4]; 16];
-            let mut expected = vec![untouched; inputs.len()];
-            let mut got = vec![untouched; inputs.len()];
-            let mut expected_state = UnitState::default();
-            let mut got_state = UnitState::default();
-            for (shader, out, state) in [
-                (&interp, &mut expected, &mut expected_state),
-                (&jit, &mut got, &mut got_state),
-            ] {
-                shader
-                    .run_vertices(
-                        uniforms,
-                        &inputs,
-                        0xffff,
-                        out,
-                        0xffff,
-                        StatePolicy::Carry,
-                        state,
-                        &mut (),
-                    )
-                    .expect("batch");
-            }
-            assert_same_outputs_and_state(
-                &got,
-                &expected,
-                &got_state,
-                &expected_state,
+            assert_carry_batch_matches(
+                (&interp, &jit),
+                uniforms,
+                &inputs,
                 &format_args!("{width:?}, Carry, uniforms {u}"),
             );
         }
@@ -3922,6 +3899,40 @@ fn f24_input_rows_no_step_reads_match_the_interpreter_at_every_width() {
     });
 }
 
+/// `run_vertices` over `batch` under `StatePolicy::Carry` from the default
+/// state, on the interpreter and on the JIT: the same outputs and final
+/// state bit for bit.
+fn assert_carry_batch_matches(
+    (interp, jit): (&Shader, &Shader),
+    uniforms: &pica_jit::Uniforms,
+    batch: &[[[f32; 4]; 16]],
+    what: &dyn std::fmt::Display,
+) {
+    let untouched = [[-7.5f32; 4]; 16];
+    let mut expected = vec![untouched; batch.len()];
+    let mut got = vec![untouched; batch.len()];
+    let mut expected_state = UnitState::default();
+    let mut got_state = UnitState::default();
+    for (shader, out, state) in [
+        (interp, &mut expected, &mut expected_state),
+        (jit, &mut got, &mut got_state),
+    ] {
+        shader
+            .run_vertices(
+                uniforms,
+                batch,
+                0xffff,
+                out,
+                0xffff,
+                StatePolicy::Carry,
+                state,
+                &mut (),
+            )
+            .expect("batch");
+    }
+    assert_same_outputs_and_state(&got, &expected, &got_state, &expected_state, what);
+}
+
 /// `last` as the last vertex of a whole batch of two groups of `lanes`
 /// and of a partial one (`lanes + 1` vertices), the other vertices from
 /// `inputs`: `run_vertices` under `StatePolicy::Carry` on the JIT gives
@@ -3941,33 +3952,10 @@ fn assert_carry_last_vertex_matches(
     partial.push(last);
     let mut compared = 0;
     for batch in [whole, partial] {
-        let untouched = [[-7.5f32; 4]; 16];
-        let mut expected = vec![untouched; batch.len()];
-        let mut got = vec![untouched; batch.len()];
-        let mut expected_state = UnitState::default();
-        let mut got_state = UnitState::default();
-        for (shader, out, state) in [
-            (interp, &mut expected, &mut expected_state),
-            (jit, &mut got, &mut got_state),
-        ] {
-            shader
-                .run_vertices(
-                    uniforms,
-                    &batch,
-                    0xffff,
-                    out,
-                    0xffff,
-                    StatePolicy::Carry,
-                    state,
-                    &mut (),
-                )
-                .expect("batch");
-        }
-        assert_same_outputs_and_state(
-            &got,
-            &expected,
-            &got_state,
-            &expected_state,
+        assert_carry_batch_matches(
+            (interp, jit),
+            uniforms,
+            &batch,
             &format_args!("{what}, {} vertices", batch.len()),
         );
         compared += batch.len();
