@@ -35,6 +35,32 @@ impl Planned {
     }
 }
 
+/// The values a node of [`Values::plan_reading`]'s walk back reads at run
+/// time, noted one by one as its form settles.
+pub(crate) struct Reads<'t> {
+    /// The facts of the block's values.
+    values: &'t mut [ValueState],
+    /// The node being settled.
+    reader: u32,
+    /// How many values are live before that node (the walk's bound).
+    live: u32,
+}
+
+impl Reads<'_> {
+    /// The node being settled reads value `v` at run time: `v` runs, and
+    /// if no later node reads it, this is its last use (from here back to
+    /// its node it is live).
+    #[inline(always)]
+    pub fn read(&mut self, v: Value) {
+        let value = &mut self.values[v.0 as usize];
+        value.needed = true;
+        if value.last_use == NEVER {
+            value.last_use = self.reader;
+            self.live += 1;
+        }
+    }
+}
+
 impl Values {
     /// No block yet; `regs`: the ISA's value registers, in the order the
     /// allocator takes them.
@@ -59,6 +85,7 @@ impl Values {
     /// range; the per-node counts only where as many values as registers
     /// are live at once, [`Values::slots_counted`]) in `buffer`, reused from
     /// block to block. `regs`: the ISA's value registers.
+    #[cfg_attr(not(any(test, target_arch = "aarch64")), allow(dead_code))]
     pub fn plan<I: IntoIterator<Item = Value>>(
         block: &Block,
         data: &[bool],
@@ -67,11 +94,36 @@ impl Values {
         buffer: &mut LiveBuffer,
         table: &mut Vec<ValueState>,
     ) -> Planned {
+        let settle = |k: usize, runs: bool, reads: &mut Reads<'_>| {
+            let (emitted_again, operands) = settle(k, runs);
+            if runs {
+                for v in operands {
+                    reads.read(v);
+                }
+            }
+            emitted_again
+        };
+        Self::plan_reading(block, data, settle, regs, buffer, table)
+    }
+
+    /// [`Values::plan`] where `settle(k, runs, reads)` notes the values
+    /// node `k` reads at run time itself, each by [`Reads::read`] (only if
+    /// it runs), and returns whether value `k` may be emitted again: a
+    /// lowering that picks a node's operands in the match that picks its
+    /// form notes them there, with no list of them made and walked again.
+    #[inline(always)]
+    pub fn plan_reading(
+        block: &Block,
+        data: &[bool],
+        mut settle: impl FnMut(usize, bool, &mut Reads<'_>) -> bool,
+        regs: &'static [u8],
+        buffer: &mut LiveBuffer,
+        table: &mut Vec<ValueState>,
+    ) -> Planned {
         let nodes = &block.nodes[..];
         let n = nodes.len();
         let base = table.len();
         table.resize(base + n, ValueState::new(NEVER, false));
-        let values_at = &mut table[base..base + n];
         // How many values are live before node `k` (from after their node
         // to their last reader), counted as the walk back goes: a value
         // becomes live at its last reader (the first the walk meets) and
@@ -80,7 +132,12 @@ impl Values {
         // slot: the per-node counts of those that cannot be emitted again
         // ([`Values::slots_counted`]) are made only for a block where as
         // many are live (a few of a program's largest).
-        let (mut live, mut most_live) = (0u32, 0u32);
+        let mut reads = Reads {
+            values: &mut table[base..base + n],
+            reader: 0,
+            live: 0,
+        };
+        let mut most_live = 0u32;
         // The last span starting at or before node `k` (spans are in node
         // order), walked back with `k`: where it starts, and the end of its
         // nodes that are lowered writes (its end if it is lowered, else 0;
@@ -102,28 +159,21 @@ impl Values {
                 };
             }
             let has_value = nodes[k].ty.is_some();
-            let runs = values_at[k].needed || (!has_value && k < lowered_end);
-            values_at[k].needed = runs;
-            let (emitted_again, operands) = settle(k, runs);
-            values_at[k].remat = emitted_again;
-            if !runs {
-                continue;
-            }
+            let value = &mut reads.values[k];
+            let runs = value.needed || (!has_value && k < lowered_end);
+            value.needed = runs;
             // Before node `k`, its own value is not live yet (read by a
             // later node: the walk counted it there). Every node read is
             // counted, whether it has a value or not: an upper bound of
             // what the exact count below takes.
-            live -= u32::from(values_at[k].last_use != NEVER);
-            for v in operands {
-                let value = &mut values_at[v.0 as usize];
-                value.needed = true;
-                if value.last_use == NEVER {
-                    value.last_use = k as u32;
-                    live += 1;
-                }
-            }
-            most_live = most_live.max(live);
+            let own_live = u32::from(runs && value.last_use != NEVER);
+            reads.live -= own_live;
+            reads.reader = k as u32;
+            let emitted_again = settle(k, runs, &mut reads);
+            reads.values[k].remat = emitted_again;
+            most_live = most_live.max(reads.live);
         }
+        let values_at = &table[base..base + n];
         let spill_slots = if (most_live as usize) < regs.len() {
             0
         } else {

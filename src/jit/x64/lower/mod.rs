@@ -43,6 +43,7 @@ use crate::jit::JitError;
 use crate::jit::regalloc::ValueState;
 use crate::jit::single::Plan;
 use crate::jit::single::state;
+use crate::jit::single::values::Reads;
 use crate::jit::single::{self, Values};
 
 /// Allocatable value registers: `xmm1..=xmm12`.
@@ -162,6 +163,44 @@ impl NodePlan {
         form: Form::Own,
         operands: Operands::NONE,
     };
+
+    /// The node keeps its form and reads `list[..len]`: noted here and to
+    /// `reads`. Its value is not emitted again.
+    #[inline(always)]
+    fn own(&mut self, reads: &mut Reads<'_>, list: [Value; 3], len: u8) -> bool {
+        self.operands = Operands { list, len };
+        for &v in &list[..usize::from(len)] {
+            reads.read(v);
+        }
+        false
+    }
+
+    /// The node is pattern `form`, reading no value: its value is in
+    /// memory, emitted again (no spill).
+    #[inline(always)]
+    fn in_memory(&mut self, form: Form, inputs: &mut InputUses) -> bool {
+        self.form = form;
+        inputs.note(form);
+        true
+    }
+
+    /// Node `op` is pattern `form`, reading [`pattern_operands`].
+    #[inline(always)]
+    fn pattern(
+        &mut self,
+        op: &Op,
+        form: Form,
+        inputs: &mut InputUses,
+        reads: &mut Reads<'_>,
+    ) -> bool {
+        self.form = form;
+        inputs.note(form);
+        self.operands = pattern_operands(op, form);
+        for v in self.operands {
+            reads.read(v);
+        }
+        false
+    }
 }
 
 /// Up to three operands, without allocating (16 bytes, copied as each
@@ -403,22 +442,15 @@ fn block_state_in<'p>(
     // others fold away), their forms, and which values can be emitted
     // again.
     *inputs = InputUses::default();
-    let settle = |k: usize, runs: bool| {
+    let settle = |k: usize, runs: bool, reads: &mut Reads<'_>| {
         let node = &mut planned[k];
         if !runs {
             node.form = Form::Folded;
-            return (false, Operands::NONE);
+            return false;
         }
-        let (own, remat, operands) = patterns.settle(k, node.form);
-        // Most nodes keep the form they start with: no store then.
-        if !matches!(own, Form::Own) {
-            node.form = own;
-            inputs.note(own);
-        }
-        node.operands = operands;
-        (remat, operands)
+        patterns.settle(k, node, inputs, reads)
     };
-    let planned = Values::plan(block, data, settle, &VALUE_REGS, live, values);
+    let planned = Values::plan_reading(block, data, settle, &VALUE_REGS, live, values);
     single::BlockState {
         nodes: &block.nodes,
         instrs: &block.instrs,
@@ -548,76 +580,85 @@ impl Patterns<'_> {
         self.block.nodes[v.0 as usize].op
     }
 
-    /// The form of node `k` (one that runs; `noted` is its form so far,
-    /// [`Form::Matrix`] for a matrix part, else [`Form::Own`]): a function
-    /// of its own node and its operands' nodes alone. Also whether its
-    /// value can be emitted again (a read of state no node of the block
-    /// writes, a constant, or a pattern read from memory), and the operands
-    /// it then reads ([`real_operands`]): one match on the node for all
-    /// three, as every node asks them once.
+    /// Settles the form of node `k` (one that runs) in its entry `node`
+    /// (its form so far: [`Form::Matrix`] for a matrix part, else
+    /// [`Form::Own`] with no operands): a function of its own node and its
+    /// operands' nodes alone. Notes the operands it then reads
+    /// ([`real_operands`]) in the entry and to `reads`, and the input it
+    /// reads in `inputs`; returns whether its value can be emitted again (a
+    /// read of state no node of the block writes, a constant, or a pattern
+    /// read from memory). One match on the node for all of it, as every
+    /// node asks it once; an entry that keeps [`Form::Own`] and reads
+    /// nothing (a read, a constant) is not written at all.
     #[inline(always)]
-    fn settle(&self, k: usize, noted: Form) -> (Form, bool, Operands) {
+    fn settle(
+        &self,
+        k: usize,
+        node: &mut NodePlan,
+        inputs: &mut InputUses,
+        reads: &mut Reads<'_>,
+    ) -> bool {
         let (f24, block) = (self.f24, self.block);
         let op = &block.nodes[k].op;
-        let one = |v: Value| Operands {
-            list: [v; 3],
-            len: 1,
-        };
-        let pattern = |form: Form| (form, false, pattern_operands(op, form));
-        if let Form::Matrix(part) = noted {
-            return pattern(self.matrix(part));
+        if let Form::Matrix(part) = node.form {
+            return node.pattern(op, self.matrix(part), inputs, reads);
         }
         match *op {
             Op::Const { .. }
             | Op::ReadInput(_)
             | Op::ReadConst(_)
             | Op::ReadIntUniform { .. }
-            | Op::ReadBoolUniform(_) => (Form::Own, true, Operands::NONE),
-            Op::ReadTemp(t) => (Form::Own, !self.writes.temps.has(t), Operands::NONE),
-            Op::ReadAddr(r) => (Form::Own, !self.writes.addrs.has(r as u8), Operands::NONE),
-            Op::ReadFlag(f) => (Form::Own, !self.writes.flags.has(f), Operands::NONE),
+            | Op::ReadBoolUniform(_) => true,
+            Op::ReadTemp(t) => !self.writes.temps.has(t),
+            Op::ReadAddr(r) => !self.writes.addrs.has(r as u8),
+            Op::ReadFlag(f) => !self.writes.flags.has(f),
             Op::Unary(UnOp::F24Quantize, x) if f24 => {
                 match single::dot_sums::dot_sum_at(&block.nodes, self.uses, k) {
-                    Some(sum) => pattern(Form::DotSum(sum)),
-                    None => (Form::Own, false, one(x)),
+                    Some(sum) => node.pattern(op, Form::DotSum(sum), inputs, reads),
+                    None => node.own(reads, [x; 3], 1),
                 }
             }
             Op::Unary(UnOp::F24Load, v) if f24 => match self.loaded(v) {
-                form @ Form::ConvertedInput(_) => (form, true, Operands::NONE),
-                form @ Form::Same(_) => (form, false, one(v)),
-                _ => (Form::Own, false, one(v)),
+                form @ Form::ConvertedInput(_) => node.in_memory(form, inputs),
+                form @ Form::Same(_) => {
+                    node.form = form;
+                    node.own(reads, [v; 3], 1)
+                }
+                _ => node.own(reads, [v; 3], 1),
             },
             Op::ReadConstAt(slot) => match relative(block, slot) {
-                Some(form) => pattern(form),
-                None => (Form::Own, false, one(slot)),
+                Some(form) => node.pattern(op, form, inputs, reads),
+                None => node.own(reads, [slot; 3], 1),
             },
             Op::Unary(UnOp::F24Flush, v) if f24 => {
                 match flushed_load(block, v, self.preconverted_uniforms) {
-                    Some(form @ Form::FlushedInput(..)) => (form, true, Operands::NONE),
-                    Some(form) => pattern(form),
-                    None => (Form::Own, false, one(v)),
+                    Some(form @ Form::FlushedInput(..)) => node.in_memory(form, inputs),
+                    Some(form) => node.pattern(op, form, inputs, reads),
+                    None => node.own(reads, [v; 3], 1),
                 }
             }
             Op::Swizzle(v, lanes) => match self.memory_of(v) {
-                Some(mem) => (Form::ShuffleMem(mem, lanes), true, Operands::NONE),
-                None => (Form::Own, false, one(v)),
+                Some(mem) => node.in_memory(Form::ShuffleMem(mem, lanes), inputs),
+                None => node.own(reads, [v; 3], 1),
             },
             Op::Extract(v, lane) => match self.memory_of(v) {
-                Some(mem) => (Form::ShuffleMem(mem, [lane; 4]), true, Operands::NONE),
-                None => (Form::Own, false, one(v)),
+                Some(mem) => node.in_memory(Form::ShuffleMem(mem, [lane; 4]), inputs),
+                None => node.own(reads, [v; 3], 1),
             },
             Op::Binary(bin, a, b) => match self.memory_operand(bin, a, b) {
-                Some(form) => pattern(form),
-                None => (
-                    Form::Own,
-                    false,
-                    Operands {
-                        list: [a, b, b],
-                        len: 2,
-                    },
-                ),
+                Some(form) => node.pattern(op, form, inputs, reads),
+                None => node.own(reads, [a, b, b], 2),
             },
-            _ => (Form::Own, false, own_operands(op)),
+            // The operands of `ir::opt::operand_array`, in its order.
+            Op::Store { value: v, .. }
+            | Op::WriteAddr(_, v)
+            | Op::WriteFlag(_, v)
+            | Op::Splat(v)
+            | Op::Unary(_, v) => node.own(reads, [v; 3], 1),
+            Op::Blend { a, b, .. } | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+                node.own(reads, [a, b, b], 2)
+            }
+            Op::Select { cond, a, b } => node.own(reads, [cond, a, b], 3),
         }
     }
 
