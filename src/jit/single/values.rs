@@ -158,9 +158,10 @@ impl Values {
                     _ => 0,
                 };
             }
-            let has_value = nodes[k].ty.is_some();
             let value = &mut reads.values[k];
-            let runs = value.needed || (!has_value && k < lowered_end);
+            // A node read by one that runs runs; else a write of a lowered
+            // span runs.
+            let runs = value.needed || (k < lowered_end && nodes[k].ty.is_none());
             value.needed = runs;
             // Before node `k`, its own value is not live yet (read by a
             // later node: the walk counted it there). Every node read is

@@ -405,13 +405,6 @@ fn block_state_in<'p>(
     // the registers the block writes, and which patterns it can have at all.
     let census = Census::count(block, uses);
     let uses = &uses[..];
-    let patterns = Patterns {
-        block,
-        uses,
-        writes: census.writes,
-        f24,
-        preconverted_uniforms,
-    };
     let base = tables.nodes.len();
     debug_assert_eq!(base, values.len(), "the tables go in step");
     tables.nodes.resize(base + nodes.len(), NodePlan::OWN);
@@ -420,8 +413,12 @@ fn block_state_in<'p>(
     // takes lane w. Its parts are noted first (the walk back settles them);
     // an F32 matrix is four sums, each of its own product (used by its sum
     // alone): a block with fewer multiplies has none.
+    let mut matrices = false;
     if census.quads {
-        let mut note = |k: usize, part| planned[k].form = Form::Matrix(part);
+        let mut note = |k: usize, part| {
+            planned[k].form = Form::Matrix(part);
+            matrices = true;
+        };
         if f24 && census.quantises {
             dot::matrices_with(
                 nodes,
@@ -438,6 +435,14 @@ fn block_state_in<'p>(
             );
         }
     }
+    let patterns = Patterns {
+        block,
+        uses,
+        writes: census.writes,
+        f24,
+        preconverted_uniforms,
+        matrices,
+    };
     // Which nodes run (writes of lowered spans and what they read; the
     // others fold away), their forms, and which values can be emitted
     // again.
@@ -573,6 +578,9 @@ struct Patterns<'b> {
     writes: Writes,
     f24: bool,
     preconverted_uniforms: bool,
+    /// Some node is a matrix part (most blocks have none: their nodes'
+    /// entries are not asked).
+    matrices: bool,
 }
 
 impl Patterns<'_> {
@@ -600,7 +608,9 @@ impl Patterns<'_> {
     ) -> bool {
         let (f24, block) = (self.f24, self.block);
         let op = &block.nodes[k].op;
-        if let Form::Matrix(part) = node.form {
+        if self.matrices
+            && let Form::Matrix(part) = node.form
+        {
             return node.pattern(op, self.matrix(part), inputs, reads);
         }
         match *op {
