@@ -706,6 +706,7 @@ impl Patterns<'_> {
     /// float24 load of a uniform the caller converted (F24, [`Form::Same`]).
     /// What `v`'s own form is then (the forms of reads and loads depend on
     /// their nodes alone, [`Patterns::settle`]).
+    #[inline(always)]
     fn memory_of(&self, v: Value) -> Option<Mem> {
         let op = self.op(v);
         match op {

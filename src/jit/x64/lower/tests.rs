@@ -870,3 +870,70 @@ fn the_census_counts_the_uses_of_every_operand() {
         "{blocks} blocks, {selects} selects"
     );
 }
+
+/// The value facts planning keeps per block (which nodes run, last uses,
+/// the spill slots), where each node's operands are noted as its form
+/// settles ([`crate::jit::single::Values::plan_reading`]), are those of the
+/// plain walk back over the operands of each settled form
+/// ([`super::real_operands`] given to [`crate::jit::single::Values::plan`]),
+/// in every planned block of the default shader and of every recipe, both
+/// precisions, with and without converted uniforms: no operand a form
+/// reads is left unnoted, none it does not read is noted.
+#[test]
+fn the_facts_noted_as_forms_settle_are_those_of_their_operands() {
+    let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).expect("the default shader");
+    let default = crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+        .expect("a program");
+    let (mut blocks, mut selects) = (0, 0);
+    for prog in [default, crate::jit::spill::every_recipe()] {
+        let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
+        let data = |pc: u32| a.class[pc as usize] == InstrClass::Data;
+        for precision in [Precision::F24, Precision::F32] {
+            let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
+            let ir = crate::ir::opt::optimize(&built);
+            for preconverted in [false, true] {
+                let (planned, _, tables) = plan(
+                    &ir,
+                    &built,
+                    data,
+                    |pc| a.reachable[pc as usize],
+                    precision == Precision::F24,
+                    preconverted,
+                )
+                .expect("a plan");
+                for (block, state) in ir.blocks.iter().zip(&planned.blocks) {
+                    let Some(state) = state else { continue };
+                    let range = state.values.range();
+                    let (facts, entries) = (&planned.values[range.clone()], &tables.nodes[range]);
+                    let lowered: Vec<bool> = (block.start..=block.last).map(data).collect();
+                    let mut expected = Vec::new();
+                    let walked = crate::jit::single::Values::plan(
+                        block,
+                        &lowered,
+                        |k, _| {
+                            let op = &block.nodes[k].op;
+                            (facts[k].remat, super::real_operands(op, entries[k].form))
+                        },
+                        &super::VALUE_REGS,
+                        &mut Default::default(),
+                        &mut expected,
+                    );
+                    assert_eq!(facts, &expected[..], "{precision:?} block {}", block.start);
+                    assert_eq!(state.values.spill_slots, walked.spill_slots);
+                    blocks += 1;
+                    selects += block
+                        .nodes
+                        .iter()
+                        .zip(facts)
+                        .filter(|(n, f)| f.needed && matches!(n.op, crate::ir::Op::Select { .. }))
+                        .count();
+                }
+            }
+        }
+    }
+    // Three-operand nodes run among them.
+    assert!(
+        blocks > 4 && selects > 0,
+        "{blocks} blocks, {selects} selects"
+    );
+}
