@@ -384,8 +384,10 @@ struct Buffers {
 /// node's form settles (no walk of its own).
 ///
 /// Two walks over the nodes: the use count (with the block's [`Census`]),
-/// and the walk back of [`Values::new_in`], which settles each node's form
-/// (whether it runs is known only there) without a walk of its own. A
+/// and the walk back of [`Values::plan_reading`], which settles each node's
+/// form (whether it runs is known only there) without a walk of its own,
+/// the match that picks the form noting the operands it reads to the walk
+/// ([`crate::jit::single::values::Reads`]). A
 /// node's form depends only on its own node and its operands' nodes
 /// ([`Patterns::settle`]), so the walk back can pick it; only the matrices
 /// (a pattern across four sums) are found before, by a walk of their own
