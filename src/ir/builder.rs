@@ -30,14 +30,28 @@ impl BlockBuilder {
 
     /// A builder for a block of `instructions` instructions, its buffers sized
     /// for what recipes typically emit (growing them node by node is a
-    /// noticeable part of compiling a program of many small blocks).
-    pub(super) fn for_instructions(precision: Precision, instructions: usize) -> BlockBuilder {
+    /// noticeable part of compiling a program of many small blocks): `old`'s
+    /// buffers (emptied) where they have that room, else spare ones.
+    pub(super) fn for_instructions(
+        precision: Precision,
+        instructions: usize,
+        old: Option<Block>,
+    ) -> BlockBuilder {
         // (Capped: a block of thousands of instructions need not reserve
         // for all of them at once.)
-        let (nodes, instrs) = super::spare::block_buffers(
-            NODES_PER_INSTRUCTION * instructions.min(256),
-            instructions,
-        );
+        let room = NODES_PER_INSTRUCTION * instructions.min(256);
+        let (nodes, instrs) = match old {
+            Some(Block {
+                mut nodes,
+                mut instrs,
+                ..
+            }) if nodes.capacity() >= room && instrs.capacity() >= instructions => {
+                nodes.clear();
+                instrs.clear();
+                (nodes, instrs)
+            }
+            _ => super::spare::block_buffers(room, instructions),
+        };
         BlockBuilder {
             precision,
             nodes,

@@ -41,14 +41,15 @@ pub(crate) fn instruction(
             ..
         } => {
             let d = program.descriptor(desc);
-            let x = source(b, src1, d, 0);
-            let y = source(b, src2, d, 1);
+            let mut reads = Reads::default();
+            let x = reads.operand(b, src1, d, 0).whole(b);
+            let y = reads.operand(b, src2, d, 1).whole(b);
             let value = binary(b, op, x, y);
             b.store(dst, d.mask(), value);
         }
         Instruction::Unary { op, dst, src, desc } => {
             let d = program.descriptor(desc);
-            let x = source(b, src, d, 0);
+            let x = Reads::default().operand(b, src, d, 0);
             unary(b, op, dst, d.mask(), x);
         }
         Instruction::Cmp {
@@ -60,13 +61,10 @@ pub(crate) fn instruction(
         } => {
             // The destination mask is ignored: both flags are always set.
             let d = program.descriptor(desc);
-            let x = source(b, src1, d, 0);
-            let y = source(b, src2, d, 1);
-            let flags = [(0, op_x), (1, op_y)].map(|(lane, op)| {
-                let xl = b.extract(x, lane);
-                let yl = b.extract(y, lane);
-                b.fcmp(op, xl, yl)
-            });
+            let mut reads = Reads::default();
+            let x = reads.operand(b, src1, d, 0);
+            let y = reads.operand(b, src2, d, 1);
+            let flags = compare_lanes(b, [op_x, op_y], x, y);
             b.push(Op::WriteFlag(0, flags[0]));
             b.push(Op::WriteFlag(1, flags[1]));
         }
@@ -79,9 +77,10 @@ pub(crate) fn instruction(
             ..
         } => {
             let d = program.descriptor(desc);
-            let x = source(b, src1, d, 0);
-            let y = source(b, src2, d, 1);
-            let z = source(b, src3, d, 2);
+            let mut reads = Reads::default();
+            let x = reads.operand(b, src1, d, 0).whole(b);
+            let y = reads.operand(b, src2, d, 1).whole(b);
+            let z = reads.operand(b, src3, d, 2).whole(b);
             let value = mad(b, x, y, z);
             b.store(dst, d.mask(), value);
         }
@@ -162,10 +161,78 @@ pub(crate) fn instruction(
 // ---------------------------------------------------------------------------
 // Operands
 
-/// Source operand `slot` of an instruction: register read (with relative
-/// addressing for float constants), load step, swizzle, negation.
-fn source(b: &mut BlockBuilder, src: Source, desc: OperandDescriptor, slot: usize) -> Value {
-    let raw = match src.reg {
+/// A source operand whose swizzle is not applied yet: a recipe that uses
+/// single lanes of it (`cmp`, the scalar unary operations, `mova`) extracts
+/// them from the register read itself, and no swizzle node is built that
+/// only those extracts would use (the optimiser composes an extract of a
+/// swizzle into one extract anyway: the optimised IR is the same, every
+/// pass before it walks fewer nodes).
+#[derive(Clone, Copy)]
+struct Operand {
+    value: Value,
+    /// The swizzle still to apply to `value` (the identity once applied).
+    lanes: [u8; 4],
+}
+
+impl Operand {
+    /// The operand as a vector (its swizzle applied).
+    fn whole(self, b: &mut BlockBuilder) -> Value {
+        b.swizzle(self.value, self.lanes)
+    }
+
+    /// Lane `lane` of the operand, extracted from the unswizzled value.
+    fn lane(self, b: &mut BlockBuilder, lane: u8) -> Value {
+        b.extract(self.value, self.lanes[lane as usize & 3])
+    }
+}
+
+/// The registers one instruction's sources have read: a register named by
+/// two sources (`add r0, r1, -r1`, `cmp c4.x, c4.y`) is read (and loaded,
+/// and its relative slot computed) once. Nothing is written between an
+/// instruction's reads, so the two reads are the same value; the optimiser
+/// would find it out again (forwarding, CSE), here no node is built for it.
+#[derive(Default)]
+struct Reads {
+    seen: [Option<(Source, Value)>; 3],
+}
+
+impl Reads {
+    /// Source operand `slot` of an instruction: register read (with
+    /// relative addressing for float constants), load step, then (see
+    /// [`Operand`]) swizzle and negation. A negated operand is negated
+    /// here, on the swizzled vector, as the recipes always built it.
+    fn operand(
+        &mut self,
+        b: &mut BlockBuilder,
+        src: Source,
+        desc: OperandDescriptor,
+        slot: usize,
+    ) -> Operand {
+        let earlier = self.seen.iter().flatten().find(|(s, _)| *s == src);
+        let raw = match earlier {
+            Some(&(_, raw)) => raw,
+            None => {
+                let raw = read(b, src);
+                self.seen[slot.min(2)] = Some((src, raw));
+                raw
+            }
+        };
+        let lanes = desc.swizzle(slot).lanes().map(|lane| lane as u8);
+        if desc.negate(slot) {
+            let value = b.swizzle(raw, lanes);
+            Operand {
+                value: negate(b, value),
+                lanes: [0, 1, 2, 3],
+            }
+        } else {
+            Operand { value: raw, lanes }
+        }
+    }
+}
+
+/// The register `src` names, as loaded for arithmetic.
+fn read(b: &mut BlockBuilder, src: Source) -> Value {
+    match src.reg {
         SrcReg::Input(n) => {
             let v = b.push(Op::ReadInput(n));
             load(b, v)
@@ -182,14 +249,33 @@ fn source(b: &mut BlockBuilder, src: Source, desc: OperandDescriptor, slot: usiz
             };
             load(b, v)
         }
-    };
-    let lanes = desc.swizzle(slot).lanes().map(|lane| lane as u8);
-    let value = b.swizzle(raw, lanes);
-    if desc.negate(slot) {
-        negate(b, value)
-    } else {
-        value
     }
+}
+
+/// `cmp`'s two comparisons, of lanes x and y: a lane both operands take
+/// from where lane x came (`cmp r0.xxxx, eq, eq, r1.xxxx`) is extracted
+/// once, and the same comparison of the same lanes is made once (what CSE
+/// would make of the repeated nodes).
+fn compare_lanes(b: &mut BlockBuilder, ops: [CmpOp; 2], x: Operand, y: Operand) -> [Value; 2] {
+    let x0 = x.lane(b, 0);
+    let y0 = y.lane(b, 0);
+    let first = b.fcmp(ops[0], x0, y0);
+    let x1 = if x.lanes[1] == x.lanes[0] {
+        x0
+    } else {
+        x.lane(b, 1)
+    };
+    let y1 = if y.lanes[1] == y.lanes[0] {
+        y0
+    } else {
+        y.lane(b, 1)
+    };
+    let second = if (ops[1], x1, y1) == (ops[0], x0, y0) {
+        first
+    } else {
+        b.fcmp(ops[1], x1, y1)
+    };
+    [first, second]
 }
 
 fn address_register(index: AddrIndex) -> Option<AddrReg> {
@@ -390,17 +476,18 @@ fn binary(b: &mut BlockBuilder, op: BinaryOp, x: Value, y: Value) -> Value {
     }
 }
 
-fn unary(b: &mut BlockBuilder, op: UnaryOp, dst: DstReg, mask: WriteMask, x: Value) {
+fn unary(b: &mut BlockBuilder, op: UnaryOp, dst: DstReg, mask: WriteMask, x: Operand) {
     let value = match op {
-        UnaryOp::Mov => x,
+        UnaryOp::Mov => x.whole(b),
         UnaryOp::Flr => {
+            let x = x.whole(b);
             let x = arith_input(b, x);
             let r = b.unary(UnOp::Floor, x);
             arith_result(b, r)
         }
         UnaryOp::Ex2 | UnaryOp::Lg2 | UnaryOp::Rcp | UnaryOp::Rsq => {
             // Lane x of the (swizzled) source, result broadcast.
-            let lane = b.extract(x, 0);
+            let lane = x.lane(b, 0);
             let r = match op {
                 UnaryOp::Ex2 => ex2(b, lane),
                 UnaryOp::Lg2 => lg2(b, lane),
@@ -409,12 +496,15 @@ fn unary(b: &mut BlockBuilder, op: UnaryOp, dst: DstReg, mask: WriteMask, x: Val
             };
             b.push(Op::Splat(r))
         }
-        UnaryOp::Litp => litp(b, x),
+        UnaryOp::Litp => {
+            let x = x.whole(b);
+            litp(b, x)
+        }
         UnaryOp::Mova => {
             // `a0.x` / `a0.y` under mask lanes x / y; the destination is ignored.
             for (lane, reg) in [(0, AddrReg::A0X), (1, AddrReg::A0Y)] {
                 if mask.writes(lane as usize) {
-                    let component = b.extract(x, lane);
+                    let component = x.lane(b, lane);
                     let address = b.unary(UnOp::ToI32, component);
                     b.push(Op::WriteAddr(reg, address));
                 }

@@ -785,3 +785,89 @@ fn lane_movement_of_lane_movement_is_one_step_after_optimisation() {
         }
     }
 }
+
+/// As built, an instruction reads a register its sources share once, a
+/// recipe taking single lanes of an operand (`cmp`, the scalar operations)
+/// extracts them from the register read without a swizzle node, and `cmp`
+/// makes the same comparison of the same lanes once (sixteenth session: the
+/// nodes the optimiser would drop again are not built). Different
+/// comparisons of the same lanes stay two. `cmp r1.xxxx, eq, ne, r1.yyyy;
+/// cmp r2.xxxx, lt, lt, v0.zzzz; rcp o0, c3.wwww`.
+#[test]
+fn shared_reads_and_single_lanes_build_no_repeated_nodes() {
+    let lanes = |l: [usize; 4]| (false, Swizzle::from_lanes(l));
+    let cmp_same = OperandDescriptor::new(WriteMask::ALL, [lanes([0; 4]), lanes([1; 4]), ID]);
+    let cmp_mixed = OperandDescriptor::new(WriteMask::ALL, [lanes([0; 4]), lanes([2; 4]), ID]);
+    let rcp_w = OperandDescriptor::new(WriteMask::ALL, [lanes([3; 4]), ID, ID]);
+    let cmp = |a: SrcReg, b: SrcReg, x, y, desc| Instruction::Cmp {
+        src1: Source::direct(a),
+        src2: Source::direct(b),
+        x,
+        y,
+        desc,
+    };
+    let code = [
+        cmp(SrcReg::Temp(1), SrcReg::Temp(1), CmpOp::Eq, CmpOp::Ne, 0),
+        cmp(SrcReg::Temp(2), SrcReg::Input(0), CmpOp::Lt, CmpOp::Lt, 1),
+        Instruction::Unary {
+            op: UnaryOp::Rcp,
+            dst: DstReg::Output(0),
+            src: Source::direct(SrcReg::Const(3)),
+            desc: 2,
+        },
+        Instruction::End,
+    ];
+    let p = program(&code, &[cmp_same, cmp_mixed, rcp_w]);
+    let ir = build(&p, Precision::F32);
+    let text = ir.blocks[0].to_string();
+    let expected = "0000:
+  %0 = read_temp r1 : f32x4
+  %1 = extract %0.x : f32
+  %2 = extract %0.y : f32
+  %3 = fcmp.eq %1, %2 : bool
+  %4 = fcmp.ne %1, %2 : bool
+  write_flag cmp.x, %3
+  write_flag cmp.y, %4
+0001:
+  %7 = read_temp r2 : f32x4
+  %8 = read_input v0 : f32x4
+  %9 = extract %7.x : f32
+  %10 = extract %8.z : f32
+  %11 = fcmp.lt %9, %10 : bool
+  write_flag cmp.x, %11
+  write_flag cmp.y, %11
+0002:
+  %14 = read_const c3 : f32x4
+  %15 = extract %14.w : f32
+";
+    assert!(text.contains(expected), "{text}");
+    assert!(!text.contains("swizzle"), "{text}");
+    for precision in [Precision::F32, Precision::F24] {
+        let ir = build(&p, precision);
+        let mut uniforms = Uniforms::default();
+        uniforms.f[3] = [1.0, 2.0, 8.0, 4.0];
+        let mut state = UnitState::default();
+        state.temps[1] = [3.0, 3.0, 0.0, 0.0];
+        state.temps[2] = [-1.0, 5.0, 0.0, 0.0];
+        state.inputs[0] = [0.0, 0.0, 0.5, 0.0];
+        // Stop before the `rcp`: the first `cmp`'s flags (3 == 3, not
+        // 3 != 3).
+        let mut first = state.clone();
+        assert_eq!(
+            eval::run(&ir, 1, &uniforms, &mut first, &mut ()),
+            Stop::BudgetExceeded
+        );
+        assert_eq!(first.cmp, [true, false], "{precision:?}");
+        assert_eq!(
+            eval::run(&ir, 10, &uniforms, &mut state, &mut ()),
+            Stop::End
+        );
+        // -1 < 0.5 in both lanes; rcp of c3.w = 4.
+        assert_eq!(state.cmp, [true, true], "{precision:?}");
+        assert_eq!(
+            state.outputs[0].map(f32::to_bits),
+            [0.25f32.to_bits(); 4],
+            "{precision:?}"
+        );
+    }
+}

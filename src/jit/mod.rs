@@ -387,7 +387,7 @@ fn generate(
     };
     // The next compilation on this thread builds its IRs in their buffers.
     optimised.recycle();
-    built.recycle();
+    built.recycle_built();
     let compiled = compiled?;
     Ok(Generated {
         code: compiled.code,
