@@ -26,6 +26,7 @@ mod dot;
 mod encode;
 mod ops;
 mod prims;
+mod quantize;
 mod slow;
 #[cfg(test)]
 mod tests;
@@ -113,6 +114,10 @@ pub(in crate::jit::x64) struct VectorState {
     k1_holds: Option<u8>,
     /// Slow paths still to emit, and what emitting them needs.
     slow: SlowPaths,
+    /// The pool entries of the float24 quantisation's constants
+    /// ([`quantize::CONSTANTS`]), once a quantisation pooled them (until
+    /// the pool is placed).
+    quantize_pool: Option<[u32; 4]>,
 }
 
 /// The lists of a [`VectorState`], empty: what a state dropped on this
@@ -156,6 +161,7 @@ impl VectorState {
             mask_in_k1: false,
             k1_holds: None,
             slow,
+            quantize_pool: None,
         }
     }
 
@@ -464,6 +470,7 @@ impl Vector<'_> {
         }
         self.st.pool.clear();
         self.st.pool_labels.clear();
+        self.st.quantize_pool = None;
         self.st.slow.forget_pool();
         base
     }

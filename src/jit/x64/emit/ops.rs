@@ -87,7 +87,7 @@ fn vex_rip_opcode(op: V) -> Option<(u8, u8)> {
 /// built at once: the constant-pool operations are the commonest
 /// instructions of float24 code, and the assembler's byte-by-byte encoding
 /// of them was a tenth of its compilation.
-fn vex_rip(pp: u8, opcode: u8, d: u8, a: u8, ymm: bool) -> [u8; 8] {
+pub(super) fn vex_rip(pp: u8, opcode: u8, d: u8, a: u8, ymm: bool) -> [u8; 8] {
     let r = (!d >> 3) & 1;
     [
         0xC5,

@@ -222,13 +222,24 @@ impl Vector<'_> {
 
     /// `d = arith::f24::quantize(a)`.
     fn f24_quantize(&mut self, d: u8, a: u8) {
+        if self.encoding() == super::Encoding::Vex128 {
+            self.f24_quantize_vex128(d, a);
+        } else {
+            self.f24_quantize_by_parts(d, a);
+        }
+    }
+
+    /// [`Self::f24_quantize`] instruction by instruction (every encoding;
+    /// with VEX on `xmm` the tests' oracle of [`Self::f24_quantize_vex128`]).
+    pub(super) fn f24_quantize_by_parts(&mut self, d: u8, a: u8) {
         // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the sign stays
         // on the other lanes). Lanes of 2^64 and above (±inf, NaN included)
         // are rare: the tail runs out of line.
-        self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
-        self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
-        self.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
-        self.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
+        let [abs, normal, mantissa, overflow] = super::quantize::CONSTANTS;
+        self.v3c(V::Andps, S2, a, abs);
+        self.v3c(V::Pcmpgtd, MASK, S2, normal);
+        self.and_c_where(d, a, mantissa, MASK);
+        self.test_gt_c(S2, overflow, S3);
         let slow = self.jnz_to_slow();
         self.rejoin(slow, Body::F24Overflow { d });
     }
