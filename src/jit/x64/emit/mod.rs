@@ -24,9 +24,9 @@
 
 mod dot;
 mod encode;
+mod f24_pieces;
 mod ops;
 mod prims;
-mod quantize;
 mod slow;
 #[cfg(test)]
 mod tests;
@@ -115,9 +115,12 @@ pub(in crate::jit::x64) struct VectorState {
     /// Slow paths still to emit, and what emitting them needs.
     slow: SlowPaths,
     /// The pool entries of the float24 quantisation's constants
-    /// ([`quantize::CONSTANTS`]), once a quantisation pooled them (until
+    /// ([`f24_pieces::CONSTANTS`]), once a quantisation pooled them (until
     /// the pool is placed).
     quantize_pool: Option<[u32; 4]>,
+    /// The pool entries of the float24 flush's two constants (the first
+    /// two of [`f24_pieces::CONSTANTS`]), once a flush pooled them.
+    flush_pool: Option<[u32; 2]>,
 }
 
 /// The lists of a [`VectorState`], empty: what a state dropped on this
@@ -162,6 +165,7 @@ impl VectorState {
             k1_holds: None,
             slow,
             quantize_pool: None,
+            flush_pool: None,
         }
     }
 
@@ -471,6 +475,7 @@ impl Vector<'_> {
         self.st.pool.clear();
         self.st.pool_labels.clear();
         self.st.quantize_pool = None;
+        self.st.flush_pool = None;
         self.st.slow.forget_pool();
         base
     }
