@@ -146,7 +146,7 @@ pub(crate) fn compile(
     )?;
     let stack_extra = 16 * plan.spill_slots as u32;
     let mut ops = Asm::new(0);
-    let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let pc_labels = single::pc_labels(analysis, || ops.new_dynamic_label());
     let may_push = inline_flow::may_push(program, analysis);
     let mut e = Emitter {
         ops,

@@ -155,7 +155,8 @@ pub(crate) struct Context<'p, X> {
     pub program: &'p Program,
     /// Its analysis for the entry point and unit kind.
     pub analysis: &'p Analysis,
-    /// The code label of each instruction.
+    /// The code label of each instruction ([`pc_labels`]: a leader's own,
+    /// one never bound for the others).
     pub pc_labels: Vec<DynamicLabel>,
     /// The IR blocks being lowered.
     pub lowering: Lowering<'p, X>,
@@ -200,6 +201,23 @@ pub(crate) trait SingleTarget<'p>: FlowTarget {
     /// Emits value `v` (one [`Values::new`] says may be emitted again) into register
     /// `reg`.
     fn rematerialise(&mut self, v: Value, reg: u8) -> Result<(), JitError>;
+}
+
+/// The instructions' labels ([`Context::pc_labels`]) from `new_label`: a
+/// label of its own for each leader, which [`instruction`] binds at its
+/// code, and for every other instruction one label that is never bound.
+/// Only leaders are jumped to (every flow target, return address and stack
+/// pop starts a block) or in the dispatch table ([`table_entries`]), so
+/// the other half of the instructions need no label to be made and bound;
+/// a reference to one would fail to assemble rather than jump astray.
+pub(crate) fn pc_labels(
+    analysis: &Analysis,
+    mut new_label: impl FnMut() -> DynamicLabel,
+) -> Vec<DynamicLabel> {
+    let never_bound = new_label();
+    (analysis.leader.iter())
+        .map(|&leader| if leader { new_label() } else { never_bound })
+        .collect()
 }
 
 /// A single-vertex target as the register allocator sees it.
@@ -298,8 +316,10 @@ fn allocate<'p, T: SingleTarget<'p>>(
 pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
     let i = pc as usize;
     let analysis = t.cx().analysis;
-    let label = t.cx().pc_labels[i];
-    t.bind(label);
+    if analysis.leader[i] {
+        let label = t.cx().pc_labels[i];
+        t.bind(label);
+    }
     if !T::EMITS_UNREACHABLE && !analysis.reachable[i] {
         // Never executed from this entry point (nothing falls or jumps into
         // it): no code, and no flow state its pushes would need. Should
@@ -364,4 +384,57 @@ pub(crate) fn table_entries(
         });
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod label_tests {
+    use crate::analysis;
+    use crate::program::{Program, ShaderKind};
+    use dynasmrt::VecAssembler;
+    use dynasmrt::x64::X64Relocation;
+
+    /// A leader's label is its own (no other instruction has it), every
+    /// other instruction shares the one label no leader has, and
+    /// [`super::instruction`]'s binding of leaders alone leaves the code
+    /// assembling with every jump and table entry resolved.
+    #[test]
+    fn leaders_have_labels_of_their_own_and_the_rest_share_one() {
+        let source = "
+            .proc main
+                mov r0, v0
+                ifu b0, else, 1
+                add r0, c1, r0
+                mul r1, c2, r0
+                jmpc cmp.x, done
+            else:
+                add r1, c1, r1
+                mov r2, r1
+            done:
+                end
+            .end
+        ";
+        let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program");
+        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+        let labels = super::pc_labels(&a, || ops.new_dynamic_label());
+        assert_eq!(labels.len(), a.leader.len());
+        let leaders = a.leader.iter().filter(|&&l| l).count();
+        assert!(leaders > 1 && leaders < labels.len(), "{:?}", a.leader);
+        for (pc, (&label, &leader)) in labels.iter().zip(&a.leader).enumerate() {
+            let same = labels.iter().filter(|&&other| other == label).count();
+            if leader {
+                assert_eq!(same, 1, "leader {pc} shares its label");
+            } else {
+                assert_eq!(same, labels.len() - leaders, "pc {pc}");
+            }
+        }
+        let compiled = crate::jit::compile_with(
+            &program,
+            &crate::ShaderConfig::default(),
+            crate::jit::Features::host(),
+        );
+        assert!(compiled.is_ok(), "{:?}", compiled.err());
+    }
 }

@@ -171,7 +171,7 @@ pub(crate) fn compile(
         64 + len + nodes / 2,
         64 + nodes + 4 * len,
     );
-    let pc_labels = (0..len).map(|_| ops.new_dynamic_label()).collect();
+    let pc_labels = single::pc_labels(analysis, || ops.new_dynamic_label());
     let fp = fp_env::Constants::new(&mut ops);
     let labels = Labels::new(&mut ops);
     let mut e = Emitter {

@@ -337,6 +337,23 @@ mod tests {
         }
     }
 
+    /// Every length a [`Code`] can have: `put` appends exactly its bytes.
+    #[test]
+    fn put_appends_exactly_the_bytes_at_every_length() {
+        for len in 0..=16u8 {
+            let mut code = Code::new();
+            for k in 0..len {
+                code = code.byte(0xA0 ^ k);
+            }
+            let mut out = vec![0x90];
+            code.put(&mut out);
+            let want: Vec<u8> = std::iter::once(0x90)
+                .chain((0..len).map(|k| 0xA0 ^ k))
+                .collect();
+            assert_eq!(out, want, "{len} bytes");
+        }
+    }
+
     #[test]
     fn put_appends_exactly_the_bytes() {
         let mut ops = Ops::new(0);

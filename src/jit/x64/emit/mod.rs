@@ -24,6 +24,7 @@
 
 mod dot;
 mod encode;
+mod f24_pieces;
 mod ops;
 mod prims;
 mod slow;
@@ -113,6 +114,13 @@ pub(in crate::jit::x64) struct VectorState {
     k1_holds: Option<u8>,
     /// Slow paths still to emit, and what emitting them needs.
     slow: SlowPaths,
+    /// The pool entries of the float24 quantisation's constants
+    /// ([`f24_pieces::CONSTANTS`]), once a quantisation pooled them (until
+    /// the pool is placed).
+    quantize_pool: Option<[u32; 4]>,
+    /// The pool entries of the float24 flush's two constants (the first
+    /// two of [`f24_pieces::CONSTANTS`]), once a flush pooled them.
+    flush_pool: Option<[u32; 2]>,
 }
 
 /// The lists of a [`VectorState`], empty: what a state dropped on this
@@ -156,6 +164,8 @@ impl VectorState {
             mask_in_k1: false,
             k1_holds: None,
             slow,
+            quantize_pool: None,
+            flush_pool: None,
         }
     }
 
@@ -464,6 +474,8 @@ impl Vector<'_> {
         }
         self.st.pool.clear();
         self.st.pool_labels.clear();
+        self.st.quantize_pool = None;
+        self.st.flush_pool = None;
         self.st.slow.forget_pool();
         base
     }

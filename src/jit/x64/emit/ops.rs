@@ -87,7 +87,7 @@ fn vex_rip_opcode(op: V) -> Option<(u8, u8)> {
 /// built at once: the constant-pool operations are the commonest
 /// instructions of float24 code, and the assembler's byte-by-byte encoding
 /// of them was a tenth of its compilation.
-fn vex_rip(pp: u8, opcode: u8, d: u8, a: u8, ymm: bool) -> [u8; 8] {
+pub(super) fn vex_rip(pp: u8, opcode: u8, d: u8, a: u8, ymm: bool) -> [u8; 8] {
     let r = (!d >> 3) & 1;
     [
         0xC5,
@@ -582,22 +582,25 @@ impl Vector<'_> {
             return;
         }
         let (vex, y) = (self.vex(), self.ymm());
+        // The VEX forms are encoded by hand as `dynasm` writes them
+        // (`vex_rip_tests`): a float24 shader loads a hundred constants.
         if bits == [0; 4] {
             if vex {
-                vex!(self.ops, y; vxorps R(d), R(d), R(d));
+                encode::vex_rr(0, 0x57, d, Some(d), d, y).put(&mut *self.ops);
             } else {
                 dynasm!(self.ops ; .arch x64 ; xorps Rx(d), Rx(d));
             }
         } else if bits == [u32::MAX; 4] {
             if vex {
-                vex!(self.ops, y; vpcmpeqd R(d), R(d), R(d));
+                encode::vex_rr(1, 0x76, d, Some(d), d, y).put(&mut *self.ops);
             } else {
                 dynasm!(self.ops ; .arch x64 ; pcmpeqd Rx(d), Rx(d));
             }
         } else {
             let entry = self.pool_entry(bits);
             if vex {
-                vex!(self.ops, y; vmovaps R(d), [rip + 0]);
+                // `vmovaps d, [rip + 0]`: no second source (VEX.vvvv 1111).
+                self.ops.extend(&vex_rip(0, 0x28, d, 0, y));
             } else {
                 dynasm!(self.ops ; .arch x64 ; movaps Rx(d), [rip + 0]);
             }
@@ -712,6 +715,31 @@ mod vex_rip_tests {
             V::Cmpps(_) => unreachable!("written by dynasm"),
         }
         ops.finalize().expect("assembles")
+    }
+
+    /// `constant_lanes`' hand-encoded VEX forms: the load from the pool
+    /// (`vex_rip` without a second source), and the zeros and ones of a
+    /// register with itself (`encode::vex_rr`).
+    #[test]
+    fn constant_loads_match_the_assembler() {
+        for ymm in [false, true] {
+            for d in 0..16 {
+                let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+                vex!(ops, ymm; vmovaps R(d), [rip + 0]);
+                let want = ops.finalize().expect("assembles");
+                assert_eq!(vex_rip(0, 0x28, d, 0, ymm)[..], want[..], "load {d} {ymm}");
+                let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+                vex!(ops, ymm; vxorps R(d), R(d), R(d));
+                let want = ops.finalize().expect("assembles");
+                let code = super::super::encode::vex_rr(0, 0x57, d, Some(d), d, ymm);
+                assert_eq!(code.bytes(), &want[..], "zeros {d} {ymm}");
+                let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
+                vex!(ops, ymm; vpcmpeqd R(d), R(d), R(d));
+                let want = ops.finalize().expect("assembles");
+                let code = super::super::encode::vex_rr(1, 0x76, d, Some(d), d, ymm);
+                assert_eq!(code.bytes(), &want[..], "ones {d} {ymm}");
+            }
+        }
     }
 
     /// The hand-encoded register forms of `v3` and `copy` (`encode::vex_rr`).

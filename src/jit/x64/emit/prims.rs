@@ -31,13 +31,10 @@ impl Vector<'_> {
                 self.copy(d, a);
                 self.f24_load(d);
             }
-            UnOp::F24Flush => {
-                // |x| < 2^-62 → +0, everything else unchanged.
-                let mask = self.mask_or(S1);
-                self.v3c(V::Andps, S1, a, 0x7FFF_FFFF);
-                self.v3c(V::Pcmpgtd, mask, S1, f24::MIN_NORMAL_BITS - 1);
-                self.keep_where(d, a, mask);
+            UnOp::F24Flush if self.encoding() == super::Encoding::Vex128 => {
+                self.f24_flush_vex128(d, a);
             }
+            UnOp::F24Flush => self.f24_flush_by_parts(d, a),
             UnOp::F24Quantize => self.f24_quantize(d, a),
             UnOp::ToI32 => {
                 // Truncate; out of range or NaN → i32::MIN, then x ≥ 2^31 →
@@ -220,15 +217,38 @@ impl Vector<'_> {
         self.f24_tail(d, d, S1, S3);
     }
 
+    /// `d = arith::f24::flush_input(a)` lane by lane, instruction by instruction (every
+    /// encoding; with VEX on `xmm` the tests' oracle of
+    /// [`Self::f24_flush_vex128`]).
+    pub(super) fn f24_flush_by_parts(&mut self, d: u8, a: u8) {
+        // |x| < 2^-62 → +0, everything else unchanged.
+        let [abs, normal, ..] = super::f24_pieces::CONSTANTS;
+        let mask = self.mask_or(S1);
+        self.v3c(V::Andps, S1, a, abs);
+        self.v3c(V::Pcmpgtd, mask, S1, normal);
+        self.keep_where(d, a, mask);
+    }
+
     /// `d = arith::f24::quantize(a)`.
     fn f24_quantize(&mut self, d: u8, a: u8) {
+        if self.encoding() == super::Encoding::Vex128 {
+            self.f24_quantize_vex128(d, a);
+        } else {
+            self.f24_quantize_by_parts(d, a);
+        }
+    }
+
+    /// [`Self::f24_quantize`] instruction by instruction (every encoding;
+    /// with VEX on `xmm` the tests' oracle of [`Self::f24_quantize_vex128`]).
+    pub(super) fn f24_quantize_by_parts(&mut self, d: u8, a: u8) {
         // S2 = |bits|; d = truncated mantissa, +0 below 2^-62 (the sign stays
         // on the other lanes). Lanes of 2^64 and above (±inf, NaN included)
         // are rare: the tail runs out of line.
-        self.v3c(V::Andps, S2, a, 0x7FFF_FFFF);
-        self.v3c(V::Pcmpgtd, MASK, S2, f24::MIN_NORMAL_BITS - 1);
-        self.and_c_where(d, a, f24::MANTISSA_MASK, MASK);
-        self.test_gt_c(S2, f24::OVERFLOW_BITS - 1, S3);
+        let [abs, normal, mantissa, overflow] = super::f24_pieces::CONSTANTS;
+        self.v3c(V::Andps, S2, a, abs);
+        self.v3c(V::Pcmpgtd, MASK, S2, normal);
+        self.and_c_where(d, a, mantissa, MASK);
+        self.test_gt_c(S2, overflow, S3);
         let slow = self.jnz_to_slow();
         self.rejoin(slow, Body::F24Overflow { d });
     }

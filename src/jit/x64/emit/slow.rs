@@ -292,7 +292,7 @@ fn group_hash(key: u64) -> usize {
 /// The `jnz` into a slow path not emitted yet: the code offset just past
 /// its 32-bit displacement, which [`Vector::emit_slow_paths`] writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::jit::x64) struct SlowEntry(u32);
+pub(in crate::jit::x64) struct SlowEntry(pub(super) u32);
 
 /// What a slow path computes, by register: slow paths with equal bodies
 /// emit equal code, so [`Vector::emit_slow_paths`] emits it once.
