@@ -404,7 +404,13 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
 /// the whole operation field by field cost more than the lookups).
 #[inline(always)]
 fn remap_operands(op: &mut Op, remap: &[Value]) {
-    let at = |v: &mut Value| *v = remap[v.0 as usize];
+    remap_operands_by(op, |v| remap[v.0 as usize]);
+}
+
+/// Replaces each operand `v` of `op` by `map(v)`, in place.
+#[inline(always)]
+fn remap_operands_by(op: &mut Op, map: impl Fn(Value) -> Value) {
+    let at = |v: &mut Value| *v = map(*v);
     match op {
         Op::Const { .. }
         | Op::ReadInput(_)
@@ -1489,45 +1495,62 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
 
 /// Removes pure nodes whose value nobody uses (writes and exit values are
 /// used), in place: a kept node only moves towards the block's start.
+// (Not inlined into `optimize`: on its own registers the walks keep
+// their bounds and buffers in registers.)
+#[inline(never)]
 fn dead_code(block: &mut Block, scratch: &mut Scratch) {
+    let n = block.nodes.len();
     let live = &mut scratch.flags;
     live.clear();
-    live.resize(block.nodes.len(), false);
+    live.resize(n, false);
+    let live = &mut live[..n];
     for v in exit_operands(&block.exit) {
         live[v.0 as usize] = true;
     }
-    for k in (0..block.nodes.len()).rev() {
-        let op = &block.nodes[k].op;
-        if block.nodes[k].ty.is_none() {
+    // Users come after their operands: walking back, a node's liveness is
+    // settled when the walk reaches it (and the first dead node is found
+    // in the same walk).
+    let nodes = &block.nodes[..n];
+    let mut first_dead = n;
+    for k in (0..n).rev() {
+        let node = &nodes[k];
+        if node.ty.is_none() || live[k] {
             live[k] = true;
-        }
-        if live[k] {
-            for v in operands(op) {
-                live[v.0 as usize] = true;
-            }
+            for_each_operand(&node.op, |v| live[v.0 as usize] = true);
+        } else {
+            first_dead = k;
         }
     }
-    // Operands come before their users: the nodes before the first dead one
-    // stay where they are, unchanged.
-    let Some(first_dead) = live.iter().position(|&l| !l) else {
+    if first_dead == n {
         return;
-    };
+    }
+    // The nodes before the first dead one stay where they are, unchanged,
+    // and keep their numbers: `remap` holds the new numbers of the nodes
+    // from `first_dead` on only.
     let remap = &mut scratch.remap;
     remap.clear();
-    remap.extend((0..first_dead as u32).map(Value));
-    remap.resize(block.nodes.len(), Value(u32::MAX));
+    remap.resize(n - first_dead, Value(u32::MAX));
+    let remap = &mut remap[..n - first_dead];
+    let from = first_dead as u32;
     let mut kept = first_dead;
     for span in &mut block.instrs {
         if span.end as usize <= first_dead {
             continue;
         }
         let first = span.first.min(kept as u32);
-        for index in span.first.max(first_dead as u32)..span.end {
+        for index in span.first.max(from)..span.end {
             if live[index as usize] {
-                let mut node = block.nodes[index as usize];
-                remap_operands(&mut node.op, remap);
-                remap[index as usize] = Value(kept as u32);
-                block.nodes[kept] = node;
+                block
+                    .nodes
+                    .copy_within(index as usize..index as usize + 1, kept);
+                remap_operands_by(&mut block.nodes[kept].op, |v| {
+                    if v.0 < from {
+                        v
+                    } else {
+                        remap[(v.0 - from) as usize]
+                    }
+                });
+                remap[(index - from) as usize] = Value(kept as u32);
                 kept += 1;
             }
         }
@@ -1535,7 +1558,46 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
         span.end = kept as u32;
     }
     block.nodes.truncate(kept);
-    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    block.exit = map_exit(block.exit, |v| {
+        if v.0 < from {
+            v
+        } else {
+            remap[(v.0 - from) as usize]
+        }
+    });
+}
+
+/// Calls `f` on each operand of `op`, in order (as [`operand_array`],
+/// without building the array).
+#[inline(always)]
+fn for_each_operand(op: &Op, mut f: impl FnMut(Value)) {
+    match *op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => {}
+        Op::ReadConstAt(v)
+        | Op::Store { value: v, .. }
+        | Op::WriteAddr(_, v)
+        | Op::WriteFlag(_, v)
+        | Op::Swizzle(v, _)
+        | Op::Extract(v, _)
+        | Op::Splat(v)
+        | Op::Unary(_, v) => f(v),
+        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+            f(a);
+            f(b);
+        }
+        Op::Select { cond, a, b } => {
+            f(cond);
+            f(a);
+            f(b);
+        }
+    }
 }
 
 #[cfg(test)]
