@@ -1663,6 +1663,80 @@ mod tests {
         assert!(table.find(&nodes, &op(0), OpTable::hash(&op(0))).is_err());
     }
 
+    /// `dead_code` drops an unused pure node and the nodes only it used
+    /// (found in one walk back), moves the kept nodes after the first dead
+    /// one down, renumbering their operands (those before it keep their
+    /// numbers) and the exit's, and shrinks the instruction spans.
+    #[test]
+    fn dead_code_drops_unused_chains_and_renumbers_what_follows() {
+        use crate::ir::Ty;
+        let node = |op: Op, ty: Option<Ty>| Node { op, ty };
+        let store = |n: u8, v: u32| {
+            node(
+                Op::Store {
+                    dst: DstReg::Output(n),
+                    mask: WriteMask::ALL,
+                    value: Value(v),
+                },
+                None,
+            )
+        };
+        let v = Value;
+        let f = Some(Ty::F32X4);
+        let span = |pc: u32, first: u32, end: u32| InstrSpan { pc, first, end };
+        let mut block = Block {
+            start: 0,
+            last: 2,
+            nodes: vec![
+                node(Op::ReadInput(0), f),
+                // Used only by the dead flush below: dead too.
+                node(Op::ReadInput(1), f),
+                node(Op::Unary(UnOp::F24Flush, v(1)), f),
+                node(Op::Binary(BinOp::FAdd, v(0), v(0)), f),
+                store(0, 3),
+                // Used by the exit only.
+                node(Op::ReadBoolUniform(2), Some(Ty::BOOL)),
+                node(Op::Binary(BinOp::FMul, v(3), v(0)), f),
+                store(1, 6),
+            ],
+            instrs: vec![span(0, 0, 3), span(1, 3, 5), span(2, 5, 8)],
+            exit: Exit::If {
+                taken: v(5),
+                target: 7,
+                next: 3,
+            },
+            stack_check: false,
+        };
+        dead_code(&mut block, &mut Scratch::default());
+        assert_eq!(
+            block.nodes,
+            vec![
+                node(Op::ReadInput(0), f),
+                node(Op::Binary(BinOp::FAdd, v(0), v(0)), f),
+                store(0, 1),
+                node(Op::ReadBoolUniform(2), Some(Ty::BOOL)),
+                node(Op::Binary(BinOp::FMul, v(1), v(0)), f),
+                store(1, 4),
+            ]
+        );
+        assert_eq!(
+            block.instrs,
+            vec![span(0, 0, 1), span(1, 1, 3), span(2, 3, 6)]
+        );
+        assert_eq!(
+            block.exit,
+            Exit::If {
+                taken: v(3),
+                target: 7,
+                next: 3,
+            }
+        );
+        // Nothing dead: nothing moves.
+        let before = block.clone();
+        dead_code(&mut block, &mut Scratch::default());
+        assert_eq!(block, before);
+    }
+
     #[test]
     fn operands_lists_what_map_operands_visits_in_its_order() {
         let (a, b, c) = (Value(7), Value(3), Value(5));
