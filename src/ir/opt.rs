@@ -1408,6 +1408,7 @@ fn payload_use(op: &Op) -> Payload {
 /// Drops each `canonicalize` whose result's NaN payload nobody observes: every
 /// use ignores it, or passes it on to uses that ignore it (a dot product's
 /// partial sums in F32 are canonicalised once, at the end).
+#[inline(never)]
 fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     // (Most F24 blocks canonicalise nothing, their float24 steps give
     // canonical NaNs: `optimize` runs this only where `forward` made a
@@ -1461,6 +1462,7 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
+#[inline(never)]
 fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
     // Uses are counted only where a product is quantised (never in F32).
     let quantized_product = |node: &Node| match node.op {
