@@ -1784,6 +1784,9 @@ mod tests {
                 v
             });
             assert_eq!(operands(&op).collect::<Vec<_>>(), visited, "{op:?}");
+            let mut each = Vec::new();
+            for_each_operand(&op, |v| each.push(v));
+            assert_eq!(each, visited, "{op:?}");
             // Renumbering in place renumbers the same operands the same way
             // (each value to a different one, so a missed or swapped
             // operand shows).
