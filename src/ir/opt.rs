@@ -404,7 +404,13 @@ fn map_operands(op: Op, mut map: impl FnMut(Value) -> Value) -> Op {
 /// the whole operation field by field cost more than the lookups).
 #[inline(always)]
 fn remap_operands(op: &mut Op, remap: &[Value]) {
-    let at = |v: &mut Value| *v = remap[v.0 as usize];
+    remap_operands_by(op, |v| remap[v.0 as usize]);
+}
+
+/// Replaces each operand `v` of `op` by `map(v)`, in place.
+#[inline(always)]
+fn remap_operands_by(op: &mut Op, map: impl Fn(Value) -> Value) {
+    let at = |v: &mut Value| *v = map(*v);
     match op {
         Op::Const { .. }
         | Op::ReadInput(_)
@@ -1402,6 +1408,7 @@ fn payload_use(op: &Op) -> Payload {
 /// Drops each `canonicalize` whose result's NaN payload nobody observes: every
 /// use ignores it, or passes it on to uses that ignore it (a dot product's
 /// partial sums in F32 are canonicalised once, at the end).
+#[inline(never)]
 fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
     // (Most F24 blocks canonicalise nothing, their float24 steps give
     // canonical NaNs: `optimize` runs this only where `forward` made a
@@ -1455,6 +1462,7 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
 
 /// Makes each `f24_quantize` of a `pica_mul` that nothing else uses one
 /// [`BinOp::PicaMulF24`] (the multiply is then unused and goes away).
+#[inline(never)]
 fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
     // Uses are counted only where a product is quantised (never in F32).
     let quantized_product = |node: &Node| match node.op {
@@ -1489,45 +1497,62 @@ fn fuse_f24_products(block: &mut Block, scratch: &mut Scratch) {
 
 /// Removes pure nodes whose value nobody uses (writes and exit values are
 /// used), in place: a kept node only moves towards the block's start.
+// (Not inlined into `optimize`: on its own registers the walks keep
+// their bounds and buffers in registers.)
+#[inline(never)]
 fn dead_code(block: &mut Block, scratch: &mut Scratch) {
+    let n = block.nodes.len();
     let live = &mut scratch.flags;
     live.clear();
-    live.resize(block.nodes.len(), false);
+    live.resize(n, false);
+    let live = &mut live[..n];
     for v in exit_operands(&block.exit) {
         live[v.0 as usize] = true;
     }
-    for k in (0..block.nodes.len()).rev() {
-        let op = &block.nodes[k].op;
-        if block.nodes[k].ty.is_none() {
+    // Users come after their operands: walking back, a node's liveness is
+    // settled when the walk reaches it (and the first dead node is found
+    // in the same walk).
+    let nodes = &block.nodes[..n];
+    let mut first_dead = n;
+    for k in (0..n).rev() {
+        let node = &nodes[k];
+        if node.ty.is_none() || live[k] {
             live[k] = true;
-        }
-        if live[k] {
-            for v in operands(op) {
-                live[v.0 as usize] = true;
-            }
+            for_each_operand(&node.op, |v| live[v.0 as usize] = true);
+        } else {
+            first_dead = k;
         }
     }
-    // Operands come before their users: the nodes before the first dead one
-    // stay where they are, unchanged.
-    let Some(first_dead) = live.iter().position(|&l| !l) else {
+    if first_dead == n {
         return;
-    };
+    }
+    // The nodes before the first dead one stay where they are, unchanged,
+    // and keep their numbers: `remap` holds the new numbers of the nodes
+    // from `first_dead` on only.
     let remap = &mut scratch.remap;
     remap.clear();
-    remap.extend((0..first_dead as u32).map(Value));
-    remap.resize(block.nodes.len(), Value(u32::MAX));
+    remap.resize(n - first_dead, Value(u32::MAX));
+    let remap = &mut remap[..n - first_dead];
+    let from = first_dead as u32;
     let mut kept = first_dead;
     for span in &mut block.instrs {
         if span.end as usize <= first_dead {
             continue;
         }
         let first = span.first.min(kept as u32);
-        for index in span.first.max(first_dead as u32)..span.end {
+        for index in span.first.max(from)..span.end {
             if live[index as usize] {
-                let mut node = block.nodes[index as usize];
-                remap_operands(&mut node.op, remap);
-                remap[index as usize] = Value(kept as u32);
-                block.nodes[kept] = node;
+                block
+                    .nodes
+                    .copy_within(index as usize..index as usize + 1, kept);
+                remap_operands_by(&mut block.nodes[kept].op, |v| {
+                    if v.0 < from {
+                        v
+                    } else {
+                        remap[(v.0 - from) as usize]
+                    }
+                });
+                remap[(index - from) as usize] = Value(kept as u32);
                 kept += 1;
             }
         }
@@ -1535,7 +1560,46 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
         span.end = kept as u32;
     }
     block.nodes.truncate(kept);
-    block.exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    block.exit = map_exit(block.exit, |v| {
+        if v.0 < from {
+            v
+        } else {
+            remap[(v.0 - from) as usize]
+        }
+    });
+}
+
+/// Calls `f` on each operand of `op`, in order (as [`operand_array`],
+/// without building the array).
+#[inline(always)]
+fn for_each_operand(op: &Op, mut f: impl FnMut(Value)) {
+    match *op {
+        Op::Const { .. }
+        | Op::ReadInput(_)
+        | Op::ReadTemp(_)
+        | Op::ReadConst(_)
+        | Op::ReadAddr(_)
+        | Op::ReadFlag(_)
+        | Op::ReadBoolUniform(_)
+        | Op::ReadIntUniform { .. } => {}
+        Op::ReadConstAt(v)
+        | Op::Store { value: v, .. }
+        | Op::WriteAddr(_, v)
+        | Op::WriteFlag(_, v)
+        | Op::Swizzle(v, _)
+        | Op::Extract(v, _)
+        | Op::Splat(v)
+        | Op::Unary(_, v) => f(v),
+        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
+            f(a);
+            f(b);
+        }
+        Op::Select { cond, a, b } => {
+            f(cond);
+            f(a);
+            f(b);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1601,6 +1665,80 @@ mod tests {
         assert!(table.find(&nodes, &op(0), OpTable::hash(&op(0))).is_err());
     }
 
+    /// `dead_code` drops an unused pure node and the nodes only it used
+    /// (found in one walk back), moves the kept nodes after the first dead
+    /// one down, renumbering their operands (those before it keep their
+    /// numbers) and the exit's, and shrinks the instruction spans.
+    #[test]
+    fn dead_code_drops_unused_chains_and_renumbers_what_follows() {
+        use crate::ir::Ty;
+        let node = |op: Op, ty: Option<Ty>| Node { op, ty };
+        let store = |n: u8, v: u32| {
+            node(
+                Op::Store {
+                    dst: DstReg::Output(n),
+                    mask: WriteMask::ALL,
+                    value: Value(v),
+                },
+                None,
+            )
+        };
+        let v = Value;
+        let f = Some(Ty::F32X4);
+        let span = |pc: u32, first: u32, end: u32| InstrSpan { pc, first, end };
+        let mut block = Block {
+            start: 0,
+            last: 2,
+            nodes: vec![
+                node(Op::ReadInput(0), f),
+                // Used only by the dead flush below: dead too.
+                node(Op::ReadInput(1), f),
+                node(Op::Unary(UnOp::F24Flush, v(1)), f),
+                node(Op::Binary(BinOp::FAdd, v(0), v(0)), f),
+                store(0, 3),
+                // Used by the exit only.
+                node(Op::ReadBoolUniform(2), Some(Ty::BOOL)),
+                node(Op::Binary(BinOp::FMul, v(3), v(0)), f),
+                store(1, 6),
+            ],
+            instrs: vec![span(0, 0, 3), span(1, 3, 5), span(2, 5, 8)],
+            exit: Exit::If {
+                taken: v(5),
+                target: 7,
+                next: 3,
+            },
+            stack_check: false,
+        };
+        dead_code(&mut block, &mut Scratch::default());
+        assert_eq!(
+            block.nodes,
+            vec![
+                node(Op::ReadInput(0), f),
+                node(Op::Binary(BinOp::FAdd, v(0), v(0)), f),
+                store(0, 1),
+                node(Op::ReadBoolUniform(2), Some(Ty::BOOL)),
+                node(Op::Binary(BinOp::FMul, v(1), v(0)), f),
+                store(1, 4),
+            ]
+        );
+        assert_eq!(
+            block.instrs,
+            vec![span(0, 0, 1), span(1, 1, 3), span(2, 3, 6)]
+        );
+        assert_eq!(
+            block.exit,
+            Exit::If {
+                taken: v(3),
+                target: 7,
+                next: 3,
+            }
+        );
+        // Nothing dead: nothing moves.
+        let before = block.clone();
+        dead_code(&mut block, &mut Scratch::default());
+        assert_eq!(block, before);
+    }
+
     #[test]
     fn operands_lists_what_map_operands_visits_in_its_order() {
         let (a, b, c) = (Value(7), Value(3), Value(5));
@@ -1646,6 +1784,9 @@ mod tests {
                 v
             });
             assert_eq!(operands(&op).collect::<Vec<_>>(), visited, "{op:?}");
+            let mut each = Vec::new();
+            for_each_operand(&op, |v| each.push(v));
+            assert_eq!(each, visited, "{op:?}");
             // Renumbering in place renumbers the same operands the same way
             // (each value to a different one, so a missed or swapped
             // operand shows).

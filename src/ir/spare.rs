@@ -40,6 +40,7 @@ impl<T> Kept<T> {
     }
 
     /// Keeps `buffer` (empty) unless that would exceed [`MAX_SPARE_ROOM`].
+    #[inline(always)]
     fn keep(&mut self, buffer: Vec<T>) {
         if self.room + buffer.capacity() <= MAX_SPARE_ROOM {
             self.room += buffer.capacity();
@@ -104,20 +105,25 @@ pub(super) fn copy_block(block: &Block) -> Block {
 
 /// Keeps `block`'s buffers (emptied) for a later block of this thread.
 pub(super) fn keep_block(block: Block) {
-    let Block {
-        mut nodes,
-        mut instrs,
-        ..
-    } = block;
-    nodes.clear();
-    instrs.clear();
     // Where the thread is exiting (no spare buffers any more), the buffers
     // are simply freed.
-    let _ = SPARE.try_with(|spare| {
-        let mut spare = spare.borrow_mut();
-        spare.nodes.keep(nodes);
-        spare.spans.keep(instrs);
-    });
+    let _ = SPARE.try_with(|spare| spare.borrow_mut().keep_block(block));
+}
+
+impl Spare {
+    /// Keeps `block`'s buffers, emptied.
+    #[inline(always)]
+    fn keep_block(&mut self, block: Block) {
+        let Block {
+            mut nodes,
+            mut instrs,
+            ..
+        } = block;
+        nodes.clear();
+        instrs.clear();
+        self.nodes.keep(nodes);
+        self.spans.keep(instrs);
+    }
 }
 
 impl Ir {
@@ -133,10 +139,18 @@ impl Ir {
     /// block order, block 0 asked for the last block's buffer, often too
     /// small: freed and allocated again).
     pub(crate) fn recycle(self) {
-        keep_block(self.prologue);
-        for block in self.blocks.into_iter().rev() {
-            keep_block(block);
-        }
+        let Ir {
+            prologue, blocks, ..
+        } = self;
+        // One visit of the thread's buffers for all the blocks (a visit per
+        // block was a fixed cost of every block of every compilation).
+        let _ = SPARE.try_with(move |spare| {
+            let mut spare = spare.borrow_mut();
+            spare.keep_block(prologue);
+            for block in blocks.into_iter().rev() {
+                spare.keep_block(block);
+            }
+        });
     }
 }
 
