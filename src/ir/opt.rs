@@ -410,35 +410,50 @@ fn remap_operands(op: &mut Op, remap: &[Value]) {
 /// Replaces each operand `v` of `op` by `map(v)`, in place.
 #[inline(always)]
 fn remap_operands_by(op: &mut Op, map: impl Fn(Value) -> Value) {
-    let at = |v: &mut Value| *v = map(*v);
-    match op {
-        Op::Const { .. }
-        | Op::ReadInput(_)
-        | Op::ReadTemp(_)
-        | Op::ReadConst(_)
-        | Op::ReadAddr(_)
-        | Op::ReadFlag(_)
-        | Op::ReadBoolUniform(_)
-        | Op::ReadIntUniform { .. } => {}
-        Op::ReadConstAt(v)
-        | Op::Store { value: v, .. }
-        | Op::WriteAddr(_, v)
-        | Op::WriteFlag(_, v)
-        | Op::Swizzle(v, _)
-        | Op::Extract(v, _)
-        | Op::Splat(v)
-        | Op::Unary(_, v) => at(v),
-        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
-            at(a);
-            at(b);
-        }
-        Op::Select { cond, a, b } => {
-            at(cond);
-            at(a);
-            at(b);
-        }
-    }
+    let visit = |v: &mut Value| *v = map(*v);
+    visit_operands!(op, visit);
 }
+
+/// Calls the closure `$visit` on each operand of `$op` in order (the order
+/// [`operand_array`] lists them), by reference: `&Value` for a `&Op`,
+/// `&mut Value` for a `&mut Op`. One match for the passes that read the
+/// operands and those that renumber them in place (a direct match each:
+/// both run on every node the optimiser keeps).
+macro_rules! visit_operands {
+    ($op:expr, $visit:ident) => {{
+        match $op {
+            Op::Const { .. }
+            | Op::ReadInput(_)
+            | Op::ReadTemp(_)
+            | Op::ReadConst(_)
+            | Op::ReadAddr(_)
+            | Op::ReadFlag(_)
+            | Op::ReadBoolUniform(_)
+            | Op::ReadIntUniform { .. } => {}
+            Op::ReadConstAt(v)
+            | Op::Store { value: v, .. }
+            | Op::WriteAddr(_, v)
+            | Op::WriteFlag(_, v)
+            | Op::Swizzle(v, _)
+            | Op::Extract(v, _)
+            | Op::Splat(v)
+            | Op::Unary(_, v) => $visit(v),
+            Op::Blend { a, b, .. }
+            | Op::Binary(_, a, b)
+            | Op::FCmp(_, a, b)
+            | Op::ICmp(_, a, b) => {
+                $visit(a);
+                $visit(b);
+            }
+            Op::Select { cond, a, b } => {
+                $visit(cond);
+                $visit(a);
+                $visit(b);
+            }
+        }
+    }};
+}
+use visit_operands;
 
 /// The operands of `op`, in order (the order `map_operands` visits them).
 pub fn operands(op: &Op) -> impl Iterator<Item = Value> + use<> {
@@ -1573,33 +1588,8 @@ fn dead_code(block: &mut Block, scratch: &mut Scratch) {
 /// without building the array).
 #[inline(always)]
 fn for_each_operand(op: &Op, mut f: impl FnMut(Value)) {
-    match *op {
-        Op::Const { .. }
-        | Op::ReadInput(_)
-        | Op::ReadTemp(_)
-        | Op::ReadConst(_)
-        | Op::ReadAddr(_)
-        | Op::ReadFlag(_)
-        | Op::ReadBoolUniform(_)
-        | Op::ReadIntUniform { .. } => {}
-        Op::ReadConstAt(v)
-        | Op::Store { value: v, .. }
-        | Op::WriteAddr(_, v)
-        | Op::WriteFlag(_, v)
-        | Op::Swizzle(v, _)
-        | Op::Extract(v, _)
-        | Op::Splat(v)
-        | Op::Unary(_, v) => f(v),
-        Op::Blend { a, b, .. } | Op::Binary(_, a, b) | Op::FCmp(_, a, b) | Op::ICmp(_, a, b) => {
-            f(a);
-            f(b);
-        }
-        Op::Select { cond, a, b } => {
-            f(cond);
-            f(a);
-            f(b);
-        }
-    }
+    let mut visit = |v: &Value| f(*v);
+    visit_operands!(op, visit);
 }
 
 #[cfg(test)]
