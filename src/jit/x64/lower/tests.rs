@@ -778,19 +778,25 @@ fn own_operands_are_the_ir_operands_of_every_operation() {
     }
 }
 
-/// The operands planning stores per running node (`Tables::nodes`, what
-/// lowering reads) are those of the node's settled form (`real_operands`)
-/// in every planned block of the default shader and of every recipe, in
-/// both precisions, with and without converted uniforms; the pattern forms
-/// among them read other values than their IR operands.
-#[test]
-fn the_operands_planning_stores_are_those_of_each_settled_form() {
+/// Plans the default shader and every recipe (built and optimised) in both
+/// precisions, with and without converted uniforms, and gives `check` each
+/// plan: which instructions are lowered, the precision, the optimised IR,
+/// the plan and its tables.
+fn for_each_plan(
+    mut check: impl FnMut(
+        &dyn Fn(u32) -> bool,
+        Precision,
+        &crate::ir::Ir,
+        &crate::jit::single::Plan<super::BlockState<'_>>,
+        &super::Tables,
+    ),
+) {
     let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).expect("the default shader");
     let default = crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
         .expect("a program");
-    let mut patterns = 0;
     for prog in [default, crate::jit::spill::every_recipe()] {
         let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
+        let data = |pc: u32| a.class[pc as usize] == InstrClass::Data;
         for precision in [Precision::F24, Precision::F32] {
             let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
             let ir = crate::ir::opt::optimize(&built);
@@ -798,31 +804,44 @@ fn the_operands_planning_stores_are_those_of_each_settled_form() {
                 let (planned, _, tables) = plan(
                     &ir,
                     &built,
-                    |pc| a.class[pc as usize] == InstrClass::Data,
+                    data,
                     |pc| a.reachable[pc as usize],
                     precision == Precision::F24,
                     preconverted,
                 )
                 .expect("a plan");
-                for state in planned.blocks.iter().flatten() {
-                    let base = state.values.base as usize;
-                    for (k, node) in state.nodes.iter().enumerate() {
-                        if !planned.values[base + k].needed {
-                            continue;
-                        }
-                        let form = tables.nodes[base + k].form;
-                        let expected = super::real_operands(&node.op, form);
-                        assert_eq!(
-                            tables.nodes[base + k].operands,
-                            expected,
-                            "{precision:?} node {k} {form:?}"
-                        );
-                        patterns += usize::from(expected != super::own_operands(&node.op));
-                    }
-                }
+                check(&data, precision, &ir, &planned, &tables);
             }
         }
     }
+}
+
+/// The operands planning stores per running node (`Tables::nodes`, what
+/// lowering reads) are those of the node's settled form (`real_operands`)
+/// in every planned block of the default shader and of every recipe, in
+/// both precisions, with and without converted uniforms; the pattern forms
+/// among them read other values than their IR operands.
+#[test]
+fn the_operands_planning_stores_are_those_of_each_settled_form() {
+    let mut patterns = 0;
+    for_each_plan(|_, precision, _, planned, tables| {
+        for state in planned.blocks.iter().flatten() {
+            let base = state.values.base as usize;
+            for (k, node) in state.nodes.iter().enumerate() {
+                if !planned.values[base + k].needed {
+                    continue;
+                }
+                let form = tables.nodes[base + k].form;
+                let expected = super::real_operands(&node.op, form);
+                assert_eq!(
+                    tables.nodes[base + k].operands,
+                    expected,
+                    "{precision:?} node {k} {form:?}"
+                );
+                patterns += usize::from(expected != super::own_operands(&node.op));
+            }
+        }
+    });
     assert!(patterns > 0, "no pattern form reads other values");
 }
 
@@ -881,56 +900,36 @@ fn the_census_counts_the_uses_of_every_operand() {
 /// reads is left unnoted, none it does not read is noted.
 #[test]
 fn the_facts_noted_as_forms_settle_are_those_of_their_operands() {
-    let shbin = crate::shbin::Shbin::parse(crate::DEFAULT_SHADER).expect("the default shader");
-    let default = crate::Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-        .expect("a program");
     let (mut blocks, mut selects) = (0, 0);
-    for prog in [default, crate::jit::spill::every_recipe()] {
-        let a = crate::analysis::analyse(&prog, 0, ShaderKind::Vertex);
-        let data = |pc: u32| a.class[pc as usize] == InstrClass::Data;
-        for precision in [Precision::F24, Precision::F32] {
-            let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
-            let ir = crate::ir::opt::optimize(&built);
-            for preconverted in [false, true] {
-                let (planned, _, tables) = plan(
-                    &ir,
-                    &built,
-                    data,
-                    |pc| a.reachable[pc as usize],
-                    precision == Precision::F24,
-                    preconverted,
-                )
-                .expect("a plan");
-                for (block, state) in ir.blocks.iter().zip(&planned.blocks) {
-                    let Some(state) = state else { continue };
-                    let range = state.values.range();
-                    let (facts, entries) = (&planned.values[range.clone()], &tables.nodes[range]);
-                    let lowered: Vec<bool> = (block.start..=block.last).map(data).collect();
-                    let mut expected = Vec::new();
-                    let walked = crate::jit::single::Values::plan(
-                        block,
-                        &lowered,
-                        |k, _| {
-                            let op = &block.nodes[k].op;
-                            (facts[k].remat, super::real_operands(op, entries[k].form))
-                        },
-                        &super::VALUE_REGS,
-                        &mut Default::default(),
-                        &mut expected,
-                    );
-                    assert_eq!(facts, &expected[..], "{precision:?} block {}", block.start);
-                    assert_eq!(state.values.spill_slots, walked.spill_slots);
-                    blocks += 1;
-                    selects += block
-                        .nodes
-                        .iter()
-                        .zip(facts)
-                        .filter(|(n, f)| f.needed && matches!(n.op, crate::ir::Op::Select { .. }))
-                        .count();
-                }
-            }
+    for_each_plan(|data, precision, ir, planned, tables| {
+        for (block, state) in ir.blocks.iter().zip(&planned.blocks) {
+            let Some(state) = state else { continue };
+            let range = state.values.range();
+            let (facts, entries) = (&planned.values[range.clone()], &tables.nodes[range]);
+            let lowered: Vec<bool> = (block.start..=block.last).map(data).collect();
+            let mut expected = Vec::new();
+            let walked = crate::jit::single::Values::plan(
+                block,
+                &lowered,
+                |k, _| {
+                    let op = &block.nodes[k].op;
+                    (facts[k].remat, super::real_operands(op, entries[k].form))
+                },
+                &super::VALUE_REGS,
+                &mut Default::default(),
+                &mut expected,
+            );
+            assert_eq!(facts, &expected[..], "{precision:?} block {}", block.start);
+            assert_eq!(state.values.spill_slots, walked.spill_slots);
+            blocks += 1;
+            selects += block
+                .nodes
+                .iter()
+                .zip(facts)
+                .filter(|(n, f)| f.needed && matches!(n.op, crate::ir::Op::Select { .. }))
+                .count();
         }
-    }
+    });
     // Three-operand nodes run among them.
     assert!(
         blocks > 4 && selects > 0,
