@@ -128,14 +128,20 @@ const CANONICAL: Facts = 4;
 /// use pica_jit::isa::{encode, BinaryOp, DstReg, Instruction, OperandDescriptor, Source, SrcReg, Swizzle, WriteMask};
 /// use pica_jit::{Precision, Program, ShaderKind};
 ///
-/// // r0 = v0 + v0; o0 = r0 + r0: the second add reads r0 from the first's result.
+/// // r0 = v0 + v0; o0 = r0 + r0; o1 = r0 + r0: as built, each later add reads r0 once
+/// // (for both its sources); optimised, both take the first add's result.
 /// let add = |dst, src| Instruction::Binary {
 ///     op: BinaryOp::Add, inverted: false, dst,
 ///     src1: Source::direct(src), src2: Source::direct(src), desc: 0,
 /// };
 /// let id = (false, Swizzle::IDENTITY);
 /// let desc = OperandDescriptor::new(WriteMask::ALL, [id, id, id]);
-/// let code = [add(DstReg::Temp(0), SrcReg::Input(0)), add(DstReg::Output(0), SrcReg::Temp(0)), Instruction::End];
+/// let code = [
+///     add(DstReg::Temp(0), SrcReg::Input(0)),
+///     add(DstReg::Output(0), SrcReg::Temp(0)),
+///     add(DstReg::Output(1), SrcReg::Temp(0)),
+///     Instruction::End,
+/// ];
 /// let program = Program::new(code.iter().map(|i| encode(i).unwrap()).collect(), vec![desc.0]).unwrap();
 /// let ir = Ir::build(&program, 0, ShaderKind::Vertex, Precision::F24);
 /// let optimised = opt::optimize(&ir);
