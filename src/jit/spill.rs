@@ -49,15 +49,20 @@ pub(crate) fn plan<'p, S: SpillSlots, V>(
     reachable: impl Fn(u32) -> bool,
     mut state: impl FnMut(&'p Block, &[bool], &mut Vec<V>) -> S,
 ) -> Result<Plan<S, V>, JitError> {
-    // One buffer for every block's "lowered" flags, one table for every
-    // block's values (no allocation per block).
-    let mut lowered: Vec<bool> = Vec::new();
+    // The "lowered" flags of every instruction up to the last block's end,
+    // made at once (each block takes its slice: a fill per block cost
+    // several times as much), and one table for every block's values (no
+    // allocation per block).
+    let end = ir.blocks.iter().map(|b| b.last + 1).max().unwrap_or(0);
+    let lowered: Vec<bool> = (0..end).map(&data).collect();
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
     let mut values: Vec<V> = Vec::with_capacity(nodes);
     let mut sized = |block: &'p Block, values: &mut Vec<V>| {
-        lowered.clear();
-        lowered.extend((block.start..=block.last).map(&data));
-        state(block, &lowered, values)
+        state(
+            block,
+            &lowered[block.start as usize..=block.last as usize],
+            values,
+        )
     };
     let mut spill_slots = 0;
     let mut blocks: Vec<Option<S>> = Vec::with_capacity(ir.blocks.len());
