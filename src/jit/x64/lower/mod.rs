@@ -510,16 +510,16 @@ impl Census {
                 Op::Store { dst, value, .. } => {
                     read(value);
                     if let crate::isa::DstReg::Temp(t) = dst {
-                        census.writes.temps.insert(t);
+                        census.writes.write_temp(t);
                     }
                 }
                 Op::WriteAddr(r, v) => {
                     read(v);
-                    census.writes.addrs.insert(r as u8);
+                    census.writes.write_addr(r);
                 }
                 Op::WriteFlag(f, v) => {
                     read(v);
-                    census.writes.flags.insert(f);
+                    census.writes.write_flag(f);
                 }
                 Op::Unary(u, v) => {
                     read(v);
@@ -562,9 +562,9 @@ impl Census {
             Op::Store {
                 dst: crate::isa::DstReg::Temp(t),
                 ..
-            } => self.writes.temps.insert(t),
-            Op::WriteAddr(r, _) => self.writes.addrs.insert(r as u8),
-            Op::WriteFlag(f, _) => self.writes.flags.insert(f),
+            } => self.writes.write_temp(t),
+            Op::WriteAddr(r, _) => self.writes.write_addr(r),
+            Op::WriteFlag(f, _) => self.writes.write_flag(f),
             Op::Unary(UnOp::F24Quantize, _) => self.quantises = true,
             Op::Binary(BinOp::PicaMul, ..) => self.products += 1,
             Op::Blend { take_b, .. } => self.quads |= take_b.lane_bits() == 1 << 3,
@@ -621,9 +621,9 @@ impl Patterns<'_> {
             | Op::ReadConst(_)
             | Op::ReadIntUniform { .. }
             | Op::ReadBoolUniform(_) => true,
-            Op::ReadTemp(t) => !self.writes.temps.has(t),
-            Op::ReadAddr(r) => !self.writes.addrs.has(r as u8),
-            Op::ReadFlag(f) => !self.writes.flags.has(f),
+            Op::ReadTemp(t) => !self.writes.temp(t),
+            Op::ReadAddr(r) => !self.writes.addr(r),
+            Op::ReadFlag(f) => !self.writes.flag(f),
             Op::Unary(UnOp::F24Quantize, x) if f24 => {
                 match single::dot_sums::dot_sum_at(&block.nodes, self.uses, k) {
                     Some(sum) => node.pattern(op, Form::DotSum(sum), inputs, reads),
@@ -712,7 +712,7 @@ impl Patterns<'_> {
     fn memory_of(&self, v: Value) -> Option<Mem> {
         let op = self.op(v);
         match op {
-            Op::ReadTemp(t) if self.writes.temps.has(t) => None,
+            Op::ReadTemp(t) if self.writes.temp(t) => None,
             Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => {
                 match state::vector_read(op)? {
                     (state::Base::State, off) => Some(Mem::State(off as i32)),
@@ -757,29 +757,44 @@ impl Patterns<'_> {
     }
 }
 
-/// A set of `u8`s (register numbers).
+/// The registers some node of a block writes ([`Census`]), so that asking
+/// of each read costs no walk of its own. A register is named by the place
+/// the lowering keeps it in the state ([`state::temp`], [`state::flag`]:
+/// `r<n & 15>`, `cmp.<f & 1>`), so a read counts as written exactly when
+/// its place in memory is; one bit each, the whole set in one word (it is
+/// made and copied once per block, and every read of the block asks it).
 #[cfg_attr(test, derive(PartialEq, Debug))]
 #[derive(Clone, Copy, Default)]
-struct ByteSet([u64; 4]);
-
-impl ByteSet {
-    fn insert(&mut self, n: u8) {
-        self.0[usize::from(n >> 6)] |= 1 << (n & 63);
-    }
-
-    fn has(self, n: u8) -> bool {
-        self.0[usize::from(n >> 6)] >> (n & 63) & 1 != 0
-    }
+struct Writes {
+    temps: u16,
+    addrs: u8,
+    flags: u8,
 }
 
-/// The registers some node of a block writes ([`Census`]), so that asking
-/// of each read costs no walk of its own.
-#[cfg_attr(test, derive(PartialEq, Debug))]
-#[derive(Default)]
-struct Writes {
-    temps: ByteSet,
-    addrs: ByteSet,
-    flags: ByteSet,
+impl Writes {
+    fn write_temp(&mut self, t: u8) {
+        self.temps |= 1 << (t & 15);
+    }
+
+    fn write_addr(&mut self, r: AddrReg) {
+        self.addrs |= 1 << (r as u8 & 7);
+    }
+
+    fn write_flag(&mut self, f: u8) {
+        self.flags |= 1 << (f & 1);
+    }
+
+    fn temp(self, t: u8) -> bool {
+        self.temps >> (t & 15) & 1 != 0
+    }
+
+    fn addr(self, r: AddrReg) -> bool {
+        self.addrs >> (r as u8 & 7) & 1 != 0
+    }
+
+    fn flag(self, f: u8) -> bool {
+        self.flags >> (f & 1) & 1 != 0
+    }
 }
 
 /// The lowering of a whole program ([`crate::jit::spill::plan`]), with the

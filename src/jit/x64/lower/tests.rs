@@ -123,14 +123,39 @@ fn assert_same_run(
     b
 }
 
+/// A block's [`super::Writes`] holds a read as written exactly when the
+/// place the lowering reads it from in the state is written (so an
+/// out-of-range number names the register whose place it shares, as in
+/// memory): every temporary, flag and address register number asked.
 #[test]
-fn byte_sets_hold_exactly_what_was_inserted() {
-    let mut set = super::ByteSet::default();
-    for n in [0, 5, 63, 64, 127, 128, 255] {
-        set.insert(n);
+fn writes_hold_exactly_the_places_written() {
+    use crate::ir::AddrReg;
+    use crate::jit::single::state;
+    let (temps, flags) = ([3u8, 15, 16], [1u8]);
+    let mut writes = super::Writes::default();
+    for t in temps {
+        writes.write_temp(t);
     }
-    let held: Vec<u8> = (0..=255).filter(|&n| set.has(n)).collect();
-    assert_eq!(held, [0, 5, 63, 64, 127, 128, 255]);
+    for f in flags {
+        writes.write_flag(f);
+    }
+    writes.write_addr(AddrReg::AL);
+    for n in 0..=255u8 {
+        let temp = temps.iter().any(|&t| state::temp(t) == state::temp(n));
+        assert_eq!(writes.temp(n), temp, "r{n}");
+        let flag = flags.iter().any(|&f| state::flag(f) == state::flag(n));
+        assert_eq!(writes.flag(n), flag, "cmp {n}");
+    }
+    // r0 (r16's place), r3 and r15; cmp.y.
+    assert_eq!((0..16).filter(|&n| writes.temp(n)).count(), 3);
+    assert!(writes.flag(1) && !writes.flag(0));
+    for (reg, written) in [
+        (AddrReg::A0X, false),
+        (AddrReg::A0Y, false),
+        (AddrReg::AL, true),
+    ] {
+        assert_eq!(writes.addr(reg), written, "{reg:?}");
+    }
 }
 
 /// A read of a temporary the block also writes is reloaded from a spill
