@@ -159,10 +159,12 @@ impl Values {
                 };
             }
             let value = &mut reads.values[k];
-            // A node read by one that runs runs; else a write of a lowered
-            // span runs.
-            let runs = value.needed || (k < lowered_end && nodes[k].ty.is_none());
-            value.needed = runs;
+            // A node read by one that runs runs (its entry says so
+            // already); else a write of a lowered span runs.
+            if !value.needed {
+                value.needed = k < lowered_end && nodes[k].ty.is_none();
+            }
+            let runs = value.needed;
             // Before node `k`, its own value is not live yet (read by a
             // later node: the walk counted it there). Every node read is
             // counted, whether it has a value or not: an upper bound of
