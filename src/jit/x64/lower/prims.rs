@@ -15,6 +15,7 @@ use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
 use crate::jit::x64::emit::{
     DotTerms, MatrixRow, Mem, S1, Vector, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+    write_flag,
 };
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
@@ -197,6 +198,8 @@ impl Emitter<'_> {
             Op::Blend { take_b, .. } => self.blend(d, regs[0], regs[1], take_b.lane_bits() as i8),
             Op::FCmp(c, _, _) => self.own_fcmp(c, d, regs[0], regs[1]),
             Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, op),
+            Op::Select { .. } => self.own_select(d, regs[2], regs[1], regs[0]),
+            Op::WriteFlag(f, _) => self.own_write_flag(f, regs[0]),
             _ => self.own_other(op, d, regs),
         }
     }
@@ -217,6 +220,18 @@ impl Emitter<'_> {
     #[inline(never)]
     fn own_fcmp(&mut self, c: crate::isa::CmpOp, d: u8, x: u8, y: u8) {
         self.vector().fcmp(c, d, x, y);
+    }
+
+    /// [`Self::emit_own`] of `Op::Select`: `d = mask ? b : a`.
+    #[inline(never)]
+    fn own_select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
+        self.vector().select(d, a, b, mask);
+    }
+
+    /// [`Self::emit_own`] of `Op::WriteFlag` of register `s`.
+    #[inline(never)]
+    fn own_write_flag(&mut self, f: u8, s: u8) {
+        write_flag(s, state::flag(f) as i32).put(&mut self.ops);
     }
 
     /// [`Self::emit_own`] of `Op::Const`.
@@ -290,17 +305,7 @@ impl Emitter<'_> {
                 let off = state::addr(reg) as i32;
                 dynasm!(self.ops ; .arch x64 ; movd [rsi + off], Rx(r(0)));
             }
-            Op::WriteFlag(f, _) => {
-                let off = state::flag(f) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movd eax, Rx(r(0))
-                    ; and eax, 1
-                    ; mov BYTE [rsi + off], al
-                );
-            }
             Op::Splat(_) => self.vector().copy(d, r(0)),
-            Op::Select { .. } => self.vector().select(d, r(2), r(1), r(0)),
             Op::ICmp(c, _, _) => self.vector().icmp(c, d, r(0), r(1)),
             // [`Self::emit_own`]'s own arms.
             Op::Const { .. }
@@ -311,6 +316,8 @@ impl Emitter<'_> {
             | Op::Swizzle(..)
             | Op::Extract(..)
             | Op::Blend { .. }
+            | Op::Select { .. }
+            | Op::WriteFlag(..)
             | Op::Unary(..)
             | Op::Binary(..)
             | Op::FCmp(..) => self.emit_own(op, d, regs),
