@@ -155,8 +155,9 @@ impl<V: ValueIndex> Registers<V> {
     /// (at most three): when every operand is in a register and (if
     /// `result`) a register is free, their registers and the result's, the
     /// registers [`Alloc::reg_of`] and [`Alloc::alloc`] would give; else
-    /// `None` (something must be reloaded, emitted again or evicted).
-    #[inline]
+    /// `None` (something must be reloaded, emitted again or evicted). The
+    /// tests' oracle of [`Registers::settle_in_registers`]' first step.
+    #[cfg(test)]
     pub(crate) fn in_registers(
         &mut self,
         operands: &[V],
@@ -174,8 +175,11 @@ impl<V: ValueIndex> Registers<V> {
         Some((found, d))
     }
 
-    /// [`Registers::in_registers`] for the operation `v` and, where it
-    /// answers, everything the allocator does for the operation at once:
+    /// The common case of lowering the operation `v`, which reads
+    /// `operands` (at most three): when every operand is in a register and
+    /// (if `result`) a register is free, their registers and the result's
+    /// (those [`Alloc::reg_of`] and [`Alloc::alloc`] would give), with
+    /// everything the allocator does for the operation done at once:
     /// `v` assigned its register (if `result`), the operands whose last use
     /// this is released, and `v` dropped again if nothing reads it. The
     /// caller emits the operation's code afterwards, which changes no
@@ -189,14 +193,37 @@ impl<V: ValueIndex> Registers<V> {
         result: bool,
         regs: &[u8],
     ) -> Option<([u8; 3], u8)> {
-        let (found, d) = self.in_registers(operands, result, regs)?;
-        if result {
-            self.assign(v, d);
+        // One look at each operand: its register, and whether this is its
+        // last use (bit k of `dying`), so releasing reads nothing again.
+        let at = v.index() as u32;
+        let mut found = [0u8; 3];
+        let mut dying = 0u32;
+        for (k, &o) in operands.iter().enumerate() {
+            let value = &self.values[o.index()];
+            match value.loc {
+                Loc::Reg(r) => found[k] = r,
+                _ => return None,
+            }
+            dying |= u32::from(value.last_use == at) << k;
         }
-        self.release(operands, v.index() as u32);
-        if result && self.values[v.index()].last_use == NEVER {
-            // Computed for nothing: free at once.
-            self.drop_value(v);
+        let d = if result { self.first_free(regs)? } else { 0 };
+        if result {
+            // `assign`, and the `drop_value` of a value nothing reads
+            // (computed for nothing) in the same step: its holder is
+            // noted, its register not taken.
+            let value = &mut self.values[v.index()];
+            let kept = value.last_use != NEVER;
+            value.loc = if kept { Loc::Reg(d) } else { Loc::None };
+            self.holder[usize::from(d & 31)] = at;
+            self.occupied |= u32::from(kept) << (d & 31);
+        }
+        // `release`: the operands read for the last time. A value read
+        // twice is released twice, the second time changing nothing.
+        for (k, &o) in operands.iter().enumerate() {
+            if dying >> k & 1 != 0 {
+                self.vacate(found[k]);
+                self.values[o.index()].loc = Loc::None;
+            }
         }
         Some((found, d))
     }
@@ -450,7 +477,8 @@ mod tests {
         (t.ra, (dests, t.events))
     }
 
-    /// `settle_in_registers` leaves the allocation exactly as the steps it
+    /// `settle_in_registers` (one look at each operand, the result's
+    /// assignment and drop in one step) leaves the allocation exactly as the steps it
     /// stands for (`in_registers`, `assign`, `release`, `drop_value` of a
     /// value nothing reads) and gives the same registers; where an operand
     /// is not in a register it answers `None` and changes nothing.

@@ -81,6 +81,9 @@ pub(crate) struct Lowering<'p, X> {
     pub values: Values,
     /// The first error of the lowering.
     error: Option<JitError>,
+    /// The index in the analysis' blocks of the first block that does not
+    /// start before the last leader charged ([`block_len_at`]).
+    block_cursor: usize,
 }
 
 impl<'p, X> Lowering<'p, X> {
@@ -97,6 +100,7 @@ impl<'p, X> Lowering<'p, X> {
             base: 0,
             values: Values::new(regs),
             error: None,
+            block_cursor: 0,
         }
     }
 
@@ -328,7 +332,8 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
         return;
     }
     if analysis.leader[i] {
-        t.charge_budget(pc, analysis.block_len_at(pc));
+        let len = block_len_at(analysis, &mut t.cx().lowering.block_cursor, pc);
+        t.charge_budget(pc, len);
     }
     t.cx().lowering.start_at(pc);
     match analysis.class[i] {
@@ -349,6 +354,28 @@ pub(crate) fn instruction<'p, T: SingleTarget<'p>>(t: &mut T, pc: u32) {
         }
     }
     t.checkpoint(pc);
+}
+
+/// [`Analysis::block_len_at`] of the leader `pc`, with `cursor` the index
+/// of the first of the analysis' blocks that does not start before the
+/// last `pc` asked for (0 at first): [`instruction`] charges the leaders in
+/// address order, so walking the blocks (in address order too) along with
+/// them finds each in a step or two instead of a binary search per leader.
+/// A `pc` at or before the last one is searched.
+fn block_len_at(analysis: &Analysis, cursor: &mut usize, pc: u32) -> u32 {
+    let blocks = &analysis.blocks;
+    let mut k = *cursor;
+    if k > 0 && blocks.get(k - 1).is_some_and(|b| b.start >= pc) {
+        return analysis.block_len_at(pc);
+    }
+    while blocks.get(k).is_some_and(|b| b.start < pc) {
+        k += 1;
+    }
+    *cursor = k;
+    match blocks.get(k) {
+        Some(b) if b.start == pc => b.len(),
+        _ => 1,
+    }
 }
 
 /// Lowers the nodes of the data instruction at `pc` that run.
@@ -436,5 +463,45 @@ mod label_tests {
             crate::jit::Features::host(),
         );
         assert!(compiled.is_ok(), "{:?}", compiled.err());
+    }
+
+    /// The block lengths the driver charges with its cursor are the
+    /// analysis' own, at every PC in address order (leaders and the rest,
+    /// past the last block too), and again out of order (the cursor then
+    /// searches).
+    #[test]
+    fn the_cursor_gives_each_pcs_block_length() {
+        let source = "
+            .proc main
+                mov r0, v0
+                ifu b0, else, 2
+                add r0, c1, r0
+                mul r1, c2, r0
+                jmpc cmp.x, done
+            else:
+                add r1, c1, r1
+                mov r2, r1
+                mov r3, r2
+            done:
+                end
+            .end
+        ";
+        let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program");
+        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        assert!(a.blocks.iter().any(|b| b.len() > 1), "{:?}", a.blocks);
+        let len = a.leader.len() as u32;
+        let mut cursor = 0;
+        let in_order: Vec<u32> = (0..len + 2)
+            .map(|pc| super::block_len_at(&a, &mut cursor, pc))
+            .collect();
+        let expected: Vec<u32> = (0..len + 2).map(|pc| a.block_len_at(pc)).collect();
+        assert_eq!(in_order, expected);
+        assert!(expected.iter().any(|&l| l > 1), "{expected:?}");
+        for pc in (0..len + 2).rev().chain([2, 0, 5, 3]) {
+            let got = super::block_len_at(&a, &mut cursor, pc);
+            assert_eq!(got, a.block_len_at(pc), "pc {pc}");
+        }
     }
 }

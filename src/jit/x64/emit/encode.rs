@@ -17,7 +17,7 @@
 //! REX prefix (`0x40` when no bit is needed); a VEX instruction whose ModRM.rm
 //! register is not a literal always takes the three-byte VEX prefix.
 
-/// One instruction's bytes (at most 11 here).
+/// One instruction's bytes (at most 14 here: [`write_flag`]'s three).
 #[derive(Clone, Copy)]
 pub(in crate::jit::x64) struct Code {
     /// Room for 16 so that [`Code::byte`] indexes it with the length's low
@@ -37,7 +37,7 @@ impl Code {
     }
 
     fn byte(mut self, b: u8) -> Code {
-        // Never more than 11 bytes: the mask never wraps.
+        // Never more than 14 bytes: the mask never wraps.
         self.bytes[usize::from(self.len & 15)] = b;
         self.len += 1;
         self
@@ -192,6 +192,27 @@ pub(in crate::jit::x64) fn vblendps(d: u8, a: u8, b: u8, imm: u8, ymm: bool) -> 
     vex3(3, 1, 0x0C, d, Some(a), b, ymm).byte(imm)
 }
 
+/// `movd eax, xmm(s) ; and eax, 1 ; mov BYTE [rsi + off], al`: bit 0 of
+/// lane 0 of `s` stored as a byte (a PICA comparison flag), 14 bytes
+/// built at once where `dynasm` appends them in six pieces, each with its
+/// own capacity check (a float24 shader with comparisons writes a flag a
+/// hundred times).
+pub(in crate::jit::x64) fn write_flag(s: u8, off: i32) -> Code {
+    let rex = 0x40 | (s >> 3 & 1) << 2;
+    Code::new()
+        .byte(0x66)
+        .byte(rex)
+        .byte(0x0F)
+        .byte(0x7E)
+        .byte(0b11_000_000 | (s & 7) << 3)
+        .byte(0x83)
+        .byte(0xE0)
+        .byte(0x01)
+        .byte(0x88)
+        .byte(0b10_000_110)
+        .dword(off)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +354,23 @@ mod tests {
                         "vblendps xmm{d} xmm{a} xmm{b}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn write_flag_matches_the_assembler() {
+        for s in 0..16u8 {
+            for disp in DISPS {
+                let want = assembled(|o| {
+                    dynasm!(o
+                        ; .arch x64
+                        ; movd eax, Rx(s)
+                        ; and eax, 1
+                        ; mov BYTE [rsi + disp], al
+                    )
+                });
+                assert_eq!(write_flag(s, disp).bytes(), &want[..], "xmm{s} {disp}");
             }
         }
     }

@@ -32,7 +32,7 @@ mod slow;
 mod tests;
 
 pub(in crate::jit::x64) use encode::{
-    Mem, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+    Mem, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps, write_flag,
 };
 #[cfg(test)]
 pub(in crate::jit::x64) use ops::is_compare;

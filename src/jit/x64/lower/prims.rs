@@ -15,6 +15,7 @@ use crate::jit::single::state::{self, Base};
 use crate::jit::x64::Emitter;
 use crate::jit::x64::emit::{
     DotTerms, MatrixRow, Mem, S1, Vector, movaps_load, movaps_store, pshufd, pshufd_mem, vblendps,
+    write_flag,
 };
 use crate::jit::x64::offsets::FLOATS;
 use dynasmrt::{DynasmApi, DynasmLabelApi, dynasm};
@@ -37,6 +38,7 @@ impl Emitter<'_> {
 
     /// `d = b` in the lanes of `imm`'s bits, else `a`; `d` may equal `a` but
     /// not `b`.
+    #[inline(never)]
     fn blend(&mut self, d: u8, a: u8, b: u8, imm: i8) {
         if self.avx {
             // Encoded by hand, sources in the manual's order (`dynasm`
@@ -180,14 +182,101 @@ impl Emitter<'_> {
     }
 
     /// Emits the code of node `op` in its own form ([`Form::Own`]).
+    ///
+    /// Only a dispatch: every arm is a call in tail position with the
+    /// arguments in registers, so it compiles to a jump and this function
+    /// needs no stack frame. With the sequences inline it saved six
+    /// registers and built a [`Vector`] on its stack for every node (a
+    /// thousand times per large shader) whatever the arm needed.
     fn emit_own(&mut self, op: &Op, d: u8, regs: &[u8]) {
+        match *op {
+            Op::Unary(u, _) => self.own_unary(u, d, regs[0]),
+            Op::Binary(b, _, _) => self.own_binary(b, d, regs[0], regs[1]),
+            Op::Const { .. } => self.own_const(op, d),
+            Op::Store { .. } => self.own_store(op, regs[0]),
+            Op::Swizzle(..) | Op::Extract(..) => self.own_shuffle(op, d, regs[0]),
+            Op::Blend { take_b, .. } => self.blend(d, regs[0], regs[1], take_b.lane_bits() as i8),
+            Op::FCmp(c, _, _) => self.own_fcmp(c, d, regs[0], regs[1]),
+            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, op),
+            Op::Select { .. } => self.own_select(d, regs[2], regs[1], regs[0]),
+            Op::WriteFlag(f, _) => self.own_write_flag(f, regs[0]),
+            _ => self.own_other(op, d, regs),
+        }
+    }
+
+    /// [`Self::emit_own`] of `Op::Unary`.
+    #[inline(never)]
+    fn own_unary(&mut self, u: UnOp, d: u8, a: u8) {
+        self.vector().unary(u, d, a);
+    }
+
+    /// [`Self::emit_own`] of `Op::Binary`.
+    #[inline(never)]
+    fn own_binary(&mut self, b: crate::ir::BinOp, d: u8, x: u8, y: u8) {
+        self.vector().binary(b, d, x, y);
+    }
+
+    /// [`Self::emit_own`] of `Op::FCmp`.
+    #[inline(never)]
+    fn own_fcmp(&mut self, c: crate::isa::CmpOp, d: u8, x: u8, y: u8) {
+        self.vector().fcmp(c, d, x, y);
+    }
+
+    /// [`Self::emit_own`] of `Op::Select`: `d = mask ? b : a`.
+    #[inline(never)]
+    fn own_select(&mut self, d: u8, a: u8, b: u8, mask: u8) {
+        self.vector().select(d, a, b, mask);
+    }
+
+    /// [`Self::emit_own`] of `Op::WriteFlag` of register `s`.
+    #[inline(never)]
+    fn own_write_flag(&mut self, f: u8, s: u8) {
+        write_flag(s, state::flag(f) as i32).put(&mut self.ops);
+    }
+
+    /// [`Self::emit_own`] of `Op::Const`.
+    #[inline(never)]
+    fn own_const(&mut self, op: &Op, d: u8) {
+        if let Op::Const { ty, bits } = *op {
+            self.vector()
+                .constant_lanes(d, state::constant_lanes(ty, bits));
+        }
+    }
+
+    /// [`Self::emit_own`] of `Op::Store` of the value in register `s`.
+    #[inline(never)]
+    fn own_store(&mut self, op: &Op, s: u8) {
+        let Op::Store { dst, mask, .. } = *op else {
+            return;
+        };
+        let off = state::destination(dst) as i32;
+        let m = mask.0 & 0xF;
+        if m == 0xF {
+            movaps_store(Mem::named(RSI, off), s).put(&mut self.ops);
+        } else if m != 0 {
+            let imm = mask.lane_bits() as i8;
+            movaps_load(S1, Mem::named(RSI, off)).put(&mut self.ops);
+            self.blend(S1, S1, s, imm);
+            movaps_store(Mem::named(RSI, off), S1).put(&mut self.ops);
+        }
+    }
+
+    /// [`Self::emit_own`] of `Op::Swizzle` and `Op::Extract` of register `a`.
+    #[inline(never)]
+    fn own_shuffle(&mut self, op: &Op, d: u8, a: u8) {
+        let lanes = match *op {
+            Op::Swizzle(_, lanes) => lanes,
+            Op::Extract(_, lane) => [lane; 4],
+            _ => return,
+        };
+        pshufd(d, a, shuffle_imm(lanes)).put(&mut self.ops);
+    }
+
+    /// [`Self::emit_own`] of the rarer operations.
+    #[inline(never)]
+    fn own_other(&mut self, op: &Op, d: u8, regs: &[u8]) {
         let r = |k: usize| regs[k];
         match *op {
-            Op::Const { ty, bits } => {
-                self.vector()
-                    .constant_lanes(d, state::constant_lanes(ty, bits));
-            }
-            Op::ReadInput(_) | Op::ReadTemp(_) | Op::ReadConst(_) => self.read_vector(d, *op),
             Op::ReadConstAt(_) => {
                 dynasm!(self.ops ; .arch x64 ; movd eax, Rx(r(0)));
                 self.read_const_at_eax(d);
@@ -212,52 +301,33 @@ impl Emitter<'_> {
                 dynasm!(self.ops ; .arch x64 ; movzx eax, BYTE [rdx + off]);
                 self.splat_eax(d, false);
             }
-            Op::Store { dst, mask, .. } => {
-                let off = state::destination(dst) as i32;
-                let m = mask.0 & 0xF;
-                if m == 0xF {
-                    movaps_store(Mem::named(RSI, off), r(0)).put(&mut self.ops);
-                } else if m != 0 {
-                    let imm = mask.lane_bits() as i8;
-                    movaps_load(S1, Mem::named(RSI, off)).put(&mut self.ops);
-                    self.blend(S1, S1, r(0), imm);
-                    movaps_store(Mem::named(RSI, off), S1).put(&mut self.ops);
-                }
-            }
             Op::WriteAddr(reg, _) => {
                 let off = state::addr(reg) as i32;
                 dynasm!(self.ops ; .arch x64 ; movd [rsi + off], Rx(r(0)));
             }
-            Op::WriteFlag(f, _) => {
-                let off = state::flag(f) as i32;
-                dynasm!(self.ops
-                    ; .arch x64
-                    ; movd eax, Rx(r(0))
-                    ; and eax, 1
-                    ; mov BYTE [rsi + off], al
-                );
-            }
-            Op::Swizzle(_, lanes) => {
-                let imm = shuffle_imm(lanes);
-                pshufd(d, r(0), imm).put(&mut self.ops);
-            }
-            Op::Extract(_, lane) => {
-                let imm = shuffle_imm([lane; 4]);
-                pshufd(d, r(0), imm).put(&mut self.ops);
-            }
             Op::Splat(_) => self.vector().copy(d, r(0)),
-            Op::Blend { take_b, .. } => self.blend(d, r(0), r(1), take_b.lane_bits() as i8),
-            Op::Select { .. } => self.vector().select(d, r(2), r(1), r(0)),
-            Op::Unary(u, _) => self.vector().unary(u, d, r(0)),
-            Op::Binary(b, _, _) => self.vector().binary(b, d, r(0), r(1)),
-            Op::FCmp(c, _, _) => self.vector().fcmp(c, d, r(0), r(1)),
             Op::ICmp(c, _, _) => self.vector().icmp(c, d, r(0), r(1)),
+            // [`Self::emit_own`]'s own arms.
+            Op::Const { .. }
+            | Op::ReadInput(_)
+            | Op::ReadTemp(_)
+            | Op::ReadConst(_)
+            | Op::Store { .. }
+            | Op::Swizzle(..)
+            | Op::Extract(..)
+            | Op::Blend { .. }
+            | Op::Select { .. }
+            | Op::WriteFlag(..)
+            | Op::Unary(..)
+            | Op::Binary(..)
+            | Op::FCmp(..) => self.emit_own(op, d, regs),
         }
     }
 
     /// `d` = the whole register `op` reads ([`state::vector_read`]).
-    fn read_vector(&mut self, d: u8, op: Op) {
-        match state::vector_read(op) {
+    #[inline(never)]
+    fn read_vector(&mut self, d: u8, op: &Op) {
+        match state::vector_read(*op) {
             Some((Base::State, off)) => {
                 movaps_load(d, Mem::named(RSI, off as i32)).put(&mut self.ops);
             }
