@@ -677,7 +677,9 @@ fn forward_with_last_writes(
 ) -> (Block, [Facts; 16], Steps) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
     let mut out = Rebuild::new(block, std::mem::take(&mut scratch.facts));
-    let remap = &mut scratch.remap;
+    // (A local vector: behind the reference, its length went to memory at
+    // every push.)
+    let mut remap = std::mem::take(&mut scratch.remap);
     remap.clear();
     remap.reserve(block.nodes.len());
     let seen = &mut scratch.seen;
@@ -815,6 +817,7 @@ fn forward_with_last_writes(
         out.end();
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    scratch.remap = remap;
     let steps = out.steps;
     let (rebuilt, facts) = out.finish(block, exit);
     scratch.facts = facts;
