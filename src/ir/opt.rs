@@ -1458,9 +1458,7 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
             Payload::Observed => true,
         };
         if passes {
-            for v in operands(op) {
-                observed[v.0 as usize] = true;
-            }
+            for_each_operand(op, |v| observed[v.0 as usize] = true);
         }
         if matches!(op, Op::Unary(UnOp::Canonicalize, _)) && !observed[u] {
             first_dropped = Some(u);
