@@ -163,8 +163,11 @@ pub fn optimize(ir: &Ir) -> Ir {
             if steps & CANONICALIZES != 0 {
                 nan_payloads(block, &mut scratch);
             }
-            // (`nan_payloads` changes operands: after it, look again.)
-            if steps & (QUANTIZED_PRODUCTS | CANONICALIZES) != 0 {
+            // (`nan_payloads` changes operands: after it, look again, if
+            // there is a quantisation whose operand it may have changed.)
+            if steps & QUANTIZED_PRODUCTS != 0
+                || steps & (CANONICALIZES | QUANTIZES) == CANONICALIZES | QUANTIZES
+            {
                 fuse_f24_products(block, &mut scratch);
             }
             dead_code(block, &mut scratch);
@@ -271,6 +274,9 @@ type Steps = u8;
 const CANONICALIZES: Steps = 1;
 /// An `f24_quantize` of a `pica_mul` ([`fuse_f24_products`]).
 const QUANTIZED_PRODUCTS: Steps = 2;
+/// An `f24_quantize` (of anything): without one, [`fuse_f24_products`]
+/// has nothing to rewrite even after [`nan_payloads`] (every F32 block).
+const QUANTIZES: Steps = 4;
 
 /// The [`Steps`] bit of `op`, a node pushed after the nodes of `nodes`.
 #[inline(always)]
@@ -283,8 +289,9 @@ fn step_of(nodes: &[Node], op: &Op) -> Steps {
                 Some(Op::Binary(BinOp::PicaMul, ..))
             ) =>
         {
-            QUANTIZED_PRODUCTS
+            QUANTIZED_PRODUCTS | QUANTIZES
         }
+        Op::Unary(UnOp::F24Quantize, _) => QUANTIZES,
         _ => 0,
     }
 }
@@ -677,7 +684,9 @@ fn forward_with_last_writes(
 ) -> (Block, [Facts; 16], Steps) {
     let mut stored = [QUANTIZED | LOADED | CANONICAL; 16];
     let mut out = Rebuild::new(block, std::mem::take(&mut scratch.facts));
-    let remap = &mut scratch.remap;
+    // (A local vector: behind the reference, its length went to memory at
+    // every push.)
+    let mut remap = std::mem::take(&mut scratch.remap);
     remap.clear();
     remap.reserve(block.nodes.len());
     let seen = &mut scratch.seen;
@@ -815,6 +824,7 @@ fn forward_with_last_writes(
         out.end();
     }
     let exit = map_exit(block.exit, |v| remap[v.0 as usize]);
+    scratch.remap = remap;
     let steps = out.steps;
     let (rebuilt, facts) = out.finish(block, exit);
     scratch.facts = facts;
@@ -1455,9 +1465,7 @@ fn nan_payloads(block: &mut Block, scratch: &mut Scratch) {
             Payload::Observed => true,
         };
         if passes {
-            for v in operands(op) {
-                observed[v.0 as usize] = true;
-            }
+            for_each_operand(op, |v| observed[v.0 as usize] = true);
         }
         if matches!(op, Op::Unary(UnOp::Canonicalize, _)) && !observed[u] {
             first_dropped = Some(u);
@@ -2250,8 +2258,10 @@ mod tests {
                                 Op::Unary(UnOp::Canonicalize, _) => CANONICALIZES,
                                 Op::Unary(UnOp::F24Quantize, p) => {
                                     match rewritten.nodes[p.0 as usize].op {
-                                        Op::Binary(BinOp::PicaMul, ..) => QUANTIZED_PRODUCTS,
-                                        _ => 0,
+                                        Op::Binary(BinOp::PicaMul, ..) => {
+                                            QUANTIZED_PRODUCTS | QUANTIZES
+                                        }
+                                        _ => QUANTIZES,
                                     }
                                 }
                                 _ => 0,
@@ -2268,9 +2278,11 @@ mod tests {
                 }
             }
         }
-        // Not vacuous: the corpus canonicalises (F32 products, F24 negations).
+        // Not vacuous: the corpus canonicalises (F32 products, F24 negations)
+        // and quantises.
         assert!(
-            seen & CANONICALIZES != 0 || corpus_f24_irs().is_empty(),
+            seen & (CANONICALIZES | QUANTIZES) == CANONICALIZES | QUANTIZES
+                || corpus_f24_irs().is_empty(),
             "{seen:#b}"
         );
         // The recipes quantise their products themselves (`pica_mul_f24`):
@@ -2307,7 +2319,7 @@ mod tests {
         };
         let quantized = block(nodes.clone());
         let (_, _, steps) = forward(&quantized, &[0; 16], &[0; 16], &mut scratch);
-        assert_eq!(steps, QUANTIZED_PRODUCTS);
+        assert_eq!(steps, QUANTIZED_PRODUCTS | QUANTIZES);
         let mut plain = nodes;
         plain.remove(2);
         plain[2].op = Op::Store {
