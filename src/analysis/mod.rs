@@ -180,10 +180,12 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
     };
 
     // One walk of the code for the classes, the pop addresses and the
-    // leaders other than the pop addresses: the entry, every address a
-    // runtime instruction can produce, every return address and every
-    // instruction after a runtime or `end` instruction. (A walk per product
-    // was most of the analysis.)
+    // leaders: the entry, every address a runtime instruction or a stack pop
+    // can produce, and every instruction after a block-ending one. (A walk
+    // per product was most of the analysis.) Every pop address is also an
+    // address its instruction can produce (`if`'s target, `loop`'s
+    // `end + 1`, `call`'s `target + num`), and `loop`'s `pc + 1` and
+    // `call`'s return address follow a runtime instruction: marked once.
     let mut class = Vec::with_capacity(len);
     let mut pop_address = vec![false; len + 1];
     let mut leader = vec![false; len];
@@ -201,7 +203,6 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
             }
             Instruction::Loop { end, .. } => {
                 mark(end as u32 + 1, &mut pop_address);
-                mark(pc32 + 1, &mut leader);
                 mark(end as u32 + 1, &mut leader);
                 InstrClass::Runtime
             }
@@ -210,7 +211,6 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
                 mark(target + num as u32, &mut pop_address);
                 mark(target, &mut leader);
                 mark(target + num as u32, &mut leader);
-                mark(pc32 + 1, &mut leader); // return address
                 InstrClass::Runtime
             }
             Instruction::Jmp { target, .. } => {
@@ -225,14 +225,9 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
         }
     }
     let check_after: Vec<bool> = pop_address[1..].to_vec();
-    // A pop address is a leader; so is the instruction after a check point
-    // (`check_after[pc]` is `pop_address[pc + 1]`): after this, an
-    // instruction ends its block exactly when the next one is a leader.
-    let mut leaders = 0;
-    for (slot, &is_pop) in leader.iter_mut().zip(&pop_address) {
-        *slot |= is_pop;
-        leaders += usize::from(*slot);
-    }
+    // An instruction ends its block exactly when the next one is a leader:
+    // after a check point comes a pop address.
+    let leaders = leader.iter().filter(|&&l| l).count();
 
     // A block per leader, and one more where the first instruction is none.
     let mut blocks = Vec::with_capacity(leaders + 1);
