@@ -232,8 +232,8 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
     // A block per leader, and one more where the first instruction is none.
     let mut blocks = Vec::with_capacity(leaders + 1);
     let mut start = 0u32;
-    for pc in 1..len {
-        if leader[pc] {
+    for (pc, &is_leader) in leader.iter().enumerate().skip(1) {
+        if is_leader {
             blocks.push(Block {
                 start,
                 last: pc as u32 - 1,
@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn the_fused_walk_gives_what_a_walk_per_product_gave() {
-        let mut seed = 0x5eed_0f_a11a_1f5e_u64;
+        let mut seed = 0x005e_ed0f_a11a_1f5e_u64;
         let mut split = 0;
         for _ in 0..3000 {
             let p = random_program(&mut seed);
