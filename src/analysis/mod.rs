@@ -173,60 +173,79 @@ pub fn forward_only_bound(program: &Program, entry: u32) -> Option<u64> {
 pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
     let code = program.instructions();
     let len = code.len();
-    let class: Vec<InstrClass> = code.iter().map(|i| classify(i, kind)).collect();
-
-    let mut pop_address = vec![false; len + 1];
     let mark = |addr: u32, set: &mut Vec<bool>| {
         if let Some(slot) = set.get_mut(addr as usize) {
             *slot = true;
         }
     };
-    for instr in code {
-        match *instr {
-            Instruction::If { target, .. } => mark(target as u32, &mut pop_address),
-            Instruction::Loop { end, .. } => mark(end as u32 + 1, &mut pop_address),
-            Instruction::Call { target, num, .. } => {
-                mark(target as u32 + num as u32, &mut pop_address)
-            }
-            _ => {}
-        }
-    }
-    let check_after: Vec<bool> = (0..len).map(|pc| pop_address[pc + 1]).collect();
 
-    // Leaders: the entry, every address a runtime instruction or a stack pop can
-    // produce, and every instruction after a block-ending one.
+    // One walk of the code for the classes, the pop addresses and the
+    // leaders: the entry, every address a runtime instruction or a stack pop
+    // can produce, and every instruction after a block-ending one. (A walk
+    // per product was most of the analysis.) Every pop address is also an
+    // address its instruction can produce (`if`'s target, `loop`'s
+    // `end + 1`, `call`'s `target + num`), and `loop`'s `pc + 1` and
+    // `call`'s return address follow a runtime instruction: marked once.
+    let mut class = Vec::with_capacity(len);
+    let mut pop_address = vec![false; len + 1];
     let mut leader = vec![false; len];
     mark(entry, &mut leader);
     for (pc, instr) in code.iter().enumerate() {
         let pc32 = pc as u32;
-        for t in flow_targets(pc32, instr) {
-            mark(t, &mut leader);
-        }
-        if let Instruction::Call { .. } = instr {
-            mark(pc32 + 1, &mut leader); // return address
-        }
-        if ends_block(&class, &check_after, pc) {
+        // (`flow_targets` and `classify`, in the one match.)
+        let c = match *instr {
+            Instruction::If { target, num, .. } => {
+                let target = target as u32;
+                mark(target, &mut pop_address);
+                mark(target, &mut leader);
+                mark(target + num as u32, &mut leader);
+                InstrClass::Runtime
+            }
+            Instruction::Loop { end, .. } => {
+                mark(end as u32 + 1, &mut pop_address);
+                mark(end as u32 + 1, &mut leader);
+                InstrClass::Runtime
+            }
+            Instruction::Call { target, num, .. } => {
+                let target = target as u32;
+                mark(target + num as u32, &mut pop_address);
+                mark(target, &mut leader);
+                mark(target + num as u32, &mut leader);
+                InstrClass::Runtime
+            }
+            Instruction::Jmp { target, .. } => {
+                mark(target as u32, &mut leader);
+                InstrClass::Runtime
+            }
+            _ => classify(instr, kind),
+        };
+        class.push(c);
+        if matches!(c, InstrClass::Runtime | InstrClass::End) {
             mark(pc32 + 1, &mut leader);
         }
     }
-    for (addr, &is_pop) in pop_address.iter().enumerate() {
-        if is_pop {
-            mark(addr as u32, &mut leader);
+    let check_after: Vec<bool> = pop_address[1..].to_vec();
+    // An instruction ends its block exactly when the next one is a leader:
+    // after a check point comes a pop address.
+    let leaders = leader.iter().filter(|&&l| l).count();
+
+    // A block per leader, and one more where the first instruction is none.
+    let mut blocks = Vec::with_capacity(leaders + 1);
+    let mut start = 0u32;
+    for (pc, &is_leader) in leader.iter().enumerate().skip(1) {
+        if is_leader {
+            blocks.push(Block {
+                start,
+                last: pc as u32 - 1,
+            });
+            start = pc as u32;
         }
     }
-
-    let mut blocks = Vec::new();
-    let mut pc = 0usize;
-    while pc < len {
-        let start = pc;
-        while pc + 1 < len && !leader[pc + 1] && !ends_block(&class, &check_after, pc) {
-            pc += 1;
-        }
+    if len > 0 {
         blocks.push(Block {
-            start: start as u32,
-            last: pc as u32,
+            start,
+            last: len as u32 - 1,
         });
-        pc += 1;
     }
 
     let reachable = reachability(code, entry, &pop_address);
@@ -241,10 +260,6 @@ pub fn analyse(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
     }
 }
 
-fn ends_block(class: &[InstrClass], check_after: &[bool], pc: usize) -> bool {
-    matches!(class[pc], InstrClass::Runtime | InstrClass::End) || check_after[pc]
-}
-
 /// Conservative reachability: from the entry, follow fall-through, every static
 /// target, and every address a stack pop can produce.
 fn reachability(code: &[Instruction], entry: u32, pop_address: &[bool]) -> Vec<bool> {
@@ -253,25 +268,24 @@ fn reachability(code: &[Instruction], entry: u32, pop_address: &[bool]) -> Vec<b
     // Stack pops can continue at: IF `target + num`, LOOP start, CALL return,
     // or (exits) the pop address itself; include them all as roots once any
     // stack-pushing instruction is reachable.
-    let mut work = vec![entry];
-    while let Some(pc) = work.pop() {
-        let Some(slot) = seen.get_mut(pc as usize) else {
-            continue;
-        };
-        if *slot {
-            continue;
-        }
-        *slot = true;
-        let instr = &code[pc as usize];
-        if *instr != Instruction::End {
-            work.push(pc + 1);
-        }
-        work.extend(flow_targets(pc, instr));
-        if let Instruction::Call { .. } = instr {
-            work.push(pc + 1);
-        }
-        if pop_address.get(pc as usize + 1) == Some(&true) {
-            work.push(pc + 1);
+    let mut work = Vec::with_capacity(16);
+    work.push(entry);
+    while let Some(mut pc) = work.pop() {
+        // Falling through is followed here rather than queued.
+        while let Some(slot) = seen.get_mut(pc as usize) {
+            if *slot {
+                break;
+            }
+            *slot = true;
+            let instr = &code[pc as usize];
+            work.extend(flow_targets(pc, instr));
+            // After `end` only a stack pop continues (a `call`'s return
+            // address is its `pc + 1`, which it falls through to anyway).
+            if matches!(instr, Instruction::End) && pop_address.get(pc as usize + 1) != Some(&true)
+            {
+                break;
+            }
+            pc += 1;
         }
     }
     seen
@@ -281,6 +295,164 @@ fn reachability(code: &[Instruction], entry: u32, pop_address: &[bool]) -> Vec<b
 mod tests {
     use super::*;
     use crate::isa::{Guard, encode};
+
+    /// The analysis as it was made before its walks were fused, one walk per
+    /// product: what `analyse` must still give.
+    fn analyse_by_passes(program: &Program, entry: u32, kind: ShaderKind) -> Analysis {
+        let code = program.instructions();
+        let len = code.len();
+        let class: Vec<InstrClass> = code.iter().map(|i| classify(i, kind)).collect();
+
+        let mut pop_address = vec![false; len + 1];
+        let mark = |addr: u32, set: &mut Vec<bool>| {
+            if let Some(slot) = set.get_mut(addr as usize) {
+                *slot = true;
+            }
+        };
+        for instr in code {
+            match *instr {
+                Instruction::If { target, .. } => mark(target as u32, &mut pop_address),
+                Instruction::Loop { end, .. } => mark(end as u32 + 1, &mut pop_address),
+                Instruction::Call { target, num, .. } => {
+                    mark(target as u32 + num as u32, &mut pop_address)
+                }
+                _ => {}
+            }
+        }
+        let check_after: Vec<bool> = (0..len).map(|pc| pop_address[pc + 1]).collect();
+
+        // Leaders: the entry, every address a runtime instruction or a stack pop can
+        // produce, and every instruction after a block-ending one.
+        let mut leader = vec![false; len];
+        mark(entry, &mut leader);
+        for (pc, instr) in code.iter().enumerate() {
+            let pc32 = pc as u32;
+            for t in flow_targets(pc32, instr) {
+                mark(t, &mut leader);
+            }
+            if let Instruction::Call { .. } = instr {
+                mark(pc32 + 1, &mut leader); // return address
+            }
+            if ends_block(&class, &check_after, pc) {
+                mark(pc32 + 1, &mut leader);
+            }
+        }
+        for (addr, &is_pop) in pop_address.iter().enumerate() {
+            if is_pop {
+                mark(addr as u32, &mut leader);
+            }
+        }
+
+        let mut blocks = Vec::new();
+        let mut pc = 0usize;
+        while pc < len {
+            let start = pc;
+            while pc + 1 < len && !leader[pc + 1] && !ends_block(&class, &check_after, pc) {
+                pc += 1;
+            }
+            blocks.push(Block {
+                start: start as u32,
+                last: pc as u32,
+            });
+            pc += 1;
+        }
+
+        let reachable = reachability_by_queue(code, entry, &pop_address);
+        Analysis {
+            class,
+            pop_address,
+            check_after,
+            leader,
+            blocks,
+            reachable,
+            entry,
+        }
+    }
+
+    fn ends_block(class: &[InstrClass], check_after: &[bool], pc: usize) -> bool {
+        matches!(class[pc], InstrClass::Runtime | InstrClass::End) || check_after[pc]
+    }
+
+    /// Reachability as it was computed before fall-through was followed
+    /// inline.
+    fn reachability_by_queue(code: &[Instruction], entry: u32, pop_address: &[bool]) -> Vec<bool> {
+        let len = code.len();
+        let mut seen = vec![false; len];
+        // Stack pops can continue at: IF `target + num`, LOOP start, CALL return,
+        // or (exits) the pop address itself; include them all as roots once any
+        // stack-pushing instruction is reachable.
+        let mut work = vec![entry];
+        while let Some(pc) = work.pop() {
+            let Some(slot) = seen.get_mut(pc as usize) else {
+                continue;
+            };
+            if *slot {
+                continue;
+            }
+            *slot = true;
+            let instr = &code[pc as usize];
+            if *instr != Instruction::End {
+                work.push(pc + 1);
+            }
+            work.extend(flow_targets(pc, instr));
+            if let Instruction::Call { .. } = instr {
+                work.push(pc + 1);
+            }
+            if pop_address.get(pc as usize + 1) == Some(&true) {
+                work.push(pc + 1);
+            }
+        }
+        seen
+    }
+
+    /// Random code: random words (every opcode, flow instructions among
+    /// them), half of them with their target field (bits 10..=21) below 64
+    /// so that targets land inside the code.
+    fn random_program(seed: &mut u64) -> Program {
+        let mut next = || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let len = 1 + (next() % 48) as usize;
+        let code = (0..len)
+            .map(|_| {
+                let r = next();
+                let word = r as u32;
+                if r >> 40 & 1 == 0 {
+                    word & !(0x3F << 16)
+                } else {
+                    word
+                }
+            })
+            .collect();
+        Program::new(code, vec![0; 128]).unwrap()
+    }
+
+    #[test]
+    fn the_fused_walk_gives_what_a_walk_per_product_gave() {
+        let mut seed = 0x005e_ed0f_a11a_1f5e_u64;
+        let mut split = 0;
+        for _ in 0..3000 {
+            let p = random_program(&mut seed);
+            let entry = (seed % p.len() as u64) as u32;
+            for kind in [ShaderKind::Vertex, ShaderKind::Geometry] {
+                let fused = analyse(&p, entry, kind);
+                let passes = analyse_by_passes(&p, entry, kind);
+                assert_eq!(fused.class, passes.class);
+                assert_eq!(fused.pop_address, passes.pop_address);
+                assert_eq!(fused.check_after, passes.check_after);
+                assert_eq!(fused.leader, passes.leader);
+                assert_eq!(fused.blocks, passes.blocks, "{:?}", p.instructions());
+                assert_eq!(fused.reachable, passes.reachable);
+                assert_eq!(fused.entry, passes.entry);
+                split += usize::from(fused.blocks.len() > 2);
+            }
+        }
+        // The programs do have control flow.
+        assert!(split > 1000, "{split}");
+    }
 
     fn program(code: &[Instruction]) -> Program {
         Program::new(code.iter().map(|i| encode(i).unwrap()).collect(), vec![]).unwrap()

@@ -88,8 +88,9 @@ struct IfStackNode {
 }
 
 impl IfStacks {
-    fn new() -> IfStacks {
-        let mut table = Vec::with_capacity(16);
+    /// A table with room for `room` stacks besides the empty one.
+    fn new(room: usize) -> IfStacks {
+        let mut table = Vec::with_capacity(room + 1);
         table.push(IfStackNode {
             top: IfEntry::default(),
             below: 0,
@@ -97,7 +98,7 @@ impl IfStacks {
         });
         IfStacks {
             table,
-            above: HashMap::with_capacity_and_hasher(16, BuildHasherDefault::default()),
+            above: HashMap::with_capacity_and_hasher(room, BuildHasherDefault::default()),
         }
     }
 
@@ -204,10 +205,16 @@ pub fn static_flow(program: &Program, analysis: &Analysis) -> Option<Vec<StaticN
     let code = program.instructions();
     let len = code.len();
     let mut next = vec![StaticNext::Unreached; len];
-    let mut ifs = IfStacks::new();
+    // Each `if` is reached with one stack (or the program is refused), so
+    // pushes its entry onto one stack: with room for an entry per
+    // instruction the table never grows but where the stack overflows
+    // (growing it, and rehashing the map, was a fifth of this analysis in
+    // a program of many `if`s).
+    let mut ifs = IfStacks::new(len);
     // Per instruction, the stack control arrives with.
     let mut stacks = vec![NOT_ARRIVED; len];
-    let mut work = Vec::new();
+    // Each instruction is queued once at most.
+    let mut work = Vec::with_capacity(len);
     if !arrive(&mut stacks, analysis.entry, 0, &mut work) {
         return None;
     }
@@ -317,7 +324,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n) as u32
         };
-        let mut table = IfStacks::new();
+        let mut table = IfStacks::new(16);
         let (mut popped, mut overflowed) = (0, 0);
         for _ in 0..20_000 {
             let (mut ifs, mut stack) = (IfStack::default(), 0);
@@ -359,7 +366,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n) as u32
         };
-        let mut table = IfStacks::new();
+        let mut table = IfStacks::new(16);
         // Each stack met so far: by its entries, and by its index.
         let mut by_entries: HashMap<Vec<(u32, u32)>, u32> = HashMap::new();
         let mut by_index: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();

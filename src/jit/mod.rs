@@ -180,7 +180,12 @@ struct CacheKey {
 /// from its entry point can execute more instructions than the budget allows
 /// ([`analysis::forward_only_bound`]), so that the budget can never stop one.
 fn budget_checks_needed(program: &Program, config: &ShaderConfig) -> bool {
-    analysis::forward_only_bound(program, config.entry).is_none_or(|bound| config.budget < bound)
+    budget_checks_within(analysis::forward_only_bound(program, config.entry), config)
+}
+
+/// [`budget_checks_needed`] for the bound already found.
+fn budget_checks_within(bound: Option<u64>, config: &ShaderConfig) -> bool {
+    bound.is_none_or(|bound| config.budget < bound)
 }
 
 static CACHE: Mutex<Option<HashMap<CacheKey, Weak<CompiledShader>>>> = Mutex::new(None);
@@ -304,7 +309,9 @@ pub fn compile_with(
     let analysis = analysis::analyse(program, config.entry, config.kind);
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
-        let budget_checks = budget_checks_needed(program, config);
+        // (Found once: the bound walks the code.)
+        let bound = analysis::forward_only_bound(program, config.entry);
+        let budget_checks = budget_checks_within(bound, config);
         let generated = generate(program, &analysis, config, features, budget_checks)?;
         let region = ExecRegion::new(&generated.code)?;
         // SAFETY: the region holds a function the code generator emitted with the
@@ -319,7 +326,7 @@ pub fn compile_with(
             min_budget: if generated.budget_checks {
                 0
             } else {
-                analysis::forward_only_bound(program, config.entry).unwrap_or(u64::MAX)
+                bound.unwrap_or(u64::MAX)
             },
         })
     }

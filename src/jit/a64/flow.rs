@@ -113,7 +113,7 @@ impl FlowTarget for Emitter<'_> {
         let (next, len, slots) = (ring.next as u32, ring.len as u32, ring.slots as u32);
         dynasm!(self.ops ; .arch aarch64 ; ldr w9, [x3, next]);
         self.entry_base(ring);
-        for (i, word) in push.words.iter().enumerate() {
+        for (i, word) in push.words().iter().enumerate() {
             let off = ring.entries as u32 + 4 * i as u32;
             match *word {
                 Word::Imm(v) => self.mov_u32(11, v),

@@ -117,7 +117,7 @@ impl FlowTarget for Emitter<'_> {
             ; shl r9d, shift
             ; lea r9, [rdi + r9 + ring.entries]
         );
-        for (i, word) in push.words.iter().enumerate() {
+        for (i, word) in push.words().iter().enumerate() {
             let off = 4 * i as i32;
             match *word {
                 Word::Imm(v) => dynasm!(self.ops ; .arch x64 ; mov DWORD [r9 + off], v as i32),
