@@ -420,6 +420,15 @@ mod label_tests {
     use dynasmrt::VecAssembler;
     use dynasmrt::x64::X64Relocation;
 
+    /// `source` assembled, and its analysis from entry 0 as a vertex shader.
+    fn analysed(source: &str) -> (Program, analysis::Analysis) {
+        let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
+        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
+            .expect("a program");
+        let analysis = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        (program, analysis)
+    }
+
     /// A leader's label is its own (no other instruction has it), every
     /// other instruction shares the one label no leader has, and
     /// [`super::instruction`]'s binding of leaders alone leaves the code
@@ -440,10 +449,7 @@ mod label_tests {
                 end
             .end
         ";
-        let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
-        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("a program");
-        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        let (program, a) = analysed(source);
         let mut ops: VecAssembler<X64Relocation> = VecAssembler::new(0);
         let labels = super::pc_labels(&a, || ops.new_dynamic_label());
         assert_eq!(labels.len(), a.leader.len());
@@ -486,10 +492,7 @@ mod label_tests {
                 end
             .end
         ";
-        let shbin = crate::asm::assemble_str("t.pica", source).expect("assembles");
-        let program = Program::new(shbin.dvlp.code.clone(), shbin.dvlp.descriptors.clone())
-            .expect("a program");
-        let a = analysis::analyse(&program, 0, ShaderKind::Vertex);
+        let (_, a) = analysed(source);
         assert!(a.blocks.iter().any(|b| b.len() > 1), "{:?}", a.blocks);
         let len = a.leader.len() as u32;
         let mut cursor = 0;
