@@ -42,9 +42,10 @@ for f in "$@"; do
     b=$(basename "$f" .shbin)
     cg "$OUT_DIR/$n.az.cg" "$AZBENCH" --n 500 --min-ms 0 --compile-reps 1 --engines jit "$f"
     for d in $(seq 0 15); do
+        # Only vertex DVLEs print a count line (a file has at most 16 DVLEs).
+        lines=$("$PJBENCH" --count-only 0 --count-engine pj_jit_f32 --dvle "$d" "$f" 2>/dev/null | grep -c '^count' || true)
+        [ "$lines" -gt 0 ] || continue
         for e in pj_jit_f32 pj_jit_f24; do
-            lines=$("$PJBENCH" --count-only 0 --count-engine "$e" --dvle "$d" "$f" 2>/dev/null | grep -c '^count' || true)
-            [ "$lines" -gt 0 ] || continue 2
             cg "$OUT_DIR/$n.$d.$e.0.cg" "$PJBENCH" --count-only 0 --count-engine "$e" --dvle "$d" "$f"
             cg "$OUT_DIR/$n.$d.$e.1.cg" "$PJBENCH" --count-only 1000 --count-engine "$e" --dvle "$d" "$f"
         done
