@@ -49,8 +49,8 @@ const LAYERS: &[(&str, u32)] = &[
 const JIT_LAYERS: &[(u32, &str, &[&str])] = &[
     (
         0,
-        "shared by every layer: executable memory, the frame generated code and the runtime share",
-        &["jit::memory", "jit::frame"],
+        "shared by every layer: executable memory, the frame and the uniform cache generated code and the runtime share",
+        &["jit::memory", "jit::frame", "jit::uniform_cache"],
     ),
     (
         1,

@@ -56,6 +56,10 @@ pub struct Frame<'a> {
     pub state: *mut UnitState,
     /// The caller's emit sink.
     pub sink: *mut (dyn EmitSink + 'a),
+    /// The thread's float24 uniform cache, for code that uses it
+    /// ([`CompiledShader::uses_uniform_cache`](super::CompiledShader); set
+    /// only for such code).
+    pub uniform_cache: *mut super::uniform_cache::UniformCache,
     /// Non-zero once `progress` is initialised. x86-64 code initialises it
     /// itself before its first push or helper call, so invocations that never
     /// push a stack do not pay for it.
@@ -75,6 +79,10 @@ pub struct Frame<'a> {
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub const OFFSET_CONVERTED_INPUTS: i32 =
     std::mem::offset_of!(Frame<'static>, converted_inputs) as i32;
+
+/// Offset of `uniform_cache`.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub const OFFSET_UNIFORM_CACHE: i32 = std::mem::offset_of!(Frame<'static>, uniform_cache) as i32;
 
 /// Offset of `progress_ready`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]

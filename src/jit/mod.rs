@@ -22,6 +22,9 @@ mod regalloc;
 mod single;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod spill;
+mod uniform_cache;
+#[cfg(test)]
+mod uniform_cache_tests;
 pub mod wide;
 // dynasm's `Rx(..)` register syntax calls `.into()` on its argument.
 #[cfg(target_arch = "x86_64")]
@@ -202,6 +205,9 @@ pub struct CompiledShader {
     uses_flow_state: bool,
     /// The code initialises `progress` itself when it first needs it.
     lazy_progress: bool,
+    /// The code reads the thread's uniform cache (`uniform_cache`): each
+    /// call passes it in the frame.
+    uses_uniform_cache: bool,
     /// The smallest budget the code is correct for: code that does not count
     /// its budget was compiled for budgets no invocation can exhaust.
     min_budget: u64,
@@ -323,6 +329,7 @@ pub fn compile_with(
             entry,
             uses_flow_state: generated.uses_flow_state,
             lazy_progress: generated.lazy_progress,
+            uses_uniform_cache: generated.uses_uniform_cache,
             min_budget: if generated.budget_checks {
                 0
             } else {
@@ -347,6 +354,8 @@ struct Generated {
     uses_flow_state: bool,
     /// The code initialises `progress` itself (`Frame::progress_ready`).
     lazy_progress: bool,
+    /// The code reads the frame's `uniform_cache`.
+    uses_uniform_cache: bool,
     /// The code counts the budget.
     budget_checks: bool,
 }
@@ -401,6 +410,7 @@ fn generate(
         uses_flow_state: compiled.uses_flow_state,
         lazy_progress,
         budget_checks,
+        uses_uniform_cache: compiled.uses_uniform_cache,
     })
 }
 
@@ -494,12 +504,25 @@ impl CompiledShader {
                 }
             }
         }
-        // SAFETY: `self.entry` is the compiled function, mapped while `self` lives;
-        // the frame, state and uniforms outlive the call; the generated code only
-        // accesses them through these pointers (and the helpers through the
-        // frame), and no Rust reference to them is used until it returns. The
-        // frame fields the code may read are initialised above.
-        let exit = unsafe { (self.entry)(fp, state_ptr, uniforms) };
+        let exit = if self.uses_uniform_cache {
+            uniform_cache::with_uniform_cache(|cache| {
+                // SAFETY: as below, and the cache is this call's alone
+                // (claimed from the thread, or its own) and outlives it:
+                // writing the field initialises what the code reads.
+                unsafe {
+                    std::ptr::addr_of_mut!((*fp).uniform_cache).write(cache);
+                    (self.entry)(fp, state_ptr, uniforms)
+                }
+            })
+        } else {
+            // SAFETY: `self.entry` is the compiled function, mapped while
+            // `self` lives; the frame, state and uniforms outlive the call;
+            // the generated code only accesses them through these pointers
+            // (and the helpers through the frame), and no Rust reference to
+            // them is used until it returns. The frame fields the code may
+            // read are initialised above.
+            unsafe { (self.entry)(fp, state_ptr, uniforms) }
+        };
         if exit == EXIT_END {
             return Stop::End;
         }

@@ -197,6 +197,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         uses_flow_state,
+        uses_uniform_cache: false,
     })
 }
 

@@ -1082,6 +1082,8 @@ fn stacks_agree_where_generated_code_stops(
         invocation: &invocation,
         state: state_ptr,
         sink: sink_ptr,
+        // AArch64 code never reads it.
+        uniform_cache: std::ptr::null_mut(),
         progress_ready: 1,
         progress: std::mem::MaybeUninit::new(Progress {
             flow: FlowState::at(cfg.entry),

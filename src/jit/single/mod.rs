@@ -36,6 +36,9 @@ pub(crate) struct Compiled {
     pub code: Vec<u8>,
     /// Whether the code reads or writes the frame's `progress` (AArch64: always).
     pub uses_flow_state: bool,
+    /// Whether the code reads the frame's `uniform_cache` (x86-64 F24
+    /// vertex code; never on AArch64).
+    pub uses_uniform_cache: bool,
 }
 
 /// One IR block's lowering plan.

@@ -51,7 +51,7 @@ use crate::analysis::static_flow::{self, StaticNext};
 use crate::analysis::{Analysis, InstrClass};
 use crate::arith::Precision;
 use crate::ir::{Ir, Value};
-use crate::program::Program;
+use crate::program::{Program, ShaderKind};
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler, dynasm};
 use labels::Labels;
@@ -72,6 +72,11 @@ pub(super) enum Cold {
         label: DynamicLabel,
         pc: u32,
         len: u32,
+    },
+    /// The uniform cache's refresh ([`Emitter::uniform_refresh`]).
+    UniformRefresh {
+        refresh: DynamicLabel,
+        refreshed: DynamicLabel,
     },
 }
 
@@ -100,6 +105,10 @@ pub(crate) struct Emitter<'p> {
     /// at `flushed_base`.
     flushed_inputs: u16,
     flushed_base: i32,
+    /// F24 vertex code: the float uniforms read from the thread's uniform
+    /// cache (`jit::uniform_cache`; bit `n`: `c<n>`), none if the code reads
+    /// the caller's uniforms.
+    cached_rows: u128,
     /// Code that pushes a control-flow stack, checks the stack tops or calls a
     /// helper was emitted (the frame's flow fields must then be initialised;
     /// see `Frame::progress`).
@@ -136,13 +145,30 @@ pub(crate) fn compile(
     unoptimised: &Ir,
 ) -> Result<Compiled, JitError> {
     let len = program.len();
+    let f24 = precision == Precision::F24;
+    let cached_rows = if f24 && !features.preconverted_uniforms && ir.kind == ShaderKind::Vertex {
+        entry::uniform_cache_rows(program, analysis)
+    } else {
+        0
+    };
+    debug_assert!(
+        cached_rows == 0 || entry::reads_only_rows([ir, unoptimised], analysis, cached_rows),
+        "the cache would miss a row the code reads"
+    );
+    let uniforms = if features.preconverted_uniforms {
+        lower::UniformReads::Converted
+    } else if cached_rows != 0 {
+        lower::UniformReads::Cached
+    } else {
+        lower::UniformReads::Raw
+    };
     let (plan, inputs, tables) = lower::plan(
         ir,
         unoptimised,
         |pc| analysis.class[pc as usize] == InstrClass::Data,
         |pc| analysis.reachable[pc as usize],
-        precision == Precision::F24,
-        features.preconverted_uniforms,
+        f24,
+        uniforms,
     )?;
     // Sized up front from what the corpus emits (about 20–30 bytes and under
     // one label reference per IR node, a few dozen bytes and references per
@@ -204,6 +230,7 @@ pub(crate) fn compile(
         loaded_inputs,
         flushed_inputs,
         flushed_base,
+        cached_rows,
         uses_flow_state: false,
         budget_checks,
         may_push,
@@ -256,6 +283,7 @@ pub(crate) fn compile(
     Ok(Compiled {
         code,
         uses_flow_state: e.uses_flow_state,
+        uses_uniform_cache: cached_rows != 0,
     })
 }
 
@@ -370,6 +398,7 @@ impl Emitter<'_> {
                 .program
                 .temps_converted_on_entry(self.cx.analysis.entry),
         );
+        self.uniform_cache_check();
         // The code is specific to its entry point (part of the cache key).
         // The code of PC 0 follows at once: no jump to it.
         let entry = self.cx.analysis.entry;
@@ -529,6 +558,9 @@ impl Emitter<'_> {
                         ; mov eax, pc as i32
                         ; jmp =>self.labels.resume
                     );
+                }
+                Cold::UniformRefresh { refresh, refreshed } => {
+                    self.uniform_refresh(refresh, refreshed);
                 }
             }
         }

@@ -69,6 +69,10 @@ pub(crate) enum Form {
     /// [`Form::QuantizeOf`] of the directly addressed uniform `c<n>`, read
     /// from memory by the sequence itself.
     QuantizeConst(u8, [u8; 4]),
+    /// `f24_flush(f24_load(c<n>))`, swizzled by `lanes` between the load and
+    /// the flush: the flushed row of the thread's uniform cache
+    /// ([`UniformReads::Cached`]).
+    FlushedUniform(u8, [u8; 4]),
     /// `f24_flush(f24_load(v<n>))`, swizzled by `lanes` between the load and
     /// the flush: the flushed copy the prologue stored on the stack
     /// ([`input_uses`]).
@@ -104,6 +108,28 @@ pub(crate) enum Form {
     /// the same both ways round), the vector in memory read by the
     /// operation itself ([`Patterns::memory_operand`]).
     BinaryMem { op: BinOp, reg: Value, mem: Mem },
+}
+
+/// Where float uniform reads find their values (F24; F32 code reads the
+/// caller's uniforms whatever this says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UniformReads {
+    /// The caller's raw uniforms: each read converts.
+    Raw,
+    /// Uniforms the caller already converted (`Features::preconverted_uniforms`):
+    /// a load is its read.
+    Converted,
+    /// The thread's uniform cache (`jit::uniform_cache`), where `rdx` points
+    /// after the prologue: a load of a directly addressed uniform is its
+    /// read, and its flushed load is the cache's flushed row. Only for
+    /// programs without relative uniform reads.
+    Cached,
+}
+
+impl UniformReads {
+    fn converted(self) -> bool {
+        self != UniformReads::Raw
+    }
 }
 
 /// A 16-byte-aligned vector in memory that no node of the block writes.
@@ -303,6 +329,7 @@ fn pattern_operands(op: &Op, form: Form) -> Operands {
         Form::Folded
         | Form::ConvertedInput(_)
         | Form::FlushedInput(..)
+        | Form::FlushedUniform(..)
         | Form::QuantizeConst(..)
         | Form::ShuffleMem(..) => Operands::NONE,
         Form::Same(v) | Form::QuantizeOf(v, _) | Form::BinaryMem { reg: v, .. } => {
@@ -351,11 +378,16 @@ pub(super) fn block_state(
 ) -> TestState {
     let mut inputs = InputUses::default();
     let (mut values, mut tables) = (Vec::new(), Tables::default());
+    let uniforms = if preconverted_uniforms {
+        UniformReads::Converted
+    } else {
+        UniformReads::Raw
+    };
     let state = block_state_in(
         block,
         data,
         f24,
-        preconverted_uniforms,
+        uniforms,
         &mut Buffers::default(),
         &mut inputs,
         (&mut values, &mut tables),
@@ -396,7 +428,7 @@ fn block_state_in<'p>(
     block: &'p Block,
     data: &[bool],
     f24: bool,
-    preconverted_uniforms: bool,
+    uniforms: UniformReads,
     buffers: &mut Buffers,
     inputs: &mut InputUses,
     (values, tables): (&mut Vec<ValueState>, &mut Tables),
@@ -442,7 +474,7 @@ fn block_state_in<'p>(
         uses,
         writes: census.writes,
         f24,
-        preconverted_uniforms,
+        uniforms,
         matrices,
     };
     // Which nodes run (writes of lowered spans and what they read; the
@@ -579,7 +611,7 @@ struct Patterns<'b> {
     uses: &'b [u32],
     writes: Writes,
     f24: bool,
-    preconverted_uniforms: bool,
+    uniforms: UniformReads,
     /// Some node is a matrix part (most blocks have none: their nodes'
     /// entries are not asked).
     matrices: bool,
@@ -642,13 +674,13 @@ impl Patterns<'_> {
                 Some(form) => node.pattern(op, form, inputs, reads),
                 None => node.own(reads, [slot; 3], 1),
             },
-            Op::Unary(UnOp::F24Flush, v) if f24 => {
-                match flushed_load(block, v, self.preconverted_uniforms) {
-                    Some(form @ Form::FlushedInput(..)) => node.in_memory(form, inputs),
-                    Some(form) => node.pattern(op, form, inputs, reads),
-                    None => node.own(reads, [v; 3], 1),
+            Op::Unary(UnOp::F24Flush, v) if f24 => match flushed_load(block, v, self.uniforms) {
+                Some(form @ (Form::FlushedInput(..) | Form::FlushedUniform(..))) => {
+                    node.in_memory(form, inputs)
                 }
-            }
+                Some(form) => node.pattern(op, form, inputs, reads),
+                None => node.own(reads, [v; 3], 1),
+            },
             Op::Swizzle(v, lanes) => match self.memory_of(v) {
                 Some(mem) => node.in_memory(Form::ShuffleMem(mem, lanes), inputs),
                 None => node.own(reads, [v; 3], 1),
@@ -678,7 +710,7 @@ impl Patterns<'_> {
     fn loaded(&self, v: Value) -> Form {
         match self.op(v) {
             Op::ReadInput(i) => Form::ConvertedInput(i),
-            Op::ReadConst(_) | Op::ReadConstAt(_) if self.preconverted_uniforms => Form::Same(v),
+            Op::ReadConst(_) | Op::ReadConstAt(_) if self.uniforms.converted() => Form::Same(v),
             _ => Form::Own,
         }
     }
@@ -705,8 +737,9 @@ impl Patterns<'_> {
     /// Where value `v` is in memory for the whole block, if it is: a float
     /// uniform, an input, a temporary no node of the block writes, an input
     /// the prologue converted (F24, [`Form::ConvertedInput`]), or the
-    /// float24 load of a uniform the caller converted (F24, [`Form::Same`]).
-    /// What `v`'s own form is then (the forms of reads and loads depend on
+    /// float24 load of a uniform the caller converted (F24, [`Form::Same`]),
+    /// or the flushed load of one the cache holds (F24,
+    /// [`Form::FlushedUniform`] unswizzled). What `v`'s own form is then (the forms of reads and loads depend on
     /// their nodes alone, [`Patterns::settle`]).
     #[inline(always)]
     fn memory_of(&self, v: Value) -> Option<Mem> {
@@ -717,6 +750,14 @@ impl Patterns<'_> {
                 match state::vector_read(op)? {
                     (state::Base::State, off) => Some(Mem::State(off as i32)),
                     (state::Base::Uniforms, off) => Some(Mem::Uniforms(off as i32)),
+                }
+            }
+            Op::Unary(UnOp::F24Flush, x) if self.f24 && self.uniforms == UniformReads::Cached => {
+                match flushed_load(self.block, x, self.uniforms) {
+                    Some(Form::FlushedUniform(n, IDENTITY)) => Some(Mem::Uniforms(
+                        crate::jit::uniform_cache::OFFSET_FLUSHED + state::float_uniform(n) as i32,
+                    )),
+                    _ => None,
                 }
             }
             Op::Unary(UnOp::F24Load, read) if self.f24 => match self.loaded(read) {
@@ -809,7 +850,7 @@ pub(super) fn plan<'p>(
     data: impl Fn(u32) -> bool,
     reachable: impl Fn(u32) -> bool,
     f24: bool,
-    preconverted_uniforms: bool,
+    uniforms: UniformReads,
 ) -> Result<(Plan<BlockState<'p>>, InputUses, Tables), JitError> {
     let mut buffers = Buffers::default();
     let nodes: usize = ir.blocks.iter().map(|b| b.nodes.len()).sum();
@@ -838,7 +879,7 @@ pub(super) fn plan<'p>(
                 block,
                 lowered,
                 f24,
-                preconverted_uniforms,
+                uniforms,
                 &mut buffers,
                 &mut inputs,
                 (values, &mut tables),
@@ -857,9 +898,9 @@ pub(super) fn plan<'p>(
 const IDENTITY: [u8; 4] = [0, 1, 2, 3];
 
 /// The form of `f24_flush(v)` when `v` is, under at most one swizzle, the
-/// float24 load of an input (always converted by the prologue) or of a raw
-/// uniform (not `preconverted_uniforms`).
-fn flushed_load(block: &Block, v: Value, preconverted_uniforms: bool) -> Option<Form> {
+/// float24 load of an input (always converted by the prologue), of a raw
+/// uniform, or of a directly addressed uniform the cache holds flushed.
+fn flushed_load(block: &Block, v: Value, uniforms: UniformReads) -> Option<Form> {
     let op = |v: Value| block.nodes[v.0 as usize].op;
     let (loaded, lanes) = match op(v) {
         Op::Swizzle(x, lanes) => (x, lanes),
@@ -870,8 +911,12 @@ fn flushed_load(block: &Block, v: Value, preconverted_uniforms: bool) -> Option<
     };
     match op(read) {
         Op::ReadInput(n) => Some(Form::FlushedInput(n & 15, lanes)),
-        Op::ReadConst(n) if !preconverted_uniforms => Some(Form::QuantizeConst(n, lanes)),
-        Op::ReadConstAt(_) if !preconverted_uniforms => Some(Form::QuantizeOf(read, lanes)),
+        Op::ReadConst(n) => match uniforms {
+            UniformReads::Raw => Some(Form::QuantizeConst(n, lanes)),
+            UniformReads::Cached => Some(Form::FlushedUniform(n, lanes)),
+            UniformReads::Converted => None,
+        },
+        Op::ReadConstAt(_) if uniforms == UniformReads::Raw => Some(Form::QuantizeOf(read, lanes)),
         _ => None,
     }
 }

@@ -101,6 +101,16 @@ impl Emitter<'_> {
                 // The quantisation works in place.
                 self.vector().unary(UnOp::F24Quantize, d, d);
             }
+            Form::FlushedUniform(n, lanes) => {
+                let off =
+                    crate::jit::uniform_cache::OFFSET_FLUSHED + state::float_uniform(n) as i32;
+                if lanes == super::IDENTITY {
+                    movaps_load(d, Mem::named(RDX, off)).put(&mut self.ops);
+                } else {
+                    let imm = shuffle_imm(lanes);
+                    pshufd_mem(d, Mem::named(RDX, off), imm).put(&mut self.ops);
+                }
+            }
             Form::FlushedInput(n, lanes) => {
                 let off = self.flushed_input_offset(n);
                 if lanes == super::IDENTITY {

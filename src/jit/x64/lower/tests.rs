@@ -18,7 +18,7 @@ fn the_spill_area_fits_the_block_and_an_overfull_block_is_lowered_unoptimised() 
             |pc| a.class[pc as usize] == InstrClass::Data,
             |pc| a.reachable[pc as usize],
             precision == Precision::F24,
-            false,
+            super::UniformReads::Raw,
         )
         .map(|(plan, _, _)| plan)
     });
@@ -49,7 +49,7 @@ fn the_inputs_found_while_planning_are_those_the_planned_forms_read() {
             |pc| a.class[pc as usize] == InstrClass::Data,
             |pc| a.reachable[pc as usize],
             precision == Precision::F24,
-            false,
+            super::UniformReads::Raw,
         )
         .expect("a plan");
         assert_eq!(found, super::input_uses(&planned, &tables), "{precision:?}");
@@ -804,7 +804,7 @@ fn own_operands_are_the_ir_operands_of_every_operation() {
 }
 
 /// Plans the default shader and every recipe (built and optimised) in both
-/// precisions, with and without converted uniforms, and gives `check` each
+/// precisions, with each kind of uniform reads, and gives `check` each
 /// plan: which instructions are lowered, the precision, the optimised IR,
 /// the plan and its tables.
 fn for_each_plan(
@@ -825,14 +825,18 @@ fn for_each_plan(
         for precision in [Precision::F24, Precision::F32] {
             let built = crate::ir::Ir::from_analysis(&prog, &a, ShaderKind::Vertex, precision);
             let ir = crate::ir::opt::optimize(&built);
-            for preconverted in [false, true] {
+            for uniforms in [
+                super::UniformReads::Raw,
+                super::UniformReads::Converted,
+                super::UniformReads::Cached,
+            ] {
                 let (planned, _, tables) = plan(
                     &ir,
                     &built,
                     data,
                     |pc| a.reachable[pc as usize],
                     precision == Precision::F24,
-                    preconverted,
+                    uniforms,
                 )
                 .expect("a plan");
                 check(&data, precision, &ir, &planned, &tables);
