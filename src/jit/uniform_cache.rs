@@ -91,11 +91,11 @@ thread_local! {
 }
 
 /// Releases the thread's block when the call that claimed it ends.
-struct Claim;
+struct Release<'a>(&'a Cell<bool>);
 
-impl Drop for Claim {
+impl Drop for Release<'_> {
     fn drop(&mut self) {
-        let _ = SLOT.try_with(|slot| slot.in_use.set(false));
+        self.0.set(false);
     }
 }
 
@@ -103,16 +103,20 @@ impl Drop for Claim {
 /// thread's block when it is free, else a zeroed one of the call's own.
 #[inline]
 pub(crate) fn with_uniform_cache<R>(f: impl FnOnce(*mut UniformCache) -> R) -> R {
-    let claimed = SLOT
-        .try_with(|slot| (!slot.in_use.replace(true)).then(|| slot.block.get()))
-        .ok()
-        .flatten();
-    match claimed {
-        Some(block) => {
-            let _claim = Claim;
-            f(block)
+    let mut f = Some(f);
+    // (One access to the thread's slot, the release included.)
+    let done = SLOT.try_with(|slot| {
+        if slot.in_use.replace(true) {
+            return None;
         }
-        None => own_block(f),
+        let _release = Release(&slot.in_use);
+        f.take().map(|f| f(slot.block.get()))
+    });
+    match (done, f) {
+        (Ok(Some(result)), _) => result,
+        // In use (or the thread exiting): `f` was not called.
+        (_, Some(f)) => own_block(f),
+        (_, None) => unreachable!("the closure returns what it called"),
     }
 }
 
