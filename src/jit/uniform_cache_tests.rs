@@ -128,36 +128,30 @@ fn f24_vertex_code_without_relative_reads_is_what_uses_the_cache() {
     let Some(code) = compiled(&reads) else { return };
     let x64 = cfg!(target_arch = "x86_64");
     assert_eq!(code.uses_uniform_cache, x64, "F24 vertex code");
-    let f32_code = compile_with(
-        &reads,
-        &ShaderConfig {
-            precision: Precision::F32,
+    let host = Features::host();
+    let converted = Features {
+        preconverted_uniforms: true,
+        ..host
+    };
+    let others = [
+        ("F32 code", Precision::F32, ShaderKind::Vertex, host),
+        ("geometry code", Precision::F24, ShaderKind::Geometry, host),
+        (
+            "code for converted uniforms",
+            Precision::F24,
+            ShaderKind::Vertex,
+            converted,
+        ),
+    ];
+    for (what, precision, kind, features) in others {
+        let config = ShaderConfig {
+            precision,
+            kind,
             ..f24_vertex()
-        },
-        Features::host(),
-    )
-    .unwrap();
-    assert!(!f32_code.uses_uniform_cache, "F32 code");
-    let geometry = compile_with(
-        &reads,
-        &ShaderConfig {
-            kind: ShaderKind::Geometry,
-            ..f24_vertex()
-        },
-        Features::host(),
-    )
-    .unwrap();
-    assert!(!geometry.uses_uniform_cache, "geometry code");
-    let batch = compile_with(
-        &reads,
-        &f24_vertex(),
-        Features {
-            preconverted_uniforms: true,
-            ..Features::host()
-        },
-    )
-    .unwrap();
-    assert!(!batch.uses_uniform_cache, "code for converted uniforms");
+        };
+        let code = compile_with(&reads, &config, features).unwrap();
+        assert!(!code.uses_uniform_cache, "{what}");
+    }
     let relative = program("mova a0.x, v0.x\n mov o0, c4[a0.x]\n mul o1, c0, v1\n end");
     let relative = compiled(&relative).unwrap();
     assert!(!relative.uses_uniform_cache, "a relative read");
