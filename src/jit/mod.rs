@@ -504,7 +504,9 @@ impl CompiledShader {
                 }
             }
         }
-        let exit = if self.uses_uniform_cache {
+        // (Only x86-64 code uses the cache: elsewhere the test and the
+        // claim's code are compiled away, and the call stays as it was.)
+        let exit = if cfg!(target_arch = "x86_64") && self.uses_uniform_cache {
             uniform_cache::with_uniform_cache(|cache| {
                 // SAFETY: as below, and the cache is this call's alone
                 // (claimed from the thread, or its own) and outlives it:
